@@ -10,7 +10,7 @@ field at fault and says what to do.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
 from typing import Any, Mapping, Sequence
 
@@ -45,6 +45,10 @@ def _from_mapping(cls, where: str, value):
     _unknown_keys(where, value, allowed)
     if "nodes" not in value and "nodes" in allowed:
         raise ValueError(f"{where}: missing key 'nodes' (the two node indices it joins)")
+    missing = [f.name for f in fields(cls)
+               if f.default is MISSING and f.default_factory is MISSING and f.name not in value]
+    if missing:
+        raise ValueError(f"{where}: missing key {missing[0]!r}")
     try:
         return cls(**value)
     except TypeError as exc:  # a required field is missing
@@ -70,7 +74,7 @@ def _node_pair(where: str, nodes, n_nodes: int) -> tuple[int, int]:
         i, j = (int(v) for v in nodes)
         if any(float(v) != int(v) for v in nodes):
             raise ValueError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{where}: nodes must be two node indices, got {nodes!r}") from None
     for v in (i, j):
         if not 0 <= v < n_nodes:
@@ -160,11 +164,19 @@ class PointMass:
     mass: float
 
 
+def _preset(where: str, name):
+    """The material preset `name`, with `where` prefixed to the error if there is none."""
+    try:
+        return _material(name)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
 def _resolve_bar(k: int, bar: Bar, n_nodes: int) -> Bar:
     where = f"bar {k}"
     i, j = _node_pair(where, bar.nodes, n_nodes)
     where = f"bar {k} (nodes {i}->{j})"
-    preset = _material(bar.material) if bar.material is not None else None
+    preset = _preset(where, bar.material) if bar.material is not None else None
     if bar.material is not None and preset is None:  # pragma: no cover - material() raises
         raise AssertionError
     values = {}
@@ -194,7 +206,7 @@ def _resolve_string(k: int, s: String, n_nodes: int) -> String:
         raise ValueError(f"{where}: kind must be 'string' or 'spring', got {s.kind!r}")
     E = s.youngs_modulus
     if E is None and s.material is not None:
-        E = _material(s.material).youngs_modulus
+        E = _preset(where, s.material).youngs_modulus
     if s.stiffness is not None:
         if E is not None:
             raise ValueError(
@@ -244,7 +256,9 @@ def _fixed_mask(fixed, n_nodes: int) -> np.ndarray:
         if "node" not in entry:
             raise ValueError(f"{where}: missing key 'node'")
         node, axes = entry["node"], entry.get("axes", "xyz")
-        if not isinstance(node, (int, np.integer)) or not 0 <= node < n_nodes:
+        if not isinstance(node, (int, np.integer)):
+            raise ValueError(f"{where}: node must be an integer node index, got {node!r}")
+        if not 0 <= node < n_nodes:
             raise ValueError(
                 f"{where}: node index {node!r} out of range; the structure has {n_nodes} nodes "
                 f"(indices 0 to {n_nodes - 1})"
@@ -308,7 +322,10 @@ class Structure:
             for k, s in enumerate(self.strings)
         )
         pms = tuple(self._resolve_point_mass(p, pm, n) for p, pm in enumerate(self.point_masses))
-        gravity = np.array(self.gravity, dtype=float).reshape(-1)
+        try:
+            gravity = np.array(self.gravity, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            gravity = np.full(1, np.nan)  # not numbers: reported just below
         if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
             raise ValueError(f"gravity must be three finite numbers [m/s^2], got {self.gravity!r}")
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
@@ -342,7 +359,9 @@ class Structure:
     def _resolve_point_mass(p: int, pm, n: int) -> PointMass:
         pm = _from_mapping(PointMass, f"point mass {p}", pm)
         node = pm.node
-        if not isinstance(node, (int, np.integer)) or not 0 <= node < n:
+        if not isinstance(node, (int, np.integer)):
+            raise ValueError(f"point mass {p}: node must be an integer node index, got {node!r}")
+        if not 0 <= node < n:
             raise ValueError(
                 f"point mass {p}: node index {node!r} out of range; the structure has {n} nodes "
                 f"(indices 0 to {n - 1})"
