@@ -222,6 +222,28 @@ def _residuals(y, E0, M, G, bi, bj, bl2, si, sj, sk, sl0, ssp):
 
 
 @njit(cache=_CACHE)
+def _min_norm_solve(A, r):
+    """Minimum-norm least-squares solution of A x = r (SVD-based, rcond 1e-12).
+
+    Columns of A that are exactly zero get exactly zero components (as the minimum-norm
+    solution has in exact arithmetic); leaving them out of the SVD keeps rounding from
+    leaking into directions the constraints do not involve, e.g. out of the plane of a
+    planar motion, where an unstable folding mode would amplify it.
+    """
+    used = np.zeros(A.shape[1], dtype=np.bool_)
+    for c in range(A.shape[1]):
+        for k in range(A.shape[0]):
+            if A[k, c] != 0.0:
+                used[c] = True
+                break
+    idx = np.flatnonzero(used)
+    x = np.zeros(A.shape[1])
+    if idx.size:
+        x[idx] = np.linalg.lstsq(np.ascontiguousarray(A[:, idx]), r, rcond=1e-12)[0]
+    return x
+
+
+@njit(cache=_CACHE)
 def correct(y, E0, with_energy, eps_p, eps_v, eps_E, max_iter,
             M, G, bi, bj, bl2, si, sj, sk, sl0, ssp, col):
     """Direct correction of y onto the bar-length, velocity and energy constraints, in place.
@@ -285,7 +307,7 @@ def correct(y, E0, with_energy, eps_p, eps_v, eps_E, max_iter,
                     A[2 * nc, nf + c] = mqd[a]
             A[2 * nc, 2 * nf] = -1.0
             r[2 * nc] = rE
-        dx = np.linalg.lstsq(A, r, rcond=1e-12)[0]
+        dx = _min_norm_solve(A, r)
         for a in range(nq):
             c = col[a]
             if c >= 0:
