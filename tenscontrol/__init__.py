@@ -8,7 +8,7 @@ Quick start::
     print(traj.stats, abs(traj.energy_violation).max())
 """
 
-from . import materials
+from . import catalog, materials
 from .dynamics import (accelerations, constraint_jacobian, force_densities, gravity_vector,
                        mass_matrix, rigid_model, total_energy)
 from .io import load_structure, save_structure

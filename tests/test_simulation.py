@@ -1,0 +1,282 @@
+"""simulate(): oracles (minimal-coordinate T-bar, D-bar reference, free flight), invariants, errors."""
+
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+import tenscontrol as tc
+from tenscontrol import catalog
+
+L = 5.0
+C = 5 * np.cos(np.pi / 4)
+
+
+def tbar_minimal(variant, damping, t_eval):
+    """Independent two-angle model of the T-bar (examples.md section 2.4).
+
+    theta0: angle of bar 0 at node 0 from +x; theta1: angle of bar 1 at node 1 from -x.
+    I theta'' = -sum_active [k (l - l0) + c l'] (dl/dtheta)^T with I = m L^2 / 3.
+    Returns node 2 and node 3 (x, z) at `t_eval`, each of shape (len(t_eval), 2).
+    """
+    m = 500 * np.pi * 0.05**2 * L
+    inertia = m * L**2 / 3
+    if variant == "stedy":
+        EA = 7e7 * np.pi * 1e-3**2
+        l0 = np.array([1, 0.7, 1, 0.7]) * C
+        k = EA / l0
+        two_sided = False
+    else:
+        l0 = np.array([1, 0.9, 1, 0.9]) * C
+        k = np.full(4, 100.0)
+        two_sided = True
+    n0, n1 = np.array([0.0, 0.0]), np.array([C, 0.0])
+
+    def rhs(t, x):
+        th, thd = x[:2], x[2:]
+        n2 = L * np.array([np.cos(th[0]), np.sin(th[0])])
+        n3 = np.array([C - L * np.cos(th[1]), L * np.sin(th[1])])
+        d2 = L * np.array([-np.sin(th[0]), np.cos(th[0])])
+        d3 = L * np.array([np.sin(th[1]), np.cos(th[1])])
+        z = np.zeros(2)
+        members = [  # (vector, d vector / d theta as 2x2 with columns theta0, theta1)
+            (n2 - n1, np.column_stack([d2, z])),
+            (n3 - n2, np.column_stack([-d2, d3])),
+            (n0 - n3, np.column_stack([z, -d3])),
+        ]
+        gen = np.zeros(2)
+        for idx, (s, ds) in zip((1, 2, 3), members):
+            l = np.linalg.norm(s)
+            dl = s @ ds / l
+            if two_sided or l > l0[idx]:
+                gen -= (k[idx] * (l - l0[idx]) + damping * (dl @ thd)) * dl
+        return np.concatenate([thd, gen / inertia])
+
+    sol = solve_ivp(rhs, (0, t_eval[-1]), [np.pi / 4, np.pi / 4, 0, 0], method="DOP853",
+                    rtol=1e-13, atol=1e-13, t_eval=t_eval)
+    th0, th1 = sol.y[0], sol.y[1]
+    n2 = np.column_stack([L * np.cos(th0), L * np.sin(th0)])
+    n3 = np.column_stack([C - L * np.cos(th1), L * np.sin(th1)])
+    return n2, n3
+
+
+# examples.md section 2.5: node 2 (x, z) from the minimum realisation at t = 1 s and 10 s
+REFERENCE = {
+    ("stedy", 0.0): [(4.4188068000, 2.3396893947), (4.4245370342, 2.3288349090)],
+    ("stedy", 1.0): [(4.3855805723, 2.4013918972), (4.1781392090, 2.7464800655)],
+    ("paper", 0.0): [(3.6699303281, 3.3958226377), (3.7250158247, 3.3353046497)],
+    ("paper", 1.0): [(3.6706738396, 3.3950189342), (3.6778859937, 3.3872045432)],
+}
+
+
+@pytest.mark.parametrize("variant,damping", list(REFERENCE))
+def test_tbar_matches_minimal_coordinate_model(variant, damping):
+    t_eval = np.arange(0, 1001) * 0.01
+    n2_ref, n3_ref = tbar_minimal(variant, damping, t_eval)
+    # the oracle itself reproduces the published reference values
+    np.testing.assert_allclose(n2_ref[[100, 1000]], REFERENCE[(variant, damping)], atol=1e-9)
+    traj = tc.simulate(catalog.tbar(variant, damping=damping), 10.0, t_eval=t_eval)
+    np.testing.assert_array_equal(traj.t, t_eval)
+    err = max(np.abs(traj.nodes[:, 2, [0, 2]] - n2_ref).max(),
+              np.abs(traj.nodes[:, 3, [0, 2]] - n3_ref).max())
+    assert err <= 1e-7
+    # the motion stays in the x-z plane
+    assert np.abs(traj.nodes[:, :, 1]).max() == 0.0
+
+
+@pytest.mark.parametrize("damping", [0.0, 1.0])
+def test_tbar_energy_balance_and_constraints(damping):
+    traj = tc.simulate(catalog.tbar("stedy", damping=damping), 10.0)
+    assert traj.E0 == pytest.approx(99.964866, abs=1e-6)  # examples.md section 2.2
+    assert np.abs(traj.energy_violation).max() <= 1e-9
+    assert np.abs(traj.bar_violation).max() <= 1e-10
+    if damping:
+        # the dampers dissipate: w falls and so does the total energy, by the same amount
+        assert traj.work[-1] < -1.0
+        assert traj.energy[-1] == pytest.approx(traj.E0 + traj.work[-1], abs=1e-9)
+    else:
+        assert np.abs(traj.work).max() <= 1e-9
+    s = traj.stats
+    assert s.accepted_steps == len(traj.t) - 1
+    assert s.correction_failures == 0
+    assert s.rhs_evaluations >= 6 * s.accepted_steps
+
+
+def test_correction_none_drifts_more_than_energy():
+    tbar = catalog.tbar("stedy", damping=1.0)
+    corrected = tc.simulate(tbar, 10.0)
+    raw = tc.simulate(tbar, 10.0, correction="none")
+    e_corr = np.abs(corrected.energy_violation).max()
+    e_raw = np.abs(raw.energy_violation).max()
+    b_corr = np.abs(corrected.bar_violation).max()
+    b_raw = np.abs(raw.bar_violation).max()
+    assert e_raw > 100 * e_corr
+    assert b_raw > 100 * b_corr
+    assert raw.stats.correction_iterations == 0
+
+
+def test_geometric_correction_keeps_integrated_work():
+    tbar = catalog.tbar("stedy", damping=1.0)
+    energy = tc.simulate(tbar, 5.0)
+    geo = tc.simulate(tbar, 5.0, correction="geometric")
+    assert np.abs(geo.bar_violation).max() <= 1e-10
+    # w is integrated, not reset: it agrees with the energy-corrected run's work
+    assert geo.work[-1] == pytest.approx(energy.work[-1], abs=1e-6)
+    assert geo.work[-1] < -1.0
+
+
+def test_dbar_reference_end_state():
+    # examples.md section 3: independent Cartesian implementation (DOP853, 1e-12), t = 10 s
+    traj = tc.simulate(catalog.dbar(), 10.0, t_eval=[0.0, 10.0])
+    assert traj.E0 == pytest.approx(19.99297322, abs=1e-7)
+    np.testing.assert_allclose(traj.nodes[-1, 1], [0.9780824081, 0, -0.2082181620], atol=1e-7)
+    np.testing.assert_allclose(traj.nodes[-1, 2], [0.7698642461, 0, 0.7698642461], atol=1e-7)
+    np.testing.assert_allclose(traj.nodes[-1, 3], [-0.2082181620, 0, 0.9780824081], atol=1e-7)
+    assert traj.work[-1] == pytest.approx(-13.5030039417, abs=1e-6)
+
+
+def hanging_mass(kind):
+    """A 1 kg point mass on a 1 m member below a fixed node, with gravity."""
+    return tc.Structure(
+        nodes=[[0, 0, 0], [0, 0, -1.0]],
+        strings=[tc.String((0, 1), kind=kind, stiffness=1000.0, rest_length=1.0)],
+        point_masses=[tc.PointMass(1, 1.0)],
+        fixed={0: "xyz"},
+        gravity=(0, 0, -9.806),
+    )
+
+
+def test_slack_string_lets_the_mass_fly_freely():
+    v0, g = 2.0, 9.806
+    t_land = 2 * v0 / g
+    t_eval = np.linspace(0, 0.95 * t_land, 20)
+    traj = tc.simulate(hanging_mass("string"), t_land, t_eval=t_eval,
+                       velocities=[[0, 0, 0], [0, 0, v0]])
+    z = -1 + v0 * t_eval - g * t_eval**2 / 2
+    np.testing.assert_allclose(traj.nodes[:, 1, 2], z, atol=1e-9)
+    # a two-sided spring pushes back instead
+    spring = tc.simulate(hanging_mass("spring"), t_land, t_eval=t_eval,
+                         velocities=[[0, 0, 0], [0, 0, v0]])
+    assert np.abs(spring.nodes[:, 1, 2] - z).max() > 0.1
+    for tr in (traj, spring):
+        assert np.abs(tr.energy_violation).max() <= 1e-9
+
+
+def test_slack_then_taut_conserves_energy():
+    # the mass falls back onto the string and bounces: slack -> taut -> slack transitions
+    traj = tc.simulate(hanging_mass("string"), 3.0, velocities=[[0, 0, 0], [0, 0, 2.0]])
+    stretch = -traj.nodes[:, 1, 2] - 1.0
+    assert stretch.max() > 0.01 and stretch.min() < -0.1
+    assert np.abs(traj.energy_violation).max() <= 1e-9
+
+
+@pytest.mark.parametrize("name", ["ball", "arm"])
+def test_ball_and_arm_with_gravity_and_loads(name):
+    if name == "ball":
+        structure, load = catalog.ball(rest_fraction=0.9), catalog.ball_load()
+    else:
+        structure, load = catalog.arm(rest_fraction=0.8), catalog.arm_load()
+    traj = tc.simulate(structure, 1.0, force=load)
+    assert traj.t[-1] == 1.0
+    assert np.abs(traj.bar_violation).max() <= 1e-10
+    assert np.abs(traj.energy_violation).max() <= 1e-9
+    # the structure really moves and the load really works on it
+    assert np.abs(traj.nodes[-1] - traj.nodes[0]).max() > 1e-4
+    assert abs(traj.work[-1]) > 1e-6
+    # fixed coordinates never move
+    fixed = structure.fixed
+    assert np.all(traj.nodes[:, fixed] == structure.nodes[fixed])
+
+
+def test_dense_output_matches_step_points():
+    tbar = catalog.tbar("paper")
+    steps = tc.simulate(tbar, 2.0)
+    t_eval = steps.t[1:-1:7]
+    dense = tc.simulate(tbar, 2.0, t_eval=t_eval)
+    np.testing.assert_allclose(dense.nodes, steps.nodes[1:-1:7], atol=1e-10)
+    # between steps the interpolant stays close to the constraints
+    mid = tc.simulate(tbar, 2.0, t_eval=0.5 * (steps.t[1:] + steps.t[:-1]))
+    assert np.abs(mid.bar_violation).max() <= 1e-9
+
+
+def test_redundant_bar_is_dropped_with_a_warning():
+    s = catalog.tbar("stedy")
+    d = s.to_dict()
+    d["bars"].append({"nodes": [0, 1], "density": 500, "radius": 0.05})  # both ends fully fixed
+    with pytest.warns(UserWarning, match=r"bar 2 \(nodes 0->1\).*redundant"):
+        s2 = tc.io.structure_from_dict(d)
+        model = tc.rigid_model(s2)
+    assert model.dropped_bars == (2,)
+    traj = tc.simulate(s2, 1.0)
+    ref = tc.simulate(s, 1.0)
+    # the extra bar sits on fixed nodes: it changes nothing
+    np.testing.assert_allclose(traj.nodes[-1], ref.nodes[-1], atol=1e-12)
+
+
+def test_force_error_carries_the_trajectory():
+    def force(t, q, qd):
+        if t > 0.5:
+            raise RuntimeError("sensor dropout")
+        return np.zeros((4, 3))
+
+    with pytest.raises(tc.SimulationError, match="sensor dropout") as info:
+        tc.simulate(catalog.tbar("stedy"), 2.0, force=force)
+    err = info.value
+    assert 0.3 < err.time <= 0.5
+    assert err.trajectory.t[-1] == err.time
+    assert len(err.trajectory.t) > 10
+    assert isinstance(err.__cause__, RuntimeError)
+    assert np.abs(err.trajectory.bar_violation).max() <= 1e-10
+
+
+def test_non_finite_force_is_a_simulation_error():
+    force = lambda t, q, qd: np.full((4, 3), np.nan if t > 0.2 else 0.0)  # noqa: E731
+    with pytest.raises(tc.SimulationError, match="non-finite") as info:
+        tc.simulate(catalog.tbar("stedy"), 1.0, force=force)
+    assert info.value.trajectory.t[-1] <= 0.2
+
+
+def test_interrupt_keeps_the_trajectory():
+    def force(t, q, qd):
+        if t > 0.3:
+            raise KeyboardInterrupt
+        return np.zeros((4, 3))
+
+    with pytest.raises(tc.SimulationError, match="interrupted") as info:
+        tc.simulate(catalog.tbar("stedy"), 1.0, force=force)
+    assert info.value.trajectory.t[-1] > 0.2
+
+
+def test_external_force_does_work():
+    # a constant 1 N push on node 2 along x: the energy balance includes its work
+    force = lambda t, q, qd: np.array([[0, 0, 0], [0, 0, 0], [1.0, 0, 0], [0, 0, 0]])  # noqa
+    traj = tc.simulate(catalog.tbar("paper"), 2.0, force=force)
+    x2 = traj.nodes[:, 2, 0]
+    np.testing.assert_allclose(traj.work, x2 - x2[0], atol=1e-9)
+    assert np.abs(traj.energy_violation).max() <= 1e-9
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"rtol": -1}, "rtol must be positive"),
+    ({"atol": 0}, "atol must be positive"),
+    ({"correction": "full"}, "correction must be one of"),
+    ({"t_eval": [0, 5, 20]}, r"t_eval must lie within"),
+    ({"t_eval": [0, 2, 1]}, "strictly increasing"),
+    ({"velocities": np.ones((4, 3))}, "node 0 moves along its fixed x axis"),
+    ({"velocities": [[0, 0, 0], [0, 0, 0], [1, 0, 1], [0, 0, 0]]}, r"bar 0 \(nodes 0->2\) changes length"),
+    ({"force": lambda t, q, qd: np.zeros(5)}, r"must return an \(4, 3\) array"),
+    ({"force": "gravity"}, "force must be a callable"),
+])
+def test_bad_options_are_reported(kwargs, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        tc.simulate(catalog.tbar("stedy"), 10.0, **kwargs)
+
+
+def test_bad_final_time():
+    with pytest.raises(ValueError, match="t_final must be a positive"):
+        tc.simulate(catalog.tbar("stedy"), -1.0)
+
+
+def test_progress_bar(capsys):
+    tc.simulate(catalog.tbar("stedy"), 0.5, progress=True)
+    err = capsys.readouterr().err
+    assert "100%" in err and "t = 0.5 s" in err
