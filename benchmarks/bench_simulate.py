@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_simulate.py [--repeat N] [--quick] [--cold-compile]
+    python benchmarks/bench_simulate.py [--repeat N] [--quick] [--cold-compile]
 
 --repeat N       timed warm repeats per case (default 5; 2 with --quick); each case is run
                  once untimed first, so the numba kernels are compiled or loaded from cache.
