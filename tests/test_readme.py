@@ -1,0 +1,18 @@
+"""The README's quickstart runs as written (keeps README.md true)."""
+
+import pathlib
+import re
+
+README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_quickstart_runs(tmp_path, monkeypatch, capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks, "README has no python block"
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[0], "README quickstart", "exec"), {})
+    out = capsys.readouterr().out
+    # the printed end state of node 2 is the one the README quotes
+    assert "[4.17813921 0.         2.74648007]" in out
+    for name in ("pendulum.json", "paths.png", "violations.png"):
+        assert (tmp_path / name).stat().st_size > 0
