@@ -1,0 +1,157 @@
+"""Tests for the ``tenscontrol`` command (tenscontrol.cli), run in-process through main()."""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tenscontrol import Structure, save_structure
+from tenscontrol.cli import NPZ_KEYS, main, output_times
+
+C = 5 * np.cos(np.pi / 4)
+
+
+def tbar():
+    """The T-bar of examples.md section 2.2 ("stedy" strings with dampers)."""
+    return Structure(
+        nodes=[[0, 0, 0], [C, 0, 0], [C, 0, C], [0, 0, C]],
+        bars=[dict(nodes=(0, 2), density=500, radius=0.05),
+              dict(nodes=(1, 3), density=500, radius=0.05)],
+        strings=[dict(nodes=p, youngs_modulus=7e7, radius=1e-3, rest_fraction=f, damping=1.0)
+                 for p, f in zip([(0, 1), (1, 2), (2, 3), (3, 0)], [1, .7, 1, .7])],
+        fixed={0: "xyz", 1: "xyz", 2: "y", 3: "y"}, name="tbar")
+
+
+@pytest.fixture
+def tbar_file(tmp_path):
+    path = tmp_path / "tbar.json"
+    save_structure(tbar(), path)
+    return path
+
+
+def error_line(capsys):
+    """The single stderr line of a failed command, without its prefix."""
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("tenscontrol: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_simulate_writes_exactly_the_trajectory_arrays(tbar_file, tmp_path, capsys):
+    out = tmp_path / "traj.npz"
+    assert main(["simulate", str(tbar_file), "--t-final", "1", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        assert sorted(data.files) == sorted(NPZ_KEYS)
+        nt = len(data["t"])
+        assert nt > 2 and data["t"][0] == 0.0 and data["t"][-1] == pytest.approx(1.0)
+        assert np.all(np.diff(data["t"]) > 0)
+        assert data["nodes"].shape == data["velocities"].shape == (nt, 4, 3)
+        assert data["energy"].shape == data["work"].shape == data["energy_violation"].shape == (nt,)
+        assert data["bar_violation"].shape == (nt, 2)
+        assert np.abs(data["bar_violation"]).max() <= 1e-10
+        np.testing.assert_array_equal(data["nodes"][0], tbar().nodes)
+    text = capsys.readouterr().out
+    for figure in ("samples", "steps", "wall time", "max |bar violation|",
+                   "max |energy violation|", str(out)):
+        assert figure in text
+
+
+def test_simulate_dt_out_gives_a_regular_grid(tbar_file, tmp_path, capsys):
+    out = tmp_path / "grid.npz"
+    assert main(["simulate", str(tbar_file), "--t-final", "1", "--dt-out", "0.1",
+                 "--correction", "geometric", "--rtol", "1e-8", "--atol", "1e-8",
+                 "--out", str(out)]) == 0
+    with np.load(out) as data:
+        np.testing.assert_allclose(data["t"], np.linspace(0, 1, 11), rtol=0, atol=1e-12)
+        assert data["nodes"].shape == (11, 4, 3)
+    assert "samples                 11" in capsys.readouterr().out
+
+
+def test_output_times_clip_to_t_final():
+    np.testing.assert_array_equal(output_times(1.0, 0.25), [0, 0.25, 0.5, 0.75, 1.0])
+    assert output_times(1.0, 1 / 3)[-1] == 1.0
+    np.testing.assert_array_equal(output_times(1.0, 5.0), [0.0])
+
+
+def test_missing_file_is_a_one_line_error(tmp_path, capsys):
+    missing = tmp_path / "nope.json"
+    code = main(["simulate", str(missing), "--t-final", "1", "--out", str(tmp_path / "o.npz")])
+    assert code == 2
+    line = error_line(capsys)
+    assert str(missing) in line and "no such file" in line
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_malformed_json_is_a_one_line_error(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"nodes": [[0, 0, 0],\n  oops]}')
+    assert main(["simulate", str(bad), "--t-final", "1", "--out", str(tmp_path / "o.npz")]) == 2
+    line = error_line(capsys)
+    assert "bad.json" in line and "not valid JSON at line 2" in line
+
+
+def test_invalid_structure_names_the_bar(tmp_path, capsys):
+    data = {"nodes": [[0, 0, 0], [1, 0, 0]], "fixed": [{"node": 0}],
+            "bars": [{"nodes": [0, 1], "density": 500, "radius": 0.01},
+                     {"nodes": [1, 1], "density": 500, "radius": 0.01}]}
+    path = tmp_path / "selfbar.json"
+    path.write_text(json.dumps(data))
+    assert main(["simulate", str(path), "--t-final", "1", "--out", str(tmp_path / "o.npz")]) == 2
+    line = error_line(capsys)
+    assert "bar 1" in line and "itself" in line
+
+
+def test_unwritable_output_is_a_one_line_error(tbar_file, tmp_path, capsys):
+    out = tmp_path / "no-such-dir" / "traj.npz"
+    assert main(["simulate", str(tbar_file), "--t-final", "0.1", "--out", str(out)]) == 2
+    assert "no-such-dir" in error_line(capsys)
+
+
+@pytest.mark.parametrize("option", [["--correction", "sideways"], ["--rtol", "-1"],
+                                    ["--t-final", "nan"], ["--dt-out", "0"]])
+def test_bad_options_are_usage_errors(tbar_file, tmp_path, option, capsys):
+    argv = ["simulate", str(tbar_file), "--t-final", "1", "--out", str(tmp_path / "o.npz")]
+    with pytest.raises(SystemExit) as exc:
+        main(argv + option)
+    assert exc.value.code == 2
+    assert option[0] in capsys.readouterr().err
+
+
+def test_missing_command_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+
+
+def test_demo_writes_plots_and_prints_the_figures(tmp_path, capsys):
+    out_dir = tmp_path / "demo"
+    assert main(["demo", "--out-dir", str(out_dir)]) == 0
+    text = capsys.readouterr().out
+    pngs = sorted(out_dir.glob("*.png"))
+    assert len(pngs) == 3
+    for png in pngs:
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert str(png) in text
+    bar = [float(v) for v in re.findall(r"max \|bar violation\|\s+(\S+) m", text)]
+    energy = [float(v) for v in re.findall(r"max \|energy violation\|\s+(\S+) J", text)]
+    assert len(bar) == len(energy) == 2  # corrected run, then the uncorrected one
+    assert bar[0] <= 1e-10 and energy[0] <= 1e-9
+    assert bar[1] > bar[0] and energy[1] > energy[0]  # the drift without correction
+    for figure in ("accepted", "rejected", "derivative evaluations", "correction iterations",
+                   "wall time"):
+        assert figure in text
+
+
+def test_python_m_tenscontrol_bad_file_exits_2_without_traceback(tmp_path):
+    missing = tmp_path / "missing.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tenscontrol", "simulate", str(missing), "--t-final", "1",
+         "--out", str(tmp_path / "o.npz")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"tenscontrol: error: {missing}: no such file"
