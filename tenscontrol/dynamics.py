@@ -27,20 +27,29 @@ __all__ = [
 ]
 
 
-def mass_matrix(structure: Structure) -> np.ndarray:
-    """Consistent mass matrix M (3n, 3n) [kg] of slender rigid bars plus point masses.
+def mass_matrix(structure: Structure, include_radius: bool = False) -> np.ndarray:
+    """Consistent mass matrix M (3n, 3n) [kg] of rigid bars plus point masses.
 
-    Each bar of mass m contributes ``[[m/3, m/6], [m/6, m/3]] kron I_3`` on its two nodes
-    (translation of the centre plus rotation with transverse inertia m l^2 / 12, theory.md
-    section 3); the bar radius is ignored, as in the paper's reference code.
+    A bar of mass m and length l contributes ``m Xbar^T Xbar + mu H`` (theory.md section 3):
+    translation of its centre plus rotation with transverse inertia ``mu l^2``. By default
+    the bar is a slender rod, mu = m/12, which gives the block
+    ``[[m/3, m/6], [m/6, m/3]] kron I_3`` on its two nodes, as in the paper's reference code.
+
+    Parameters
+    ----------
+    structure : Structure
+    include_radius : bool
+        Treat each bar as a solid cylinder of its radius r: mu = m/12 + m r^2 / (4 l^2).
     """
     n = structure.n_nodes
     M = np.zeros((n, n))
-    for (i, j), m in zip(structure.bar_nodes, structure.bar_masses):
-        M[i, i] += m / 3
-        M[j, j] += m / 3
-        M[i, j] += m / 6
-        M[j, i] += m / 6
+    for (i, j), m, l, bar in zip(structure.bar_nodes, structure.bar_masses,
+                                 structure.bar_lengths, structure.bars):
+        mu = m / 12 + (m * bar.radius**2 / (4 * l**2) if include_radius else 0.0)
+        M[i, i] += m / 4 + mu
+        M[j, j] += m / 4 + mu
+        M[i, j] += m / 4 - mu
+        M[j, i] += m / 4 - mu
     for pm in structure.point_masses:
         M[pm.node, pm.node] += pm.mass
     return np.kron(M, np.eye(3))
@@ -145,8 +154,8 @@ class RigidBarModel:
 
 
 @lru_cache(maxsize=32)
-def _rigid_model_cached(structure: Structure) -> RigidBarModel:
-    M = mass_matrix(structure)
+def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarModel:
+    M = mass_matrix(structure, include_radius)
     free = structure.free_coordinates
     W = np.zeros_like(M)
     # M restricted to the free coordinates is positive definite: every node that is not fully
@@ -168,11 +177,14 @@ def _rigid_model_cached(structure: Structure) -> RigidBarModel:
     return RigidBarModel(structure, M, W, gravity_vector(structure), keep, dropped, col)
 
 
-def rigid_model(structure: Structure) -> RigidBarModel:
-    """Build (or fetch from a small cache) the rigid-bar model of `structure`."""
+def rigid_model(structure: Structure, include_radius: bool = False) -> RigidBarModel:
+    """Build (or fetch from a small cache) the rigid-bar model of `structure`.
+
+    `include_radius` selects the solid-cylinder bar inertia (see :func:`mass_matrix`).
+    """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
-    return _rigid_model_cached(structure)
+    return _rigid_model_cached(structure, bool(include_radius))
 
 
 def _state(structure: Structure, q, qd):
@@ -187,7 +199,7 @@ def _state(structure: Structure, q, qd):
     return np.ascontiguousarray(q), np.ascontiguousarray(qd)
 
 
-def accelerations(structure: Structure, q=None, qd=None, force=None):
+def accelerations(structure: Structure, q=None, qd=None, force=None, include_radius=False):
     """Constrained nodal accelerations and bar force densities (theory.md (21)-(23)).
 
     Parameters
@@ -197,6 +209,8 @@ def accelerations(structure: Structure, q=None, qd=None, force=None):
         Positions [m] and velocities [m/s]; the initial configuration at rest by default.
     force : array_like, shape (n_nodes, 3) or (3n,), optional
         External nodal forces [N].
+    include_radius : bool
+        Solid-cylinder bar inertia instead of slender rods (see :func:`mass_matrix`).
 
     Returns
     -------
@@ -205,7 +219,7 @@ def accelerations(structure: Structure, q=None, qd=None, force=None):
     bar_force_densities : ndarray, shape (n_bars,)
         psi_k = -2 lambda_k [N/m] (negative in compression); 0 for dropped redundant bars.
     """
-    model = rigid_model(structure)
+    model = rigid_model(structure, include_radius)
     q, qd = _state(structure, q, qd)
     f = np.zeros_like(q) if force is None else np.asarray(force, dtype=float).reshape(-1)
     if f.shape != q.shape:
@@ -230,9 +244,12 @@ def force_densities(structure: Structure, q=None) -> np.ndarray:
     return gamma
 
 
-def total_energy(structure: Structure, q=None, qd=None) -> float:
-    """Total energy Etot = T - G^T q + V_s [J] (theory.md (34)); slack strings store none."""
-    model = rigid_model(structure)
+def total_energy(structure: Structure, q=None, qd=None, include_radius=False) -> float:
+    """Total energy Etot = T - G^T q + V_s [J] (theory.md (34)); slack strings store none.
+
+    `include_radius` selects the solid-cylinder bar inertia for T (see :func:`mass_matrix`).
+    """
+    model = rigid_model(structure, include_radius)
     q, qd = _state(structure, q, qd)
     si, sj, sk, sl0, _, ssp = model.member_args
     return float(K.total_energy(q, qd, model.M, model.G, si, sj, sk, sl0, ssp))

@@ -217,7 +217,7 @@ def _force_function(force, n_nodes):
 def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float = 1e-10,
              atol: float = 1e-10, correction: str = "energy", force=None, progress: bool = False,
              velocities=None, max_step: float = np.inf, correction_tol: float = 1e-10,
-             max_correction_iterations: int = 10) -> Trajectory:
+             max_correction_iterations: int = 10, include_radius: bool = False) -> Trajectory:
     """Simulate a rigid-bar tensegrity structure with the direct energy correction.
 
     Parameters
@@ -249,6 +249,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     max_correction_iterations : int
         Cap on the correction's Newton iterations per step; a step that hits it is counted
         in ``stats.correction_failures`` and a warning is issued once.
+    include_radius : bool
+        Give bars the transverse inertia of solid cylinders of their radius instead of
+        slender rods (see :func:`tenscontrol.mass_matrix`).
 
     Returns
     -------
@@ -265,7 +268,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     t_eval = _check_options(t_final, rtol, atol, correction, t_eval, max_step)
-    model = rigid_model(structure)
+    model = rigid_model(structure, include_radius)
     y0 = _initial_state(structure, model, velocities)
     nq = 3 * structure.n_nodes
     W, M, G, col = model.W, model.M, model.G, model.col

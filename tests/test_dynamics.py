@@ -118,6 +118,20 @@ def test_pinned_bar_rotational_inertia():
     assert 0.5 * qd @ M @ qd == pytest.approx(0.5 * m * L**2 / 3 * w**2, rel=1e-14)
 
 
+def test_solid_cylinder_inertia():
+    # theory.md section 3: mu = m/12 + m r^2/(4 l^2); translation is unchanged
+    structure = catalog.tbar()
+    m, L, r, w = structure.bar_masses[0], 5.0, 0.05, 0.7
+    qd = np.zeros(12)
+    n2 = structure.nodes[2]
+    qd[6:9] = w * np.array([-n2[2], 0, n2[0]])
+    M = tc.mass_matrix(structure, include_radius=True)
+    assert 0.5 * qd @ M @ qd == pytest.approx(0.5 * (m * L**2 / 3 + m * r**2 / 4) * w**2,
+                                              rel=1e-14)
+    u = np.kron(np.ones(4), [1.0, 0, 0])
+    assert u @ M @ u == pytest.approx(structure.total_mass, rel=1e-14)
+
+
 def test_gravity_vector_carries_the_total_weight():
     for structure in (catalog.ball(), catalog.arm()):
         G = tc.gravity_vector(structure).reshape(-1, 3)

@@ -11,7 +11,7 @@ L = 5.0
 C = 5 * np.cos(np.pi / 4)
 
 
-def tbar_minimal(variant, damping, t_eval):
+def tbar_minimal(variant, damping, t_eval, include_radius=False):
     """Independent two-angle model of the T-bar (examples.md section 2.4).
 
     theta0: angle of bar 0 at node 0 from +x; theta1: angle of bar 1 at node 1 from -x.
@@ -19,7 +19,7 @@ def tbar_minimal(variant, damping, t_eval):
     Returns node 2 and node 3 (x, z) at `t_eval`, each of shape (len(t_eval), 2).
     """
     m = 500 * np.pi * 0.05**2 * L
-    inertia = m * L**2 / 3
+    inertia = m * L**2 / 3 + (m * 0.05**2 / 4 if include_radius else 0.0)
     if variant == "stedy":
         EA = 7e7 * np.pi * 1e-3**2
         l0 = np.array([1, 0.7, 1, 0.7]) * C
@@ -81,6 +81,16 @@ def test_tbar_matches_minimal_coordinate_model(variant, damping):
     assert err <= 1e-7
     # the motion stays in the x-z plane
     assert np.abs(traj.nodes[:, :, 1]).max() == 0.0
+
+
+def test_tbar_with_solid_cylinder_inertia():
+    # examples.md section 2.4: with include_radius the pinned inertia is m L^2/3 + m r^2/4
+    t_eval = np.linspace(0, 3, 31)
+    n2_ref, _ = tbar_minimal("stedy", 0.0, t_eval, include_radius=True)
+    slender, _ = tbar_minimal("stedy", 0.0, t_eval)
+    traj = tc.simulate(catalog.tbar("stedy"), 3.0, t_eval=t_eval, include_radius=True)
+    assert np.abs(traj.nodes[:, 2, [0, 2]] - n2_ref).max() <= 1e-7
+    assert np.abs(n2_ref - slender).max() > 1e-5  # the radius term is visible
 
 
 @pytest.mark.parametrize("damping", [0.0, 1.0])
