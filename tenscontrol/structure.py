@@ -246,6 +246,9 @@ def _fixed_mask(fixed, n_nodes: int) -> np.ndarray:
         return fixed.copy()
     if isinstance(fixed, Mapping):
         entries = [{"node": node, "axes": axes} for node, axes in fixed.items()]
+    elif isinstance(fixed, (str, bytes)) or not hasattr(fixed, "__iter__"):
+        raise ValueError("fixed must be {node: 'xyz'}, a list of {'node': i, 'axes': 'xyz'} "
+                         f"or an (n_nodes, 3) boolean array, got {type(fixed).__name__}")
     else:
         entries = list(fixed)
     for e, entry in enumerate(entries):
@@ -268,6 +271,15 @@ def _fixed_mask(fixed, n_nodes: int) -> np.ndarray:
         for a in axes:
             mask[node, _AXES.index(a)] = True
     return mask
+
+
+def _members(name: str, value) -> tuple:
+    """A member list as a tuple; None means none."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"{name} must be a list of members, got {type(value).__name__}")
+    return tuple(value)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -315,13 +327,13 @@ class Structure:
         nodes = self._validated_nodes(self.nodes)
         n = len(nodes)
         bars = tuple(
-            _resolve_bar(k, _from_mapping(Bar, f"bar {k}", b), n) for k, b in enumerate(self.bars)
+            _resolve_bar(k, _from_mapping(Bar, f"bar {k}", b), n) for k, b in enumerate(_members('bars', self.bars))
         )
         strings = tuple(
             _resolve_string(k, _from_mapping(String, f"string {k}", s), n)
-            for k, s in enumerate(self.strings)
+            for k, s in enumerate(_members('strings', self.strings))
         )
-        pms = tuple(self._resolve_point_mass(p, pm, n) for p, pm in enumerate(self.point_masses))
+        pms = tuple(self._resolve_point_mass(p, pm, n) for p, pm in enumerate(_members('point_masses', self.point_masses)))
         try:
             gravity = np.array(self.gravity, dtype=float).reshape(-1)
         except (TypeError, ValueError):

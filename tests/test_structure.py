@@ -461,3 +461,15 @@ def test_nodes_are_float_copies_of_integer_input():
     s = tbar(nodes=[[0, 0, 0], [4, 0, 0], [4, 0, 3], [0, 0, 3]])
     assert s.nodes.dtype == float
     np.testing.assert_allclose(s.bar_lengths, [5.0, 5.0])
+
+
+def test_member_lists_none_and_non_lists():
+    nodes = [[0, 0, 0], [1, 0, 0]]
+    s = Structure(nodes=nodes, bars=None, strings=None, point_masses=None, fixed={0: "xyz", 1: "xyz"})
+    assert s.n_bars == s.n_strings == 0
+    with pytest.raises(ValueError, match="bars must be a list of members"):
+        Structure(nodes=nodes, bars=5, fixed={0: "xyz", 1: "xyz"})
+    with pytest.raises(ValueError, match="strings must be a list of members"):
+        Structure(nodes=nodes, strings={"nodes": [0, 1]}, fixed={0: "xyz", 1: "xyz"})
+    with pytest.raises(ValueError, match="fixed must be"):
+        Structure(nodes=nodes, fixed=5)
