@@ -72,6 +72,8 @@ class Trajectory:
         |b| - l for each bar [m].
     energy_violation : ndarray, shape (nt,)
         Etot - w - E0 [J]; zero for the exact solution.
+    E0 : float
+        Total energy of the initial state [J].
     stats : SimulationStats
     structure : Structure
     correction : str
@@ -85,14 +87,10 @@ class Trajectory:
     work: np.ndarray
     bar_violation: np.ndarray
     energy_violation: np.ndarray
+    E0: float
     stats: SimulationStats
     structure: Structure
     correction: str
-
-    @property
-    def E0(self) -> float:
-        """Initial total energy [J]."""
-        return float(self.energy[0] - self.work[0]) if len(self.t) else float("nan")
 
     def __repr__(self) -> str:
         if not len(self.t):
@@ -108,7 +106,7 @@ class SimulationError(RuntimeError):
     Attributes
     ----------
     time : float
-        Simulated time [s] at which it failed.
+        Time [s] of the last accepted step before the failure.
     cause : str
         What went wrong and what to try.
     trajectory : Trajectory
@@ -304,65 +302,68 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
             raise FloatingPointError("the corrected state is not finite")
         return it, it > 0
 
-    times, states = [0.0], [y0.copy()]
-    if t_eval is not None:
-        times, states = [], []
-        if t_eval[0] == 0.0:
-            times, states = [0.0], [y0.copy()]
-    next_out = [len(times)]
-
-    def record(t0, ya, h, y_unc, y1, Ks):
-        if not np.all(np.isfinite(y1)):
-            raise FloatingPointError("the state became non-finite")
-        if t_eval is None:
-            times.append(t0 + h)
-            states.append(y1.copy())
-            return
-        k0 = next_out[0]
-        k1 = k0
-        t1 = t0 + h
-        while k1 < len(t_eval) and t_eval[k1] <= t1 * (1 + 1e-15):
-            k1 += 1
-        if k1 > k0:
-            theta = np.clip((t_eval[k0:k1] - t0) / h, 0.0, 1.0)
-            states.extend(dense_output(ya, y_unc, y1, Ks, h, theta))
-            times.extend(t_eval[k0:k1])
-            next_out[0] = k1
-
+    recorder = _Recorder(y0, t_eval)
     stats = {}
     start = time.perf_counter()
 
     def result():
-        return _trajectory(structure, model, correction, np.array(times), states, E0, stats,
-                           failures[0], time.perf_counter() - start)
+        return _trajectory(structure, model, correction, recorder, E0, stats, failures[0],
+                           time.perf_counter() - start)
 
     try:
         dopri54(fun, 0.0, y0, float(t_final), rtol=rtol, atol=atol,
-                correct=None if correction == "none" else correct, record=record,
+                correct=None if correction == "none" else correct, record=recorder,
                 max_step=max_step, stats=stats, progress=_Progress(t_final) if progress else None)
-    except StepSizeError as exc:
-        traj = result()
-        raise SimulationError(traj.t[-1] if len(traj.t) else 0.0,
-                              f"{exc}; the motion may be singular or very stiff (light nodes "
-                              "on stiff strings): check the structure, or loosen rtol/atol",
-                              traj) from None
-    except FloatingPointError as exc:
-        traj = result()
-        raise SimulationError(traj.t[-1] if len(traj.t) else 0.0,
-                              f"{exc}; check the loads and the structure for a singular "
-                              "configuration", traj) from None
-    except KeyboardInterrupt:
-        traj = result()
-        raise SimulationError(traj.t[-1] if len(traj.t) else 0.0, "interrupted", traj) from None
-    except _ForceError as exc:
-        traj = result()
-        raise SimulationError(traj.t[-1] if len(traj.t) else 0.0, str(exc), traj) from exc.__cause__
+    except (StepSizeError, FloatingPointError, KeyboardInterrupt, _ForceError) as exc:
+        if isinstance(exc, StepSizeError):
+            cause = (f"{exc}; the motion may be singular or very stiff (light nodes on stiff "
+                     "strings): check the structure, or loosen rtol/atol")
+        elif isinstance(exc, FloatingPointError):
+            cause = f"{exc}; check the loads and the structure for a singular configuration"
+        elif isinstance(exc, KeyboardInterrupt):
+            cause = "interrupted"
+        else:
+            cause = str(exc)
+        if progress:
+            sys.stderr.write("\n")
+        raise SimulationError(recorder.t_reached, cause, result()) from exc.__cause__
     return result()
 
 
-def _trajectory(structure, model, correction, t, states, E0, stats, failures, wall):
+class _Recorder:
+    """Collects the output states: every accepted step, or the dense output at `t_eval`."""
+
+    def __init__(self, y0: np.ndarray, t_eval):
+        self.t_eval = t_eval
+        self.t_reached = 0.0
+        keep_initial = t_eval is None or t_eval[0] == 0.0
+        self.times = [0.0] if keep_initial else []
+        self.states = [y0.copy()] if keep_initial else []
+        self.next = len(self.times)  # index of the next t_eval entry to fill
+
+    def __call__(self, t0, y0, h, y_unc, y1, K):
+        if not np.all(np.isfinite(y1)):
+            raise FloatingPointError("the state became non-finite")
+        t1 = t0 + h
+        self.t_reached = t1
+        if self.t_eval is None:
+            self.times.append(t1)
+            self.states.append(y1.copy())
+            return
+        k0 = k1 = self.next
+        while k1 < len(self.t_eval) and self.t_eval[k1] <= t1 * (1 + 1e-15):
+            k1 += 1
+        if k1 > k0:
+            theta = np.clip((self.t_eval[k0:k1] - t0) / h, 0.0, 1.0)
+            self.states.extend(dense_output(y0, y_unc, y1, K, h, theta))
+            self.times.extend(self.t_eval[k0:k1])
+            self.next = k1
+
+
+def _trajectory(structure, model, correction, recorder, E0, stats, failures, wall):
     nq = 3 * structure.n_nodes
-    Y = np.array(states).reshape(len(t), 2 * nq + 1)
+    t = np.array(recorder.times)
+    Y = np.array(recorder.states).reshape(len(t), 2 * nq + 1)
     si, sj, sk, sl0, _, ssp = model.member_args
     energy = K.energies(Y, model.M, model.G, si, sj, sk, sl0, ssp)
     work = Y[:, 2 * nq].copy()
@@ -373,4 +374,4 @@ def _trajectory(structure, model, correction, t, states, E0, stats, failures, wa
                          stats.get("correction_iterations", 0), failures, wall)
     n = structure.n_nodes
     return Trajectory(t, Y[:, :nq].reshape(-1, n, 3), Y[:, nq:2 * nq].reshape(-1, n, 3), energy,
-                      work, viol, energy - work - E0, st, structure, correction)
+                      work, viol, energy - work - E0, E0, st, structure, correction)

@@ -290,3 +290,17 @@ def test_progress_bar(capsys):
     tc.simulate(catalog.tbar("stedy"), 0.5, progress=True)
     err = capsys.readouterr().err
     assert "100%" in err and "t = 0.5 s" in err
+
+
+def test_failure_time_is_the_last_accepted_step_with_t_eval():
+    def force(t, q, qd):
+        if t > 0.6:
+            raise RuntimeError("actuator fault")
+        return np.zeros((4, 3))
+
+    with pytest.raises(tc.SimulationError, match="actuator fault") as info:
+        tc.simulate(catalog.tbar("stedy"), 2.0, force=force, t_eval=[0.25, 0.5, 1.0, 1.5])
+    err = info.value
+    assert 0.5 < err.time <= 0.6
+    np.testing.assert_array_equal(err.trajectory.t, [0.25, 0.5])
+    assert err.trajectory.E0 == pytest.approx(99.964866, abs=1e-6)
