@@ -169,6 +169,15 @@ def _demo_run(ctx: DemoContext, correction: str) -> Trajectory:
     return traj
 
 
+def _demo_warm_up(ctx: DemoContext) -> None:
+    import time
+
+    start = time.perf_counter()
+    simulate(ctx.structure, 1e-3)
+    print(f"kernels ready in {time.perf_counter() - start:.2g} s (compiled on the first run on "
+          "this machine, loaded from the on-disk cache afterwards)")
+
+
 def _demo_energy_correction(ctx: DemoContext) -> None:
     _demo_run(ctx, "energy")
 
@@ -199,7 +208,7 @@ def _demo_plots(ctx: DemoContext) -> None:
 
 
 DEMO_STEPS: list[Callable[[DemoContext], None]] = [
-    _demo_structure, _demo_energy_correction, _demo_drift, _demo_plots,
+    _demo_structure, _demo_warm_up, _demo_energy_correction, _demo_drift, _demo_plots,
 ]
 """The demo's stages, run in order on one :class:`DemoContext`; append to extend the demo."""
 
