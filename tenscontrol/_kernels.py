@@ -7,8 +7,8 @@ arrays, where numpy's per-call overhead would dominate (theory.md section 10.4).
 
 Conventions (theory.md section 0): q = vec(N) node by node, force densities positive in
 tension, constraint forces +J^T lambda. The state is y = [q (3n), qd (3n), w (1)].
-Every function takes the model arrays as separate arguments, in the order of
-``RigidBarModel.kernel_args``:
+Every function takes the model arrays it needs as separate arguments (see
+``RigidBarModel.bar_args`` and ``RigidBarModel.member_args``):
 
     W      (3n, 3n)  inverse mass matrix on the free coordinates, zero on fixed rows/columns
     M      (3n, 3n)  mass matrix

@@ -227,8 +227,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     t_final : float
         End time [s].
     t_eval : array_like, optional
-        Output times [s] within [0, t_final], increasing, filled by the steps' dense output.
-        By default the trajectory holds the initial state and every accepted step.
+        Output times [s] within [0, t_final], increasing, filled by the steps' dense output
+        and put back on the constraints by the same correction as the steps. By default the
+        trajectory holds the initial state and every accepted step.
     rtol, atol : float
         Relative and absolute tolerances of the Dormand-Prince 5(4) error test (max norm).
     correction : {"energy", "geometric", "none"}
@@ -302,7 +303,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
             raise FloatingPointError("the corrected state is not finite")
         return it, it > 0
 
-    recorder = _Recorder(y0, t_eval)
+    recorder = _Recorder(y0, t_eval, None if correction == "none" else correct)
     stats = {}
     start = time.perf_counter()
 
@@ -331,10 +332,16 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
 
 
 class _Recorder:
-    """Collects the output states: every accepted step, or the dense output at `t_eval`."""
+    """Collects the output states: every accepted step, or the dense output at `t_eval`.
 
-    def __init__(self, y0: np.ndarray, t_eval):
+    Dense-output states are put back on the constraints by `project` (the run's correction),
+    so that bar lengths and energy hold at requested output times as at step points; the
+    integrator's own state is not touched.
+    """
+
+    def __init__(self, y0: np.ndarray, t_eval, project=None):
         self.t_eval = t_eval
+        self.project = project
         self.t_reached = 0.0
         keep_initial = t_eval is None or t_eval[0] == 0.0
         self.times = [0.0] if keep_initial else []
@@ -355,7 +362,10 @@ class _Recorder:
             k1 += 1
         if k1 > k0:
             theta = np.clip((self.t_eval[k0:k1] - t0) / h, 0.0, 1.0)
-            self.states.extend(dense_output(y0, y_unc, y1, K, h, theta))
+            for t, y in zip(self.t_eval[k0:k1], dense_output(y0, y_unc, y1, K, h, theta)):
+                if self.project is not None:
+                    self.project(t, y)
+                self.states.append(y)
             self.times.extend(self.t_eval[k0:k1])
             self.next = k1
 
