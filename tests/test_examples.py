@@ -1,0 +1,39 @@
+"""Every script in examples/ runs end to end and writes its files into the given directory only."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+SCRIPTS = sorted(EXAMPLES.glob("*.py"))
+
+# the files each example writes into its output directory
+EXPECTED = {
+    "custom_structure.py": ["slewing_boom.json", "slewing_boom_structure.png",
+                            "slewing_boom_tip_path.png"],
+    "slack_string.py": ["slack_string_members.png", "slack_string_violations.png"],
+    "tbar_energy_correction.py": [f"tbar_violations_{mode}.png"
+                                  for mode in ("none", "geometric", "energy")],
+}
+
+
+def test_examples_are_found():
+    assert SCRIPTS, f"no example scripts in {EXAMPLES}"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
+def test_example_runs(script, tmp_path):
+    assert script.name in EXPECTED, f"add the output files of {script.name} to EXPECTED"
+    out, cwd = tmp_path / "out", tmp_path / "cwd"
+    cwd.mkdir()
+    proc = subprocess.run([sys.executable, str(script), str(out)], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, f"{script.name} failed:\n{proc.stdout}\n{proc.stderr}"
+    assert proc.stdout.strip(), f"{script.name} printed nothing"
+    written = sorted(p.name for p in out.iterdir())
+    assert written == sorted(EXPECTED[script.name])
+    for name in written:
+        assert (out / name).stat().st_size > 0, f"{script.name}: {name} is empty"
+    assert not any(cwd.iterdir()), f"{script.name} wrote into its working directory"
