@@ -8,21 +8,14 @@ import sys
 import numpy as np
 import pytest
 
-from tenscontrol import Structure, save_structure
+from tenscontrol import catalog, save_structure
 from tenscontrol.cli import NPZ_KEYS, main, output_times
 
-C = 5 * np.cos(np.pi / 4)
 
 
 def tbar():
     """The T-bar of examples.md section 2.2 ("stedy" strings with dampers)."""
-    return Structure(
-        nodes=[[0, 0, 0], [C, 0, 0], [C, 0, C], [0, 0, C]],
-        bars=[dict(nodes=(0, 2), density=500, radius=0.05),
-              dict(nodes=(1, 3), density=500, radius=0.05)],
-        strings=[dict(nodes=p, youngs_modulus=7e7, radius=1e-3, rest_fraction=f, damping=1.0)
-                 for p, f in zip([(0, 1), (1, 2), (2, 3), (3, 0)], [1, .7, 1, .7])],
-        fixed={0: "xyz", 1: "xyz", 2: "y", 3: "y"}, name="tbar")
+    return catalog.tbar("stedy", damping=1.0)
 
 
 @pytest.fixture

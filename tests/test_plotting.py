@@ -8,22 +8,15 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from tenscontrol import Structure, simulate
+from tenscontrol import catalog, simulate
 from tenscontrol.plotting import plot_node_paths, plot_structure, plot_violations
 
-C = 5 * np.cos(np.pi / 4)
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def tbar():
     """The T-bar of examples.md section 2.2 ("stedy" strings with dampers)."""
-    return Structure(
-        nodes=[[0, 0, 0], [C, 0, 0], [C, 0, C], [0, 0, C]],
-        bars=[dict(nodes=(0, 2), density=500, radius=0.05),
-              dict(nodes=(1, 3), density=500, radius=0.05)],
-        strings=[dict(nodes=p, youngs_modulus=7e7, radius=1e-3, rest_fraction=f, damping=1.0)
-                 for p, f in zip([(0, 1), (1, 2), (2, 3), (3, 0)], [1, .7, 1, .7])],
-        fixed={0: "xyz", 1: "xyz", 2: "y", 3: "y"}, name="tbar")
+    return catalog.tbar("stedy", damping=1.0)
 
 
 @pytest.fixture(scope="module")
