@@ -47,7 +47,7 @@ def _stage(y0, K, s, h, out):
     """out = y0 + h sum_j A[s, j] K[j] (the state of stage s)."""
     out[:] = y0
     for j in range(s):
-        a = _A[s, j]
+        a = A[s, j]
         if a != 0.0:
             out += (h * a) * K[j]
 
@@ -58,14 +58,11 @@ def _error_norm(y0, y1, K, h, rtol, atol):
     for i in range(y0.shape[0]):
         e = 0.0
         for j in range(7):
-            e += _E[j] * K[j, i]
+            e += E[j] * K[j, i]
         sc = atol + rtol * max(abs(y0[i]), abs(y1[i]))
         err = max(err, abs(h * e) / sc)
     return err
 
-
-_A = A
-_E = E
 
 
 def _initial_step(fun, t0, y0, f0, rtol, atol, direction_span):
