@@ -29,8 +29,8 @@ _TBAR_VARIANTS = {
 }
 
 
-def tbar(variant: str = "stedy", damping: float = 0.0) -> Structure:
-    r"""The planar T-bar: two crossing rigid bars pinned at the ground, held by four members.
+def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None = None) -> Structure:
+    r"""The planar T-bar: two crossing bars pinned at the ground, held by four members.
 
     ::
 
@@ -58,12 +58,17 @@ def tbar(variant: str = "stedy", damping: float = 0.0) -> Structure:
     damping : float
         Damper coefficient on all four members [N s/m]. The reference code's shipped example
         uses 1.0; the default 0.0 gives the conservative benchmark.
+    bar_material : str, optional
+        A preset of :data:`tenscontrol.materials.MATERIALS` (e.g. ``"hdpe"``,
+        ``"aluminium"``) giving the bars' density, Young's modulus and Poisson's ratio, for
+        the compressible-bar studies of examples.md section 6. By default the bars have
+        density 500 kg/m^3, E = 2e11 Pa and Poisson 0.3 (the reference code's T-bar).
 
     Returns
     -------
     Structure
-        Named ``"tbar-stedy"`` or ``"tbar-paper"``; bars of density 500 kg/m^3, radius
-        0.05 m, E = 2e11 Pa, Poisson 0.3; no gravity.
+        Named ``"tbar-stedy"`` or ``"tbar-paper"`` (``"tbar-stedy-hdpe"`` with a bar
+        material); bars of radius 0.05 m; no gravity.
 
     Raises
     ------
@@ -81,14 +86,18 @@ def tbar(variant: str = "stedy", damping: float = 0.0) -> Structure:
     fields_, fractions = _TBAR_VARIANTS[variant]
     c = 5.0 * np.cos(np.pi / 4)
     nodes = [[0.0, 0.0, 0.0], [c, 0.0, 0.0], [c, 0.0, c], [0.0, 0.0, c]]
-    bar = {"density": 500.0, "radius": 0.05, "youngs_modulus": 2e11, "poisson": 0.3}
+    if bar_material is None:
+        bar = {"density": 500.0, "radius": 0.05, "youngs_modulus": 2e11, "poisson": 0.3}
+        name = f"tbar-{variant}"
+    else:
+        bar = {"material": bar_material, "radius": 0.05}
+        name = f"tbar-{variant}-{bar_material}"
     bars = [dict(bar, nodes=pair) for pair in ((0, 2), (1, 3))]
     strings = [
         dict(fields_, nodes=pair, rest_fraction=f, damping=damping)
         for pair, f in zip(((0, 1), (1, 2), (2, 3), (3, 0)), fractions)
     ]
-    return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 2: "y", 3: "y"},
-                     name=f"tbar-{variant}")
+    return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 2: "y", 3: "y"}, name=name)
 
 
 def dbar(damping: float = 0.1) -> Structure:

@@ -106,6 +106,10 @@ class Bar:
     material : str, optional
         Name of a preset in :data:`tenscontrol.materials.MATERIALS`. Values given explicitly
         override the preset's.
+    rest_length : float, optional
+        Rest length l0 [m] of a compressible bar; by default its length in the given
+        configuration (no bar prestress). `radius` is the radius at the rest length. Rigid
+        bars ignore it: their length is the configured one.
     """
 
     nodes: tuple[int, int]
@@ -114,6 +118,7 @@ class Bar:
     youngs_modulus: float | None = None
     poisson: float | None = None
     material: str | None = None
+    rest_length: float | None = None
 
 
 @dataclass(frozen=True)
@@ -194,7 +199,9 @@ def _resolve_bar(k: int, bar: Bar, n_nodes: int) -> Bar:
         nu = _number(where, "poisson", nu)
         if not -1.0 < nu < 0.5:
             raise ValueError(f"{where}: poisson must lie in (-1, 0.5), got {nu:g}")
-    return Bar((i, j), radius, density, E, nu, bar.material)
+    rest = None if bar.rest_length is None else _number(where, "rest_length", bar.rest_length,
+                                                        positive=True)
+    return Bar((i, j), radius, density, E, nu, bar.material, rest)
 
 
 def _resolve_string(k: int, s: String, n_nodes: int) -> String:
@@ -461,6 +468,40 @@ class Structure:
         return _readonly(np.array(
             [b.density * np.pi * b.radius**2 * l for b, l in zip(self.bars, self.bar_lengths)]
         ))
+
+    @cached_property
+    def bar_rest_lengths(self) -> np.ndarray:
+        """(n_bars,) rest lengths l0 [m] of the bars as compressible members."""
+        return _readonly(np.array([
+            b.rest_length if b.rest_length is not None else l
+            for b, l in zip(self.bars, self.bar_lengths)
+        ]))
+
+    def _bar_property(self, name: str, what: str) -> np.ndarray:
+        values = []
+        for k, b in enumerate(self.bars):
+            v = getattr(b, name)
+            if v is None:
+                i, j = b.nodes
+                raise ValueError(f"bar {k} (nodes {i}->{j}): {name} is missing; the compressible-bar "
+                                 f"model needs {what}: give {name} or a material")
+            values.append(v)
+        return _readonly(np.array(values, dtype=float))
+
+    @cached_property
+    def bar_stiffness(self) -> np.ndarray:
+        """(n_bars,) axial stiffness k_b = E pi r^2 / l0 [N/m] (theory.md section 12.5).
+
+        Raises ValueError naming the bar if a bar has no Young's modulus.
+        """
+        E = self._bar_property("youngs_modulus", "Young's modulus [Pa]")
+        r = np.array([b.radius for b in self.bars])
+        return _readonly(E * np.pi * r**2 / self.bar_rest_lengths)
+
+    @cached_property
+    def bar_poisson(self) -> np.ndarray:
+        """(n_bars,) Poisson's ratios; raises ValueError naming the bar if one is missing."""
+        return self._bar_property("poisson", "Poisson's ratio")
 
     @cached_property
     def node_masses(self) -> np.ndarray:
