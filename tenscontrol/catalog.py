@@ -26,6 +26,7 @@ _TBAR_VARIANTS = {
     # variant: (fields shared by the four members, rest fractions m0..m3)
     "stedy": ({"kind": "string", "youngs_modulus": 7e7, "radius": 1e-3}, (1.0, 0.7, 1.0, 0.7)),
     "paper": ({"kind": "spring", "stiffness": 100.0}, (1.0, 0.9, 1.0, 0.9)),
+    "table2": ({"kind": "string", "youngs_modulus": 2e9, "radius": 1e-3}, (1.0, 1.0, 1.0, 1.0)),
 }
 
 
@@ -51,10 +52,13 @@ def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None 
 
     Parameters
     ----------
-    variant : {"stedy", "paper"}
+    variant : {"stedy", "paper", "table2"}
         ``"stedy"``: one-sided strings, E = 7e7 Pa, radius 1 mm, rest fractions
         [1, 0.7, 1, 0.7] (the reference code's example). ``"paper"``: two-sided springs,
-        k = 100 N/m, rest fractions [1, 0.9, 1, 0.9] (the paper's Table 1).
+        k = 100 N/m, rest fractions [1, 0.9, 1, 0.9] (the paper's Table 1). ``"table2"``:
+        one-sided strings, E = 2e9 Pa, radius 1 mm, rest fraction 1 (no pretension: the
+        configuration is an equilibrium), the soft-against-metallic study of the paper's
+        Table 2 (examples.md section 6.3, which uses damping 100).
     damping : float
         Damper coefficient on all four members [N s/m]. The reference code's shipped example
         uses 1.0; the default 0.0 gives the conservative benchmark.
@@ -67,8 +71,8 @@ def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None 
     Returns
     -------
     Structure
-        Named ``"tbar-stedy"`` or ``"tbar-paper"`` (``"tbar-stedy-hdpe"`` with a bar
-        material); bars of radius 0.05 m; no gravity.
+        Named ``"tbar-<variant>"`` (``"tbar-stedy-hdpe"`` with a bar material); bars of
+        radius 0.05 m; no gravity.
 
     Raises
     ------
@@ -155,7 +159,7 @@ _ARM_STRINGS = [(0, 1), (1, 2), (2, 3), (3, 5), (5, 6), (6, 8), (10, 11), (11, 1
                 (0, 4), (4, 7), (7, 9), (8, 10), (5, 12), (2, 14)]  # length sqrt 2
 
 
-def arm(rest_fraction: float = 0.8) -> Structure:
+def arm(rest_fraction: float = 0.8, damping: float = 0.0) -> Structure:
     """The planar robotic arm of the paper's Fig. 1b (16 nodes in the x-z plane).
 
     Parameters
@@ -163,6 +167,10 @@ def arm(rest_fraction: float = 0.8) -> Structure:
     rest_fraction : float
         Rest length of every string as a fraction of its initial length [-]. The paper's 0.8
         is normally overwritten by a prestress design.
+    damping : float
+        Damper coefficient on every string [N s/m]; 0 (the reference model) by default. Give
+        a positive value for linear analysis and control, where an undamped structure has
+        no finite norms and no balanced truncation.
 
     Returns
     -------
@@ -181,7 +189,7 @@ def arm(rest_fraction: float = 0.8) -> Structure:
     nodes = [[v * x, 0.0, v * z] for x, z in _ARM_XZ]
     bars = [{"nodes": pair, "density": 1300.0, "radius": 0.01} for pair in _ARM_BARS]
     strings = [{"nodes": pair, "kind": "string", "youngs_modulus": 2e9, "radius": 1e-3,
-                "rest_fraction": rest_fraction} for pair in _ARM_STRINGS]
+                "rest_fraction": rest_fraction, "damping": damping} for pair in _ARM_STRINGS]
     return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 15: "xyz"},
                      point_masses=[{"node": 1, "mass": 1.0}, {"node": 15, "mass": 1.0}],
                      gravity=_GRAVITY, name="arm")
@@ -253,7 +261,7 @@ def ball_nodes() -> tuple[np.ndarray, float]:
     return points @ rotation.T, alpha
 
 
-def ball(rest_fraction: float = 0.9) -> Structure:
+def ball(rest_fraction: float = 0.9, damping: float = 0.0) -> Structure:
     """The 3-D six-bar ball (an expanded octahedron) carrying a payload at its centre.
 
     Parameters
@@ -261,6 +269,10 @@ def ball(rest_fraction: float = 0.9) -> Structure:
     rest_fraction : float
         Rest length of every string as a fraction of its initial length [-]. The paper's 0.9
         is normally overwritten by a prestress design.
+    damping : float
+        Damper coefficient on every string [N s/m]; 0 (the reference model) by default. Give
+        a positive value for linear analysis and control, where an undamped structure has
+        no finite norms and no balanced truncation.
 
     Returns
     -------
@@ -279,7 +291,7 @@ def ball(rest_fraction: float = 0.9) -> Structure:
     bar = {"density": 1300.0, "radius": 0.01, "youngs_modulus": 3.5e9, "poisson": 0.36}
     bars = [dict(bar, nodes=(k, k + 6)) for k in range(6)]
     strings = [{"nodes": pair, "kind": "string", "youngs_modulus": 2e9, "radius": 1e-3,
-                "rest_fraction": rest_fraction} for pair in _BALL_STRINGS]
+                "rest_fraction": rest_fraction, "damping": damping} for pair in _BALL_STRINGS]
     return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 8: "xyz"},
                      point_masses=[{"node": 12, "mass": 1.0}], gravity=_GRAVITY, name="ball")
 
@@ -314,7 +326,7 @@ def prism(n: int = 3, *, radius: float = 0.5, height: float = 1.0, twist: float 
           bar_material: str = "aluminium", bar_radius: float = 0.01,
           string_material: str = "nylon", string_radius: float = 1e-3,
           rest_fraction: float = 0.95, base: str = "fixed",
-          gravity=(0.0, 0.0, 0.0)) -> Structure:
+          gravity=(0.0, 0.0, 0.0), damping: float = 0.0) -> Structure:
     """A Snelson n-prism: the simplest class-1 tensegrity, n bars between two n-gon rings.
 
     Bottom node i (i = 0..n-1) sits at angle 2 pi i / n on a circle of radius `radius` at
@@ -346,6 +358,10 @@ def prism(n: int = 3, *, radius: float = 0.5, height: float = 1.0, twist: float 
         ``"fixed"`` fixes the bottom nodes in x, y, z; ``"free"`` fixes nothing.
     gravity : array_like, shape (3,)
         Gravitational acceleration [m/s^2].
+    damping : float
+        Damper coefficient on every string [N s/m]; 0 (the reference model) by default. Give
+        a positive value for linear analysis and control, where an undamped structure has
+        no finite norms and no balanced truncation.
 
     Returns
     -------
@@ -358,14 +374,14 @@ def prism(n: int = 3, *, radius: float = 0.5, height: float = 1.0, twist: float 
         If n < 3, `radius` or `height` is not positive, `base` or a material is unknown.
     """
     return _prism_stack(1, n, radius, height, twist, bar_material, bar_radius, string_material,
-                        string_radius, rest_fraction, base, gravity, name=f"prism-{n}")
+                        string_radius, rest_fraction, base, gravity, damping, name=f"prism-{n}")
 
 
 def prism_tower(stages: int, n: int = 3, *, radius: float = 0.5, height: float = 1.0,
                 twist: float | None = None, bar_material: str = "aluminium",
                 bar_radius: float = 0.01, string_material: str = "nylon",
                 string_radius: float = 1e-3, rest_fraction: float = 0.95, base: str = "fixed",
-                gravity=(0.0, 0.0, 0.0)) -> Structure:
+                gravity=(0.0, 0.0, 0.0), damping: float = 0.0) -> Structure:
     """A tower of `stages` n-prisms stacked with shared rings.
 
     Level L = 0..stages holds nodes L n .. L n + n - 1 at height L * height, rotated by
@@ -382,7 +398,7 @@ def prism_tower(stages: int, n: int = 3, *, radius: float = 0.5, height: float =
         Bars per stage, >= 3.
     radius, height, twist, bar_material, bar_radius, string_material, string_radius
         As for :func:`prism`; `height` and `twist` are per stage.
-    rest_fraction, gravity
+    rest_fraction, gravity, damping
         As for :func:`prism`.
     base : {"fixed", "free"}
         ``"fixed"`` fixes level 0 in x, y, z; ``"free"`` fixes nothing.
@@ -394,12 +410,12 @@ def prism_tower(stages: int, n: int = 3, *, radius: float = 0.5, height: float =
         Strings in order: the rings of levels 0..stages, then the side strings stage by stage.
     """
     return _prism_stack(stages, n, radius, height, twist, bar_material, bar_radius,
-                        string_material, string_radius, rest_fraction, base, gravity,
+                        string_material, string_radius, rest_fraction, base, gravity, damping,
                         name=f"prism-tower-{stages}x{n}")
 
 
 def _prism_stack(stages, n, radius, height, twist, bar_material, bar_radius, string_material,
-                 string_radius, rest_fraction, base, gravity, name) -> Structure:
+                 string_radius, rest_fraction, base, gravity, damping, name) -> Structure:
     """The common builder of :func:`prism` (one stage) and :func:`prism_tower`."""
     for label, value, low in (("n", n, 3), ("stages", stages, 1)):
         if not isinstance(value, (int, np.integer)) or value < low:
@@ -422,7 +438,7 @@ def _prism_stack(stages, n, radius, height, twist, bar_material, bar_radius, str
     rings = [(L * n + k, L * n + (k + 1) % n) for L in range(stages + 1) for k in range(n)]
     sides = [(s * n + k, (s + 1) * n + (k - 1) % n) for s in range(stages) for k in range(n)]
     strings = [{"nodes": pair, "kind": "string", "material": string_material,
-                "radius": string_radius, "rest_fraction": rest_fraction}
+                "radius": string_radius, "rest_fraction": rest_fraction, "damping": damping}
                for pair in rings + sides]
     fixed = {k: "xyz" for k in range(n)} if base == "fixed" else None
     return Structure(nodes, bars, strings, fixed=fixed, gravity=gravity, name=name)

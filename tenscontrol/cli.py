@@ -16,17 +16,16 @@ import argparse
 import math
 import sys
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from . import __version__
+from .demo import run_demo
 from .io import load_structure
 from .simulation import SimulationError, Trajectory, simulate
 
-__all__ = ["DEMO_STEPS", "NPZ_KEYS", "DemoContext", "main", "output_times", "save_trajectory"]
+__all__ = ["NPZ_KEYS", "main", "output_times", "save_trajectory"]
 
 NPZ_KEYS = ("t", "nodes", "velocities", "energy", "work", "bar_violation", "energy_violation")
 _CORRECTIONS = ("energy", "geometric", "none")
@@ -61,8 +60,13 @@ def _parser() -> argparse.ArgumentParser:
                      help="relative tolerance (default: %(default)g)")
     sim.add_argument("--atol", type=_positive_float, default=1e-10,
                      help="absolute tolerance (default: %(default)g)")
-    sim.add_argument("--correction", choices=_CORRECTIONS, default="energy",
-                     help="correction after each step (default: %(default)s)")
+    sim.add_argument("--bars", choices=("rigid", "compressible"), default="rigid",
+                     help="bar model (default: %(default)s); compressible bars use each bar's "
+                          "Young's modulus and Poisson's ratio and the implicit integrator")
+    sim.add_argument("--kinetic", choices=("consistent", "paper"), default="consistent",
+                     help="kinetic energy of compressible bars (default: %(default)s)")
+    sim.add_argument("--correction", choices=_CORRECTIONS, default=None,
+                     help="correction after each step, rigid bars (default: energy)")
     sim.add_argument("--dt-out", type=_positive_float, metavar="DT",
                      help="output interval [s] (default: every accepted step)")
     sim.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
@@ -91,126 +95,18 @@ def save_trajectory(traj: Trajectory, path) -> None:
         np.savez(f, **{key: getattr(traj, key) for key in NPZ_KEYS})
 
 
-def _max_abs(a: np.ndarray) -> float:
-    return float(np.abs(a).max(initial=0.0))
-
-
-def _summary(traj: Trajectory) -> list[str]:
-    """The figures of a run, one per line."""
-    s = traj.stats
-    return [
-        f"  samples                 {len(traj.t)} (t = {traj.t[0]:g}..{traj.t[-1]:g} s)",
-        f"  steps                   {s.accepted_steps} accepted, {s.rejected_steps} rejected",
-        f"  derivative evaluations  {s.rhs_evaluations}",
-        f"  correction iterations   {s.correction_iterations}"
-        + (f" ({s.correction_failures} steps did not converge)" if s.correction_failures else ""),
-        f"  wall time               {s.wall_time:.3g} s",
-        f"  max |bar violation|     {_max_abs(traj.bar_violation):.3e} m",
-        f"  max |energy violation|  {_max_abs(traj.energy_violation):.3e} J",
-    ]
-
-
 def _cmd_simulate(args) -> int:
     structure = load_structure(args.file)
     t_eval = None if args.dt_out is None else output_times(args.t_final, args.dt_out)
     traj = simulate(structure, args.t_final, t_eval=t_eval, rtol=args.rtol, atol=args.atol,
-                    correction=args.correction, progress=args.progress)
+                    bars=args.bars, kinetic=args.kinetic, correction=args.correction,
+                    progress=args.progress)
     save_trajectory(traj, args.out)
-    print(f"{structure.name}: simulated {args.t_final:g} s, correction = {traj.correction}, "
-          f"rtol = {args.rtol:g}, atol = {args.atol:g}")
-    print("\n".join(_summary(traj)))
+    print(f"{structure.name}: simulated {args.t_final:g} s, {traj.bars} bars, "
+          f"correction = {traj.correction}, rtol = {args.rtol:g}, atol = {args.atol:g}")
+    print(traj.summary())
     print(f"wrote {args.out}")
     return 0
-
-
-# ---- demo: a list of stages sharing one context; append stages to DEMO_STEPS ---------------
-
-@dataclass
-class DemoContext:
-    """What the demo's stages share.
-
-    Attributes
-    ----------
-    out_dir : Path
-        Where the stages write their files (created before the first stage).
-    structure : Structure or None
-        The structure under study, set by the first stage.
-    runs : dict of str to Trajectory
-        Simulation results by name.
-    files : list of Path
-        Files written so far.
-    """
-
-    out_dir: Path
-    structure: object = None
-    runs: dict = field(default_factory=dict)
-    files: list = field(default_factory=list)
-
-
-DEMO_T_FINAL = 10.0
-DEMO_TOL = 1e-10
-
-
-def _demo_structure(ctx: DemoContext) -> None:
-    from . import catalog
-
-    ctx.structure = catalog.tbar("stedy", damping=1.0)
-    s = ctx.structure
-    print(f"T-bar '{s.name}': {s.n_nodes} nodes, {s.n_bars} bars, {s.n_strings} strings, "
-          f"mass {s.total_mass:.4g} kg; released from rest with strings m1, m3 pre-stretched")
-
-
-def _demo_run(ctx: DemoContext, correction: str) -> Trajectory:
-    traj = simulate(ctx.structure, DEMO_T_FINAL, rtol=DEMO_TOL, atol=DEMO_TOL,
-                    correction=correction)
-    ctx.runs[correction] = traj
-    print(f"\n== {DEMO_T_FINAL:g} s, rtol = atol = {DEMO_TOL:g}, correction = {correction} ==")
-    print("\n".join(_summary(traj)))
-    return traj
-
-
-def _demo_warm_up(ctx: DemoContext) -> None:
-    import time
-
-    start = time.perf_counter()
-    simulate(ctx.structure, 1e-3)
-    print(f"kernels ready in {time.perf_counter() - start:.2g} s (compiled on the first run on "
-          "this machine, loaded from the on-disk cache afterwards)")
-
-
-def _demo_energy_correction(ctx: DemoContext) -> None:
-    _demo_run(ctx, "energy")
-
-
-def _demo_drift(ctx: DemoContext) -> None:
-    free = _demo_run(ctx, "none")
-    corrected = ctx.runs["energy"]
-    tiny = np.finfo(float).tiny
-    bar = _max_abs(free.bar_violation) / max(_max_abs(corrected.bar_violation), tiny)
-    energy = _max_abs(free.energy_violation) / max(_max_abs(corrected.energy_violation), tiny)
-    print(f"  without correction the bars drift {bar:.3g}x and the energy {energy:.3g}x "
-          "further than with it")
-
-
-def _demo_plots(ctx: DemoContext) -> None:
-    from .plotting import plot_node_paths, plot_violations
-
-    name = ctx.structure.name
-    figures = [(f"{name}-node-paths.png", plot_node_paths(ctx.runs["energy"]))]
-    figures += [(f"{name}-violations-{c}.png", plot_violations(traj))
-                for c, traj in ctx.runs.items()]
-    print("\nplots:")
-    for filename, fig in figures:
-        path = ctx.out_dir / filename
-        fig.savefig(path, dpi=120)
-        ctx.files.append(path)
-        print(f"  {path}")
-
-
-DEMO_STEPS: list[Callable[[DemoContext], None]] = [
-    _demo_structure, _demo_warm_up, _demo_energy_correction, _demo_drift, _demo_plots,
-]
-"""The demo's stages, run in order on one :class:`DemoContext`; append to extend the demo."""
 
 
 def _cmd_demo(args) -> int:
@@ -220,9 +116,7 @@ def _cmd_demo(args) -> int:
     except OSError as exc:
         raise ValueError(f"--out-dir {out_dir}: cannot create the directory "
                          f"({exc.strerror or exc})") from None
-    ctx = DemoContext(out_dir)
-    for step in DEMO_STEPS:
-        step(ctx)
+    run_demo(out_dir)
     return 0
 
 

@@ -13,10 +13,11 @@ from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d import Axes3D  # noqa: F401 (registers the "3d" projection)
 from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
-from .simulation import Trajectory
+from .trajectory import Trajectory
 from .structure import Structure
 
-__all__ = ["plot_node_paths", "plot_violations", "plot_structure"]
+__all__ = ["plot_node_paths", "plot_violations", "plot_structure", "plot_bar_models",
+           "plot_hankel_singular_values", "plot_material_comparison"]
 
 _AXES = "xyz"
 _PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}
@@ -267,3 +268,99 @@ def plot_structure(structure: Structure, q=None, ax=None) -> Figure:
     ax.set_title(structure.name)
     ax.legend(loc="upper left", fontsize="small")
     return ax.figure
+
+
+def plot_bar_models(trajectories, labels, nodes=None, plane: str = "xz") -> Figure:
+    """Node paths and bar strains of several runs of one structure (e.g. two bar materials).
+
+    Parameters
+    ----------
+    trajectories : sequence of Trajectory
+        Runs of structures with the same nodes (for example compressible HDPE and aluminium
+        bars, or rigid against compressible).
+    labels : sequence of str
+        One label per run.
+    nodes : sequence of int, optional
+        Nodes whose paths to draw; default: the moving nodes of the first run.
+    plane : {"xz", "xy", "yz"}
+        Projection plane of the paths.
+
+    Returns
+    -------
+    Figure
+        Left: the node paths [m]; right: each bar's strain (l - l0)/l0 against time [s].
+    """
+    trajectories = list(trajectories)
+    if not trajectories or len(labels) != len(trajectories):
+        raise ValueError("give one label per trajectory (and at least one trajectory)")
+    for traj in trajectories:
+        _check_trajectory(traj)
+    chosen = _node_list(trajectories[0], nodes)
+    if plane not in _PLANES:
+        raise ValueError(f"plane must be one of {', '.join(_PLANES)}, got {plane!r}")
+    a, b = _PLANES[plane]
+    fig = Figure(figsize=(11.0, 4.8), layout="constrained")
+    ax_path, ax_strain = fig.subplots(1, 2)
+    _draw_members_2d(ax_path, trajectories[0].structure, trajectories[0].nodes[0], a, b)
+    styles = ("-", "--", ":", "-.")
+    for r, (traj, label) in enumerate(zip(trajectories, labels)):
+        ls = styles[r % len(styles)]
+        for n, i in enumerate(chosen):
+            ax_path.plot(traj.nodes[:, i, a], traj.nodes[:, i, b], ls=ls, color=f"C{n}", lw=1.3,
+                         label=f"{label}, node {i}")
+        for k in range(traj.structure.n_bars):
+            ax_strain.plot(traj.t, traj.bar_strains[:, k], ls=ls, color=f"C{k}", lw=1.0,
+                           label=f"{label}, bar {k}")
+    ax_path.set(xlabel=f"{_AXES[a]} [m]", ylabel=f"{_AXES[b]} [m]", title="node paths")
+    ax_path.set_aspect("equal", adjustable="datalim")
+    ax_strain.set(xlabel="time [s]", ylabel="bar strain (l - l0)/l0 [-]", title="bar strains")
+    for ax in (ax_path, ax_strain):
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best", fontsize="x-small")
+    fig.suptitle(trajectories[0].structure.name)
+    return fig
+
+
+def plot_hankel_singular_values(minimal) -> Figure:
+    """Hankel singular values of a :class:`~tenscontrol.reduction.MinimalRealization`, log scale,
+    with the kept ones marked."""
+    hsv = getattr(minimal, "hsv", None)
+    if hsv is None or len(hsv) == 0:
+        raise ValueError("this realization has no Hankel singular values (its elastic model is "
+                         "not asymptotically stable: add damping to balance it)")
+    fig = Figure(figsize=_FIGSIZE, layout="constrained")
+    ax = fig.add_subplot()
+    k = np.arange(1, len(hsv) + 1)
+    ax.semilogy(k, hsv, "o-", color="C0", ms=4, label="Hankel singular values")
+    kept = k <= minimal.order
+    ax.semilogy(k[kept], np.asarray(hsv)[kept], "o", color="C3", ms=6,
+                label=f"kept ({minimal.order} of {len(hsv)} elastic states)")
+    ax.set(xlabel="index", ylabel="Hankel singular value",
+           title=f"balanced truncation: full order {minimal.full_order}, structural "
+                 f"{minimal.structural_order}, minimal {minimal.order}")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def plot_material_comparison(result) -> Figure:
+    """The doublet responses and the norms of a :class:`~tenscontrol.comparison.MaterialComparison`."""
+    fig = Figure(figsize=(11.0, 4.8), layout="constrained")
+    ax_t, ax_n = fig.subplots(1, 2)
+    for r, (row, y) in enumerate(zip(result.rows, result.responses)):
+        ax_t.plot(result.t, np.linalg.norm(y, axis=1), color=f"C{r}", lw=1.2, label=row.material)
+    ax_t.set(xlabel="time [s]", ylabel="|output deviation| [m]",
+             title=f"nonlinear response to a {result.amplitude:g} N doublet on "
+                   f"{result.disturbance}")
+    names = ("H2", "H-inf", "peak/|u|2", "|y|2/|u|2")
+    width = 0.8 / max(len(result.rows), 1)
+    for r, row in enumerate(result.rows):
+        values = (row.h2, row.hinf, row.peak_ratio, row.energy_ratio)
+        ax_n.bar(np.arange(4) + r * width, values, width, color=f"C{r}", label=row.material)
+    ax_n.set_xticks(np.arange(4) + width * (len(result.rows) - 1) / 2, names)
+    ax_n.set_yscale("log")
+    ax_n.set(title="linear norms and nonlinear ratios", ylabel="gain")
+    for ax in (ax_t, ax_n):
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(loc="best", fontsize="small")
+    return fig

@@ -1,8 +1,12 @@
-"""simulate(): the energy-corrected nonlinear simulation of a rigid-bar tensegrity structure.
+"""simulate(): the nonlinear simulation of a tensegrity structure, rigid or compressible bars.
 
-Step -> correct -> record, with the project's own Dormand-Prince 5(4) integrator
+Rigid bars: step -> correct -> record, with the project's own Dormand-Prince 5(4) integrator
 (:mod:`tenscontrol.integrators`) and the direct correction of theory.md section 10 after every
-accepted step. The compiled kernels of :mod:`tenscontrol._kernels` do the mechanics.
+accepted step; the compiled kernels of :mod:`tenscontrol._kernels` do the mechanics.
+Compressible bars (theory.md section 12): the stiff axial bar modes call for the implicit
+Radau IIA integrator of :mod:`tenscontrol.radau` with the analytic Jacobian of
+:mod:`tenscontrol._compressible_kernels`; only the linear fixed-coordinate constraints remain,
+and they are eliminated, so no correction is needed (theory.md section 12.8).
 """
 
 from __future__ import annotations
@@ -11,142 +15,55 @@ import math
 import sys
 import time
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
+from . import _compressible_kernels as CK
 from . import _kernels as K
+from .compressible import compressible_model
 from .dynamics import rigid_model
 from .integrators import StepSizeError, dense_output, dopri54
+from .radau import radau5
 from .structure import Structure
+from .trajectory import Progress, SimulationError, SimulationStats, Trajectory
 
 __all__ = ["simulate", "Trajectory", "SimulationStats", "SimulationError"]
 
 _CORRECTIONS = ("energy", "geometric", "none")
+_BARS = ("rigid", "compressible")
+_INTEGRATORS = {"rigid": ("dopri54",), "compressible": ("radau5", "dopri54")}
 
 
-@dataclass(frozen=True)
-class SimulationStats:
-    """Work done by a simulation.
-
-    Attributes
-    ----------
-    accepted_steps, rejected_steps : int
-    rhs_evaluations : int
-        Derivative evaluations, including the re-evaluation after each correction that moved
-        the state and the one of the initial-step estimate.
-    correction_iterations : int
-        Newton iterations of the correction, summed over steps (0 for a step that was already
-        on the constraints).
-    correction_failures : int
-        Steps whose correction did not converge within `max_correction_iterations`.
-    wall_time : float
-        Seconds spent in the integration loop.
-    """
-
-    accepted_steps: int
-    rejected_steps: int
-    rhs_evaluations: int
-    correction_iterations: int
-    correction_failures: int
-    wall_time: float
+def _choices(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
 
 
-@dataclass(frozen=True, eq=False)
-class Trajectory:
-    """The result of :func:`simulate`.
-
-    Attributes
-    ----------
-    t : ndarray, shape (nt,)
-        Output times [s].
-    nodes : ndarray, shape (nt, n_nodes, 3)
-        Node positions [m].
-    velocities : ndarray, shape (nt, n_nodes, 3)
-        Node velocities [m/s].
-    energy : ndarray, shape (nt,)
-        Total energy Etot = T - G^T q + V_s [J].
-    work : ndarray, shape (nt,)
-        Work w of the non-conservative forces (external loads and dampers) since t = 0 [J].
-    bar_violation : ndarray, shape (nt, n_bars)
-        |b| - l for each bar [m].
-    energy_violation : ndarray, shape (nt,)
-        Etot - w - E0 [J]; zero for the exact solution.
-    E0 : float
-        Total energy of the initial state [J].
-    stats : SimulationStats
-    structure : Structure
-    correction : str
-        The correction mode used.
-    """
-
-    t: np.ndarray
-    nodes: np.ndarray
-    velocities: np.ndarray
-    energy: np.ndarray
-    work: np.ndarray
-    bar_violation: np.ndarray
-    energy_violation: np.ndarray
-    E0: float
-    stats: SimulationStats
-    structure: Structure
-    correction: str
-
-    def __repr__(self) -> str:
-        if not len(self.t):
-            return "Trajectory(empty)"
-        return (f"Trajectory({len(self.t)} samples, t = {self.t[0]:g}..{self.t[-1]:g} s, "
-                f"max |bar violation| = {np.abs(self.bar_violation).max(initial=0):.2e} m, "
-                f"max |energy violation| = {np.abs(self.energy_violation).max():.2e} J)")
+def _model_options(bars, correction, integrator):
+    """Validated (correction, integrator) with the defaults of the bar model."""
+    _choices("bars", bars, _BARS)
+    if bars == "rigid":
+        correction = "energy" if correction is None else correction
+        _choices("correction", correction, _CORRECTIONS)
+    elif correction not in (None, "none"):
+        raise ValueError(f"correction={correction!r} is not available for compressible bars: only "
+                         "the linear fixed-coordinate constraints remain, and they are eliminated "
+                         "exactly (theory.md section 12.8); leave correction unset or 'none'")
+    else:
+        correction = "none"
+    integrator = _INTEGRATORS[bars][0] if integrator is None else integrator
+    if integrator not in _INTEGRATORS[bars]:
+        raise ValueError(f"integrator must be one of {', '.join(map(repr, _INTEGRATORS[bars]))} "
+                         f"for {bars} bars, got {integrator!r}")
+    return correction, integrator
 
 
-class SimulationError(RuntimeError):
-    """A simulation failed; carries the trajectory up to the last accepted step.
-
-    Attributes
-    ----------
-    time : float
-        Time [s] of the last accepted step before the failure.
-    cause : str
-        What went wrong and what to try.
-    trajectory : Trajectory
-        Everything computed up to the failure.
-    """
-
-    def __init__(self, time: float, cause: str, trajectory: Trajectory):
-        super().__init__(f"simulation failed at t = {time:.6g} s: {cause} "
-                         f"(the trajectory up to there is in the exception's .trajectory)")
-        self.time = time
-        self.cause = cause
-        self.trajectory = trajectory
-
-
-class _Progress:
-    """A one-line text progress bar on stderr."""
-
-    def __init__(self, t_final: float, width: int = 30):
-        self.t_final, self.width, self.shown = t_final, width, -1
-
-    def __call__(self, t: float) -> None:
-        pct = int(100 * t / self.t_final)
-        if pct != self.shown:
-            self.shown = pct
-            bar = "#" * (pct * self.width // 100)
-            sys.stderr.write(f"\r[{bar:<{self.width}}] {pct:3d}%  t = {t:.4g} s")
-            if pct >= 100:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-
-
-def _check_options(t_final, rtol, atol, correction, t_eval, max_step):
+def _check_options(t_final, rtol, atol, t_eval, max_step):
     if not (np.isfinite(t_final) and t_final > 0):
         raise ValueError(f"t_final must be a positive number of seconds, got {t_final!r}")
     for name, v in (("rtol", rtol), ("atol", atol)):
         if not (np.isfinite(v) and v > 0):
             raise ValueError(f"{name} must be positive, got {v!r}")
-    if correction not in _CORRECTIONS:
-        raise ValueError(f"correction must be one of {', '.join(map(repr, _CORRECTIONS))}, "
-                         f"got {correction!r}")
     if not max_step > 0:
         raise ValueError(f"max_step must be positive, got {max_step!r}")
     if t_eval is None:
@@ -161,7 +78,7 @@ def _check_options(t_final, rtol, atol, correction, t_eval, max_step):
     return t_eval
 
 
-def _initial_state(structure, model, velocities):
+def _initial_state(structure, velocities, constrained_bars):
     nq = 3 * structure.n_nodes
     qd = np.zeros(nq)
     if velocities is not None:
@@ -175,7 +92,7 @@ def _initial_state(structure, model, velocities):
             raise ValueError(f"velocities: node {c // 3} moves along its fixed {'xyz'[c % 3]} axis; "
                              "give zero velocity on fixed coordinates")
         q = structure.nodes.reshape(-1)
-        for k in model.constrained_bars:
+        for k in constrained_bars:
             i, j = structure.bar_nodes[k]
             b, bd = q[3 * j:3 * j + 3] - q[3 * i:3 * i + 3], qd[3 * j:3 * j + 3] - qd[3 * i:3 * i + 3]
             if abs(b @ bd) > 1e-9 * (np.linalg.norm(b) * np.linalg.norm(bd) + 1e-300):
@@ -215,10 +132,12 @@ def _force_function(force, n_nodes):
 
 
 def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float = 1e-10,
-             atol: float = 1e-10, correction: str = "energy", force=None, progress: bool = False,
-             velocities=None, max_step: float = np.inf, correction_tol: float = 1e-10,
-             max_correction_iterations: int = 10, include_radius: bool = False) -> Trajectory:
-    """Simulate a rigid-bar tensegrity structure with the direct energy correction.
+             atol: float = 1e-10, bars: str = "rigid", correction: str | None = None,
+             integrator: str | None = None, kinetic: str = "consistent", force=None,
+             progress: bool = False, velocities=None, max_step: float = np.inf,
+             correction_tol: float = 1e-10, max_correction_iterations: int = 10,
+             include_radius: bool = False) -> Trajectory:
+    """Simulate a tensegrity structure: rigid bars with the direct correction, or compressible bars.
 
     Parameters
     ----------
@@ -228,20 +147,39 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         End time [s].
     t_eval : array_like, optional
         Output times [s] within [0, t_final], increasing, filled by the steps' dense output
-        and put back on the constraints by the same correction as the steps. By default the
-        trajectory holds the initial state and every accepted step.
+        (for rigid bars put back on the constraints by the same correction as the steps).
+        By default the trajectory holds the initial state and every accepted step.
     rtol, atol : float
-        Relative and absolute tolerances of the Dormand-Prince 5(4) error test (max norm).
-    correction : {"energy", "geometric", "none"}
-        After every accepted step: ``"energy"`` corrects positions, velocities, energy and
-        work (the paper's scheme, theory.md section 10); ``"geometric"`` positions and
-        velocities only (w keeps its integrated value); ``"none"`` nothing.
+        Relative and absolute tolerances of the local error test (max norm with scale
+        atol + rtol max(|y0|, |y1|)). ``"radau5"`` maps them as Hairer's RADAU5 does
+        (see :func:`radau_tolerances`), so that both integrators give errors of the same size
+        at the same tolerances.
+    bars : {"rigid", "compressible"}
+        ``"rigid"``: bar lengths are constraints (theory.md sections 8-10).
+        ``"compressible"``: elastic bars with each bar's Young's modulus and Poisson's ratio,
+        bar lengths free (theory.md section 12).
+    correction : {"energy", "geometric", "none"}, optional
+        Rigid bars, after every accepted step: ``"energy"`` (the default) corrects positions,
+        velocities, energy and work (the paper's scheme, theory.md section 10);
+        ``"geometric"`` positions and velocities only (w keeps its integrated value);
+        ``"none"`` nothing. Compressible bars take no correction (``"none"``).
+    integrator : {"dopri54", "radau5"}, optional
+        ``"dopri54"`` (explicit, the only one for rigid bars) or ``"radau5"`` (implicit Radau
+        IIA of order 5 with the analytic Jacobian, the default for compressible bars, whose
+        axial modes make the problem stiff). Soft bars at loose tolerances may run faster with
+        ``"dopri54"``; metallic bars need ``"radau5"``.
+    kinetic : {"consistent", "paper"}
+        Kinetic energy of compressible bars (theory.md section 12.2): ``"consistent"``, the
+        uniform rod with axial stretch (always positive definite), or ``"paper"``, the paper's
+        translation + rotation, singular for a bar whose end nodes carry no other mass.
     force : callable ``force(t, q, qd) -> ndarray (n_nodes, 3)``, optional
         External nodal forces [N]; q and qd are flat (3 n_nodes,) arrays (x0, y0, z0, x1, ...).
+        The implicit integrator's Jacobian treats it as independent of the state.
     progress : bool
         Show a progress bar on stderr.
     velocities : array_like, shape (n_nodes, 3), optional
-        Initial node velocities [m/s]; they must not move fixed coordinates or stretch bars.
+        Initial node velocities [m/s]; they must not move fixed coordinates (nor stretch
+        rigid bars).
     max_step : float
         Largest step [s].
     correction_tol : float
@@ -252,7 +190,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         in ``stats.correction_failures`` and a warning is issued once.
     include_radius : bool
         Give bars the transverse inertia of solid cylinders of their radius instead of
-        slender rods (see :func:`tenscontrol.mass_matrix`).
+        slender rods (see :func:`tenscontrol.mass_matrix`; for compressible bars with the
+        Poisson radius change of theory.md section 12.1).
 
     Returns
     -------
@@ -261,64 +200,49 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     Raises
     ------
     ValueError
-        On invalid options or initial state.
+        On invalid options or initial state, and (``kinetic="paper"``) for a bar whose mass
+        matrix is singular; the message names the bar.
     SimulationError
         If the integration fails (non-finite state, step-size underflow, an error raised by
         `force`, or an interrupt); it carries the trajectory computed so far.
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
-    t_eval = _check_options(t_final, rtol, atol, correction, t_eval, max_step)
-    model = rigid_model(structure, include_radius)
-    y0 = _initial_state(structure, model, velocities)
-    nq = 3 * structure.n_nodes
-    W, M, G, col = model.W, model.M, model.G, model.col
-    bi, bj, bl2 = model.bar_args
-    si, sj, sk, sl0, sc, ssp = model.member_args
+    correction, integrator = _model_options(bars, correction, integrator)
+    t_eval = _check_options(t_final, rtol, atol, t_eval, max_step)
+    if bars == "rigid":
+        run = _RigidRun(structure, include_radius, correction, correction_tol,
+                        max_correction_iterations)
+    else:
+        run = _CompressibleRun(structure, kinetic, include_radius)
+    y0 = _initial_state(structure, velocities, run.constrained_bars)
     fext = _force_function(force, structure.n_nodes)
     try:  # a force function that cannot be called at the start is a usage error
         fext(0.0, y0)
     except _ForceError as exc:
         raise ValueError(str(exc)) from exc.__cause__
-    E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], M, G, si, sj, sk, sl0, ssp))
-
-    def fun(t, y):
-        dy = np.empty_like(y)
-        K.rhs(y, fext(t, y), W, G, bi, bj, si, sj, sk, sl0, sc, ssp, dy)
-        return dy
-
-    failures = [0]
-
-    def correct(t, y):
-        it, ok = K.correct(y, E0, correction == "energy", correction_tol, correction_tol,
-                           correction_tol, max_correction_iterations,
-                           M, G, bi, bj, bl2, si, sj, sk, sl0, ssp, col)
-        if not ok:
-            if failures[0] == 0:
-                warnings.warn(f"correction did not converge in {max_correction_iterations} "
-                              f"iterations at t = {t:.6g} s; tighten rtol/atol or raise "
-                              "max_correction_iterations", RuntimeWarning, stacklevel=4)
-            failures[0] += 1
-        if not np.all(np.isfinite(y)):
-            raise FloatingPointError("the corrected state is not finite")
-        return it, it > 0
-
-    recorder = _Recorder(y0, t_eval, None if correction == "none" else correct)
-    stats = {}
+    run.start(y0, fext)
+    recorder = _Recorder(y0, t_eval, run.project)
+    stats = {"integrator": integrator}
     start = time.perf_counter()
 
     def result():
-        return _trajectory(structure, model, correction, recorder, E0, stats, failures[0],
-                           time.perf_counter() - start)
+        return run.trajectory(recorder, stats, time.perf_counter() - start)
 
+    options = dict(rtol=rtol, atol=atol, max_step=max_step, stats=stats,
+                   progress=Progress(t_final) if progress else None)
     try:
-        dopri54(fun, 0.0, y0, float(t_final), rtol=rtol, atol=atol,
-                correct=None if correction == "none" else correct, record=recorder,
-                max_step=max_step, stats=stats, progress=_Progress(t_final) if progress else None)
+        if integrator == "radau5":
+            options["rtol"], options["atol"] = radau_tolerances(rtol, atol)
+            radau5(run.fun, run.jac, 0.0, y0, float(t_final), record=recorder.radau, **options)
+        else:
+            dopri54(run.fun, 0.0, y0, float(t_final), correct=run.project,
+                    record=recorder.dopri, **options)
     except (StepSizeError, FloatingPointError, KeyboardInterrupt, _ForceError) as exc:
         if isinstance(exc, StepSizeError):
             cause = (f"{exc}; the motion may be singular or very stiff (light nodes on stiff "
-                     "strings): check the structure, or loosen rtol/atol")
+                     "strings, or stiff bars: try bars='compressible' with integrator='radau5'): "
+                     "check the structure, or loosen rtol/atol")
         elif isinstance(exc, FloatingPointError):
             cause = f"{exc}; check the loads and the structure for a singular configuration"
         elif isinstance(exc, KeyboardInterrupt):
@@ -329,6 +253,106 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
             sys.stderr.write("\n")
         raise SimulationError(recorder.t_reached, cause, result()) from exc.__cause__
     return result()
+
+
+def radau_tolerances(rtol: float, atol: float) -> tuple[float, float]:
+    """The Radau IIA error-test tolerances that give the accuracy `rtol`, `atol` ask for.
+
+    Radau IIA's embedded error estimate is only of order 3 while the solution is of order 5,
+    so testing it against the user's tolerance over-resolves; Hairer and Wanner's RADAU5 code
+    therefore tests against 0.1 rtol^(2/3) (atol scaled alike). Measured on the damped HDPE
+    T-bar over 10 s at rtol = atol = 1e-8: without the mapping the nodes are 100x more
+    accurate than Dormand-Prince's (4e-10 m against 4.5e-8 m) at 2.3x its steps; with it
+    they match (4.0e-8 m) at 0.9x its steps (benchmarks/bench_compressible.py).
+    """
+    mapped = 0.1 * rtol ** (2.0 / 3.0)
+    return mapped, atol * mapped / rtol
+
+
+class _RigidRun:
+    """The rigid-bar model in the step loop: derivative, correction and output quantities."""
+
+    def __init__(self, structure, include_radius, correction, tol, max_iterations):
+        self.structure, self.correction = structure, correction
+        self.model = rigid_model(structure, include_radius)
+        self.constrained_bars = self.model.constrained_bars
+        self.tol, self.max_iterations, self.failures = tol, max_iterations, 0
+        self.project = None if correction == "none" else self._correct
+
+    def start(self, y0, fext):
+        m = self.model
+        self.fext = fext
+        self.args = (m.W, m.G, *m.bar_args[:2], *m.member_args)
+        nq = m.n_coordinates
+        si, sj, sk, sl0, _, ssp = m.member_args
+        self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], m.M, m.G, si, sj, sk, sl0, ssp))
+
+    def fun(self, t, y):
+        dy = np.empty_like(y)
+        K.rhs(y, self.fext(t, y), *self.args, dy)
+        return dy
+
+    def _correct(self, t, y):
+        m = self.model
+        bi, bj, bl2 = m.bar_args
+        si, sj, sk, sl0, _, ssp = m.member_args
+        tol = self.tol
+        it, ok = K.correct(y, self.E0, self.correction == "energy", tol, tol, tol,
+                           self.max_iterations, m.M, m.G, bi, bj, bl2, si, sj, sk, sl0, ssp, m.col)
+        if not ok:
+            if self.failures == 0:
+                warnings.warn(f"correction did not converge in {self.max_iterations} "
+                              f"iterations at t = {t:.6g} s; tighten rtol/atol or raise "
+                              "max_correction_iterations", RuntimeWarning, stacklevel=5)
+            self.failures += 1
+        if not np.all(np.isfinite(y)):
+            raise FloatingPointError("the corrected state is not finite")
+        return it, it > 0
+
+    def trajectory(self, recorder, stats, wall):
+        s, m = self.structure, self.model
+        t, Y = recorder.arrays(2 * m.n_coordinates + 1)
+        si, sj, sk, sl0, _, ssp = m.member_args
+        energy = K.energies(Y, m.M, m.G, si, sj, sk, sl0, ssp)
+        bars = s.bar_nodes
+        viol = K.bar_violations(Y, np.ascontiguousarray(bars[:, 0]),
+                                np.ascontiguousarray(bars[:, 1]), np.array(s.bar_lengths))
+        return _trajectory(s, t, Y, energy, viol, self.E0, stats, self.failures, wall,
+                           self.correction, "rigid", None)
+
+
+class _CompressibleRun:
+    """The compressible-bar model in the step loop: derivative and its analytic Jacobian."""
+
+    constrained_bars = ()
+    project = None
+
+    def __init__(self, structure, kinetic, include_radius):
+        self.structure, self.kinetic = structure, kinetic
+        self.model = compressible_model(structure, kinetic, include_radius)
+        self.args = self.model.kernel_args
+
+    def start(self, y0, fext):
+        self.fext = fext
+        self.E0 = float(CK.energies(y0[None, :], *self.args)[0])
+        self.J = np.empty((y0.size, y0.size))
+
+    def fun(self, t, y):
+        dy = np.empty_like(y)
+        CK.rhs(y, self.fext(t, y), *self.args, dy)
+        return dy
+
+    def jac(self, t, y):
+        J = np.empty_like(self.J)
+        CK.jacobian(y, self.fext(t, y), *self.args, J)
+        return J
+
+    def trajectory(self, recorder, stats, wall):
+        s = self.structure
+        t, Y = recorder.arrays(6 * s.n_nodes + 1)
+        energy = CK.energies(Y, *self.args)
+        return _trajectory(s, t, Y, energy, np.zeros((len(t), 0)), self.E0, stats, 0, wall,
+                           "none", "compressible", self.kinetic)
 
 
 class _Recorder:
@@ -348,7 +372,15 @@ class _Recorder:
         self.states = [y0.copy()] if keep_initial else []
         self.next = len(self.times)  # index of the next t_eval entry to fill
 
-    def __call__(self, t0, y0, h, y_unc, y1, K):
+    def dopri(self, t0, y0, h, y_unc, y1, K):
+        """The record callback of :func:`dopri54`."""
+        self.step(t0, h, y1, lambda theta: dense_output(y0, y_unc, y1, K, h, theta))
+
+    def radau(self, t0, y0, h, y1, dense):
+        """The record callback of :func:`radau5`."""
+        self.step(t0, h, y1, dense)
+
+    def step(self, t0, h, y1, dense):
         if not np.all(np.isfinite(y1)):
             raise FloatingPointError("the state became non-finite")
         t1 = t0 + h
@@ -362,26 +394,27 @@ class _Recorder:
             k1 += 1
         if k1 > k0:
             theta = np.clip((self.t_eval[k0:k1] - t0) / h, 0.0, 1.0)
-            for t, y in zip(self.t_eval[k0:k1], dense_output(y0, y_unc, y1, K, h, theta)):
+            for t, y in zip(self.t_eval[k0:k1], np.array(dense(theta))):
                 if self.project is not None:
                     self.project(t, y)
                 self.states.append(y)
             self.times.extend(self.t_eval[k0:k1])
             self.next = k1
 
+    def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
+        """Output times (nt,) and states (nt, n_state)."""
+        t = np.array(self.times)
+        return t, np.ascontiguousarray(np.array(self.states).reshape(len(t), n_state))
 
-def _trajectory(structure, model, correction, recorder, E0, stats, failures, wall):
+
+def _trajectory(structure, t, Y, energy, viol, E0, stats, failures, wall, correction, bars,
+                kinetic):
     nq = 3 * structure.n_nodes
-    t = np.array(recorder.times)
-    Y = np.array(recorder.states).reshape(len(t), 2 * nq + 1)
-    si, sj, sk, sl0, _, ssp = model.member_args
-    energy = K.energies(Y, model.M, model.G, si, sj, sk, sl0, ssp)
     work = Y[:, 2 * nq].copy()
-    bars = structure.bar_nodes
-    viol = K.bar_violations(Y, np.ascontiguousarray(bars[:, 0]), np.ascontiguousarray(bars[:, 1]),
-                            np.array(structure.bar_lengths))
     st = SimulationStats(stats.get("accepted", 0), stats.get("rejected", 0), stats.get("rhs", 0),
-                         stats.get("correction_iterations", 0), failures, wall)
+                         stats.get("correction_iterations", 0), failures, wall,
+                         stats["integrator"], stats.get("jacobians", 0), stats.get("lu", 0),
+                         stats.get("newton_iterations", 0))
     n = structure.n_nodes
     return Trajectory(t, Y[:, :nq].reshape(-1, n, 3), Y[:, nq:2 * nq].reshape(-1, n, 3), energy,
-                      work, viol, energy - work - E0, E0, st, structure, correction)
+                      work, viol, energy - work - E0, E0, st, structure, correction, bars, kinetic)

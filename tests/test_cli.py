@@ -126,18 +126,24 @@ def test_demo_writes_plots_and_prints_the_figures(tmp_path, capsys):
     assert main(["demo", "--out-dir", str(out_dir)]) == 0
     text = capsys.readouterr().out
     pngs = sorted(out_dir.glob("*.png"))
-    assert len(pngs) == 3
+    assert len(pngs) == 6
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert str(png) in text
     bar = [float(v) for v in re.findall(r"max \|bar violation\|\s+(\S+) m", text)]
-    energy = [float(v) for v in re.findall(r"max \|energy violation\|\s+(\S+) J", text)]
+    energy = [float(v) for v in re.findall(r"max \|energy violation\|\s+(\S+) J", text)][:2]
     assert len(bar) == len(energy) == 2  # corrected run, then the uncorrected one
     assert bar[0] <= 1e-10 and energy[0] <= 1e-9
     assert bar[1] > bar[0] and energy[1] > energy[0]  # the drift without correction
     for figure in ("accepted", "rejected", "derivative evaluations", "correction iterations",
-                   "wall time"):
+                   "wall time", "compressible hdpe bars", "compressible aluminium bars",
+                   "Jacobians, LU", "prestress, rigid bars", "minimal", "Hankel singular values",
+                   "soft against metallic bars", "compliance eigenvalue 4"):
         assert figure in text
+    # the minimal orders printed beside the theory's count (rigid T-bar 4, compressible 8)
+    orders = re.findall(r"^(rigid|compressible)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", text, re.M)
+    assert [(b, int(m), int(t)) for b, _, _, m, t in orders] == [("rigid", 4, 4),
+                                                                 ("compressible", 8, 8)]
 
 
 def test_python_m_tenscontrol_bad_file_exits_2_without_traceback(tmp_path):

@@ -1,0 +1,259 @@
+"""Soft against metallic bars: the same structure with different bar materials, side by side.
+
+:func:`compare_materials` gives each material's bar mass, the linear model's H2 and H-inf norms
+from a disturbance force to chosen outputs, the compliance eigenvalues, the lowest natural
+frequencies, and the nonlinear response to a doublet force. The paper's Table 2 lost the
+definitions of its rows (examples.md section 6.5); the definitions in the docstring of
+:func:`compare_materials` are tenscontrol's and are the reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from .linearization import linearize
+from .norms import h2_norm, hinf_norm
+from .reduction import minimal_realization
+from .simulation import simulate
+from .stiffness import compliance
+from .structure import Structure
+
+__all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "doublet"]
+
+_AXES = "xyz"
+
+
+def doublet(n_nodes: int, node: int, axis: str, amplitude: float = 10.0, half_period: float = 1.0):
+    """A doublet force ``force(t, q, qd) -> (n_nodes, 3)`` [N] on one coordinate.
+
+    +amplitude for 0 <= t < half_period, -amplitude for half_period <= t < 2 half_period,
+    0 afterwards; its L2 norm is ``amplitude * sqrt(2 half_period)`` [N s^0.5].
+    """
+    c = 3 * node + _AXES.index(axis)
+
+    def force(t, q=None, qd=None):
+        f = np.zeros(3 * n_nodes)
+        if t < half_period:
+            f[c] = amplitude
+        elif t < 2 * half_period:
+            f[c] = -amplitude
+        return f.reshape(n_nodes, 3)
+
+    return force
+
+
+@dataclass(frozen=True)
+class MaterialFigures:
+    """The figures of one bar material; see :func:`compare_materials` for the definitions.
+
+    Attributes
+    ----------
+    material : str
+    bar_mass : float
+        Total bar mass [kg].
+    h2, hinf : float
+        Linear-model norms from the disturbance force [N] to the output deviations [m]:
+        H2 [m/(N s^0.5)] and H-inf [m/N].
+    compliance_eigenvalues : ndarray
+        Eigenvalues of the compliance matrix, ascending [m/N].
+    natural_frequencies : ndarray
+        Lowest undamped natural frequencies of the linear model [Hz].
+    peak : float
+        Peak output deviation of the nonlinear doublet response [m].
+    peak_ratio : float
+        peak / |u|_2 [m/(N s^0.5)]; for a linear system at most the H2 norm.
+    energy_ratio : float
+        |y|_2 / |u|_2 over the window [m/N]; for a linear system at most the H-inf norm.
+    order : int
+        Order of the minimal realization behind the norms.
+    """
+
+    material: str
+    bar_mass: float
+    h2: float
+    hinf: float
+    compliance_eigenvalues: np.ndarray
+    natural_frequencies: np.ndarray
+    peak: float
+    peak_ratio: float
+    energy_ratio: float
+    order: int
+
+
+@dataclass(frozen=True, eq=False)
+class MaterialComparison:
+    """The result of :func:`compare_materials`; ``print()`` it for a table.
+
+    Attributes
+    ----------
+    rows : tuple of MaterialFigures
+    disturbance : str
+        The disturbance channel, e.g. ``"fz2"``.
+    outputs : tuple of str
+        The output coordinates, e.g. ``("x2", "z2", "x3", "z3")``.
+    amplitude, half_period, t_final : float
+        The doublet [N], [s] and the simulated window [s].
+    t : ndarray, shape (nt,)
+        Times of the nonlinear responses [s].
+    responses : tuple of ndarray, shape (nt, n_outputs)
+        Output deviations of each material's nonlinear doublet response [m].
+    """
+
+    rows: tuple
+    disturbance: str
+    outputs: tuple
+    amplitude: float
+    half_period: float
+    t_final: float
+    t: np.ndarray
+    responses: tuple
+
+    def __str__(self) -> str:
+        names = [r.material for r in self.rows]
+        width = max(12, *(len(n) + 2 for n in names))
+        lines = [f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
+                 f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "
+                 f"{self.half_period:g} s, window {self.t_final:g} s",
+                 f"{'':<34}" + "".join(f"{n:>{width}}" for n in names)]
+
+        def row(label, values, fmt):
+            lines.append(f"{label:<34}" + "".join(f"{format(v, fmt):>{width}}" for v in values))
+
+        row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
+        row("minimal order", [r.order for r in self.rows], "d")
+        row("H2 norm, linear [m/(N s^.5)]", [r.h2 for r in self.rows], ".4g")
+        row("H-inf norm, linear [m/N]", [r.hinf for r in self.rows], ".4g")
+        row("peak/|u|2, nonlinear [m/(N s^.5)]", [r.peak_ratio for r in self.rows], ".4g")
+        row("|y|2/|u|2, nonlinear [m/N]", [r.energy_ratio for r in self.rows], ".4g")
+        row("peak deflection [m]", [r.peak for r in self.rows], ".4g")
+        n_eig = min(len(r.compliance_eigenvalues) for r in self.rows)
+        for k in range(n_eig):
+            row(f"compliance eigenvalue {k + 1} [m/N]",
+                [r.compliance_eigenvalues[k] for r in self.rows], ".5e")
+        n_f = min(len(r.natural_frequencies) for r in self.rows)
+        for k in range(n_f):
+            row(f"natural frequency {k + 1} [Hz]", [r.natural_frequencies[k] for r in self.rows],
+                ".4g")
+        return "\n".join(lines)
+
+    def plot(self):
+        """The nonlinear doublet responses and the norms (a matplotlib Figure)."""
+        from .plotting import plot_material_comparison
+
+        return plot_material_comparison(self)
+
+
+def with_bar_material(structure: Structure, material: str) -> Structure:
+    """A copy of `structure` whose bars take density, Young's modulus and Poisson's ratio from
+    the preset `material` (radius and rest length kept)."""
+    bars = [dataclasses.replace(b, material=material, density=None, youngs_modulus=None,
+                                poisson=None) for b in structure.bars]
+    return Structure(structure.nodes, bars, structure.strings, structure.fixed,
+                     structure.point_masses, structure.gravity,
+                     f"{structure.name}/{material}")
+
+
+def _channel(structure: Structure, node, axis, what: str) -> tuple[int, str]:
+    if not isinstance(node, (int, np.integer)) or not 0 <= node < structure.n_nodes:
+        raise ValueError(f"{what}: node {node!r} out of range; the structure has "
+                         f"{structure.n_nodes} nodes")
+    if axis not in _AXES:
+        raise ValueError(f"{what}: axis must be 'x', 'y' or 'z', got {axis!r}")
+    if structure.fixed[node, _AXES.index(axis)]:
+        raise ValueError(f"{what}: node {node} is fixed in {axis}; choose a free coordinate")
+    return int(node), axis
+
+
+def _output_channels(structure: Structure, outputs) -> list[tuple[int, str]]:
+    if outputs is None:
+        return [(int(c) // 3, _AXES[c % 3]) for c in structure.free_coordinates]
+    return [_channel(structure, n, a, "outputs") for n, a in outputs]
+
+
+def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
+                      disturbance=(2, "z"), outputs=None, amplitude: float = 10.0,
+                      half_period: float = 1.0, t_final: float = 10.0, kinetic: str = "consistent",
+                      at_rest: str = "taut", n_frequencies: int = 4, rtol: float = 1e-8,
+                      atol: float = 1e-10, dt: float = 1e-3) -> MaterialComparison:
+    """Compare bar materials on one structure, linear and nonlinear, with compressible bars.
+
+    For each material the bars take the preset's density, Young's modulus and Poisson's
+    ratio (radius kept), and:
+
+    - **bar mass**: sum of rho pi r^2 l over the bars [kg];
+    - **H2, H-inf**: norms of the passive linear model (theory.md section 13: strings and bars
+      follow their elastic laws) of the compressible structure at its configuration, from the
+      disturbance force to the deviations of the output coordinates, computed on its minimal
+      realization (structural projection, then balanced truncation);
+    - **compliance eigenvalues**: eig(K_red^-1) of the tangent stiffness on the free
+      coordinates (theory.md section 15) [m/N];
+    - **natural frequencies**: the lowest sqrt(eig(K_e, M_e)) / 2 pi of the elastic model [Hz];
+    - **nonlinear doublet response**: the compressible-bar simulation from rest under
+      :func:`doublet` (`amplitude`, `half_period`) on the disturbance coordinate over
+      [0, `t_final`], sampled every `dt`; with y(t) the vector of output deviations and
+      |u|_2 = amplitude sqrt(2 half_period): ``peak = max_t |y(t)|`` (Euclidean over the
+      outputs), ``peak_ratio = peak / |u|_2`` (the L2 -> L-inf gain, at most the H2 norm for a
+      linear single-input system) and ``energy_ratio = |y|_2 / |u|_2`` with the trapezoidal
+      L2 norm over the window (at most the H-inf norm for a linear system).
+
+    Parameters
+    ----------
+    structure : Structure
+        At an equilibrium in its given configuration (use :func:`tenscontrol.equilibrium`
+        first if it is not); its bars' radii and rest lengths are kept.
+    materials : sequence of str
+        Presets of :data:`tenscontrol.materials.MATERIALS`.
+    disturbance : (int, str)
+        Node and axis of the disturbance force, e.g. ``(2, "z")``.
+    outputs : sequence of (int, str), optional
+        Output coordinates; all free coordinates by default.
+    amplitude, half_period, t_final : float
+        The doublet [N], [s] and the simulated window [s].
+    kinetic : {"consistent", "paper"}
+        Kinetic-energy form of the compressible bars.
+    at_rest : {"taut", "slack"}
+        Linear-model rule for strings exactly at their rest length (theory.md section 11.3).
+        ``"taut"`` (the default here, as in the paper's study of unprestressed structures)
+        takes their tension-side stiffness.
+    n_frequencies : int
+        How many natural frequencies to report.
+    rtol, atol, dt : float
+        Tolerances of the nonlinear simulation and its output interval [s].
+
+    Returns
+    -------
+    MaterialComparison
+    """
+    node, axis = _channel(structure, *disturbance, "disturbance")
+    channels = _output_channels(structure, outputs)
+    d_name = f"f{axis}{node}"
+    y_names = [f"{a}{n}" for n, a in channels]
+    y_index = np.array([3 * n + _AXES.index(a) for n, a in channels])
+    t_eval = np.linspace(0.0, t_final, int(round(t_final / dt)) + 1)
+    u_l2 = amplitude * np.sqrt(2 * half_period)
+    rows, responses = [], []
+    for name in materials:
+        s = with_bar_material(structure, name)
+        model = linearize(s, bars="compressible", kind="passive", kinetic=kinetic, at_rest=at_rest)
+        minimal = minimal_realization(model)
+        sys = minimal.sys[y_names, [d_name]]
+        el = minimal.elastic
+        w2 = np.sort(np.real(np.linalg.eigvals(np.linalg.solve(el.M_e, el.K_e))))
+        freqs = np.sqrt(np.clip(w2, 0, None))[:n_frequencies] / (2 * np.pi)
+        comp = compliance(s, bars="compressible", at_rest=at_rest)
+        traj = simulate(s, t_final, bars="compressible", kinetic=kinetic, t_eval=t_eval,
+                        force=doublet(s.n_nodes, node, axis, amplitude, half_period),
+                        rtol=rtol, atol=atol)
+        y = traj.nodes.reshape(len(traj.t), -1)[:, y_index] - s.nodes.reshape(-1)[y_index]
+        mag = np.linalg.norm(y, axis=1)
+        peak = float(mag.max())
+        y_l2 = float(np.sqrt(np.trapezoid(mag**2, traj.t)))
+        rows.append(MaterialFigures(name, float(s.bar_masses.sum()), h2_norm(sys), hinf_norm(sys),
+                                    np.sort(comp.eigenvalues), freqs, peak, peak / u_l2,
+                                    y_l2 / u_l2, minimal.order))
+        responses.append(y)
+    return MaterialComparison(tuple(rows), d_name, tuple(y_names), float(amplitude),
+                              float(half_period), float(t_final), t_eval, tuple(responses))

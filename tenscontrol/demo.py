@@ -1,0 +1,210 @@
+"""The ``tenscontrol demo``: the whole pipeline on the T-bar, stage by stage.
+
+Each stage is a function of one :class:`DemoContext`; :data:`DEMO_STEPS` runs them in order:
+the rigid T-bar with and without the energy correction, compressible HDPE and aluminium bars,
+then (stages appended by the linear-analysis tools) prestress, linearization, reduction, norms
+and the soft-against-metallic table. Every stage prints its figures and may write plots into
+``ctx.out_dir``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .simulation import Trajectory, simulate
+
+__all__ = ["DEMO_STEPS", "DemoContext", "run_demo"]
+
+
+def _max_abs(a: np.ndarray) -> float:
+    return float(np.abs(a).max(initial=0.0))
+
+
+@dataclass
+class DemoContext:
+    """What the demo's stages share.
+
+    Attributes
+    ----------
+    out_dir : Path
+        Where the stages write their files (created before the first stage).
+    structure : Structure or None
+        The structure under study, set by the first stage.
+    runs : dict of str to Trajectory
+        Simulation results by name.
+    files : list of Path
+        Files written so far.
+    equilibria : dict of str to Equilibrium
+        The prestressed T-bar by bar model.
+    models : dict of str to MinimalRealization
+        Reduced linear models by bar model.
+    """
+
+    out_dir: Path
+    structure: object = None
+    runs: dict = field(default_factory=dict)
+    files: list = field(default_factory=list)
+    equilibria: dict = field(default_factory=dict)
+    models: dict = field(default_factory=dict)
+
+
+DEMO_T_FINAL = 10.0
+DEMO_TOL = 1e-10
+
+
+def _demo_structure(ctx: DemoContext) -> None:
+    from . import catalog
+
+    ctx.structure = catalog.tbar("stedy", damping=1.0)
+    s = ctx.structure
+    print(f"T-bar '{s.name}': {s.n_nodes} nodes, {s.n_bars} bars, {s.n_strings} strings, "
+          f"mass {s.total_mass:.4g} kg; released from rest with strings m1, m3 pre-stretched")
+
+
+def _demo_run(ctx: DemoContext, correction: str) -> Trajectory:
+    traj = simulate(ctx.structure, DEMO_T_FINAL, rtol=DEMO_TOL, atol=DEMO_TOL,
+                    correction=correction)
+    ctx.runs[correction] = traj
+    print(f"\n== {DEMO_T_FINAL:g} s, rtol = atol = {DEMO_TOL:g}, correction = {correction} ==")
+    print(traj.summary())
+    return traj
+
+
+def _demo_warm_up(ctx: DemoContext) -> None:
+    start = time.perf_counter()
+    simulate(ctx.structure, 1e-3)
+    print(f"kernels ready in {time.perf_counter() - start:.2g} s (compiled on the first run on "
+          "this machine, loaded from the on-disk cache afterwards)")
+
+
+def _demo_energy_correction(ctx: DemoContext) -> None:
+    _demo_run(ctx, "energy")
+
+
+def _demo_drift(ctx: DemoContext) -> None:
+    free = _demo_run(ctx, "none")
+    corrected = ctx.runs["energy"]
+    tiny = np.finfo(float).tiny
+    bar = _max_abs(free.bar_violation) / max(_max_abs(corrected.bar_violation), tiny)
+    energy = _max_abs(free.energy_violation) / max(_max_abs(corrected.energy_violation), tiny)
+    print(f"  without correction the bars drift {bar:.3g}x and the energy {energy:.3g}x "
+          "further than with it")
+
+
+def _demo_plots(ctx: DemoContext) -> None:
+    from .plotting import plot_node_paths, plot_violations
+
+    name = ctx.structure.name
+    figures = [(f"{name}-node-paths.png", plot_node_paths(ctx.runs["energy"]))]
+    figures += [(f"{name}-violations-{c}.png", plot_violations(traj))
+                for c, traj in ctx.runs.items()]
+    print("\nplots:")
+    for filename, fig in figures:
+        path = ctx.out_dir / filename
+        fig.savefig(path, dpi=120)
+        ctx.files.append(path)
+        print(f"  {path}")
+
+
+def _save(ctx: DemoContext, filename: str, fig) -> None:
+    path = ctx.out_dir / filename
+    fig.savefig(path, dpi=120)
+    ctx.files.append(path)
+    print(f"  plot: {path}")
+
+
+def _demo_compressible(ctx: DemoContext) -> None:
+    from . import catalog
+    from .plotting import plot_bar_models
+
+    rigid = ctx.runs["energy"]
+    runs = []
+    for material in ("hdpe", "aluminium"):
+        s = catalog.tbar("stedy", damping=1.0, bar_material=material)
+        traj = simulate(s, DEMO_T_FINAL, bars="compressible", t_eval=rigid.t, rtol=1e-8,
+                        atol=1e-8)
+        ctx.runs[f"compressible-{material}"] = traj
+        runs.append(traj)
+        k_b = s.bar_stiffness[0]
+        print(f"\n== compressible {material} bars (E = {s.bars[0].youngs_modulus / 1e9:g} GPa, "
+              f"k_b = {k_b:.4g} N/m), {DEMO_T_FINAL:g} s, rtol = atol = 1e-8 ==")
+        print(traj.summary())
+        same = simulate(s, DEMO_T_FINAL, t_eval=rigid.t, rtol=1e-8, atol=1e-8)
+        diff = np.linalg.norm(traj.nodes - same.nodes, axis=2).max()
+        print(f"  max node distance to rigid {material} bars  {diff:.3e} m")
+    _save(ctx, "tbar-compressible-hdpe-vs-aluminium.png",
+          plot_bar_models(runs, ["HDPE", "aluminium"], nodes=[2, 3]))
+
+
+DEMO_GAMMA_MIN = 10.0  # N/m, the prestress floor of the demo's T-bar
+
+
+def _demo_prestress(ctx: DemoContext) -> None:
+    from .statics import equilibrium
+
+    for bars in ("rigid", "compressible"):
+        eq = equilibrium(ctx.structure, gamma_min=DEMO_GAMMA_MIN, bars=bars)
+        ctx.equilibria[bars] = eq
+        print(f"\n== prestress, {bars} bars: minimum total force density with gamma >= "
+              f"{DEMO_GAMMA_MIN:g} N/m ==")
+        print(eq.summary())
+
+
+def _demo_linear_model(ctx: DemoContext) -> None:
+    from .linearization import linearize
+    from .norms import h2_norm, hinf_norm
+    from .plotting import plot_hankel_singular_values
+    from .reduction import minimal_realization
+
+    print("\n== linear models about the prestressed equilibrium (passive: strings elastic) ==")
+    print(f"{'bars':<14}{'full order':>11}{'structural':>11}{'minimal':>9}{'theory':>8}"
+          f"{'H2 d->y':>12}{'H-inf d->y':>12}")
+    for bars in ("rigid", "compressible"):
+        s = ctx.equilibria[bars].structure
+        model = linearize(s, bars=bars, kind="passive")
+        minimal = minimal_realization(model)
+        ctx.models[bars] = minimal
+        n_c = model.constraint_jacobian.shape[0]
+        theory = 2 * (3 * s.n_nodes - n_c)
+        sys = minimal.sys[list(model.output_names), list(model.disturbance_names)]
+        print(f"{bars:<14}{minimal.full_order:>11}{minimal.structural_order:>11}"
+              f"{minimal.order:>9}{theory:>8}{h2_norm(sys):>12.4g}{hinf_norm(sys):>12.4g}")
+    print("  theory: 2 (3n - fixed coordinates - independent bar constraints); norms from all "
+          "nodal forces [N] to all node positions [m]")
+    hsv = ctx.models["rigid"].hsv
+    print(f"  Hankel singular values (rigid): {np.array2string(hsv, precision=4)}")
+    _save(ctx, "tbar-hankel-singular-values.png",
+          plot_hankel_singular_values(ctx.models["compressible"]))
+
+
+def _demo_materials(ctx: DemoContext) -> None:
+    from . import catalog
+    from .comparison import compare_materials
+
+    table = compare_materials(catalog.tbar("table2", damping=100.0), ("hdpe", "aluminium"))
+    print("\n== soft against metallic bars (the paper's Table 2 study, examples.md 6) ==")
+    print(table)
+    _save(ctx, "tbar-soft-vs-metallic.png", table.plot())
+
+
+DEMO_STEPS: list[Callable[[DemoContext], None]] = [
+    _demo_structure, _demo_warm_up, _demo_energy_correction, _demo_drift, _demo_plots,
+    _demo_compressible, _demo_prestress, _demo_linear_model, _demo_materials,
+]
+"""The demo's stages, run in order on one :class:`DemoContext`; append to extend the demo."""
+
+
+def run_demo(out_dir) -> DemoContext:
+    """Run every stage of :data:`DEMO_STEPS` with plots written to `out_dir` (created)."""
+    ctx = DemoContext(Path(out_dir))
+    ctx.out_dir.mkdir(parents=True, exist_ok=True)
+    for step in DEMO_STEPS:
+        step(ctx)
+    return ctx
+
+
