@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .linearization import linearize
+from .materials import material
 from .norms import h2_norm, hinf_norm
 from .reduction import minimal_realization
 from .simulation import simulate
@@ -148,12 +149,36 @@ class MaterialComparison:
 
 def with_bar_material(structure: Structure, material: str) -> Structure:
     """A copy of `structure` whose bars take density, Young's modulus and Poisson's ratio from
-    the preset `material` (radius and rest length kept)."""
-    bars = [dataclasses.replace(b, material=material, density=None, youngs_modulus=None,
-                                poisson=None) for b in structure.bars]
+    the preset `material`, with the radius and the bar force densities kept.
+
+    A prestressed compressible bar (rest length != length) gets the rest length that gives
+    the same force density psi = k_b (1 - l0/l) with the new Young's modulus, so that an
+    equilibrium stays an equilibrium.
+    """
+    psi = _bar_prestress(structure)
+    bars = []
+    for b, p, l in zip(structure.bars, psi, structure.bar_lengths):
+        new = dataclasses.replace(b, material=material, density=None, youngs_modulus=None,
+                                  poisson=None)
+        if p != 0.0:
+            ea = _preset_modulus(new) * np.pi * b.radius**2
+            new = dataclasses.replace(new, rest_length=ea / (p + ea / l))
+        bars.append(new)
     return Structure(structure.nodes, bars, structure.strings, structure.fixed,
                      structure.point_masses, structure.gravity,
                      f"{structure.name}/{material}")
+
+
+def _bar_prestress(structure: Structure) -> np.ndarray:
+    """Bar force densities psi [N/m] at the configuration; 0 for bars without a rest length."""
+    if all(b.rest_length is None for b in structure.bars):
+        return np.zeros(structure.n_bars)
+    l0, l = structure.bar_rest_lengths, structure.bar_lengths
+    return np.where(l0 != l, structure.bar_stiffness * (1.0 - l0 / l), 0.0)
+
+
+def _preset_modulus(bar) -> float:
+    return material(bar.material).youngs_modulus
 
 
 def _channel(structure: Structure, node, axis, what: str) -> tuple[int, str]:

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg
 
 from . import _compressible_kernels as CK
-from .dynamics import gravity_vector, mass_matrix, rigid_model
+from .dynamics import bar_mass_matrix, gravity_vector, mass_matrix, rigid_model
 from .structure import Structure
 
 __all__ = [
@@ -120,20 +120,6 @@ class CompressibleBarModel:
                 self.const_mass)
 
 
-def _constant_mass(structure: Structure, mu0: np.ndarray) -> np.ndarray:
-    """sum_bars m Xbar^T Xbar + mu0 H, plus point masses (3n, 3n) [kg]."""
-    n = structure.n_nodes
-    M = np.zeros((n, n))
-    for (i, j), m, mu in zip(structure.bar_nodes, structure.bar_masses, mu0):
-        M[i, i] += m / 4 + mu
-        M[j, j] += m / 4 + mu
-        M[i, j] += m / 4 - mu
-        M[j, i] += m / 4 - mu
-    for pm in structure.point_masses:
-        M[pm.node, pm.node] += pm.mass
-    return np.kron(M, np.eye(3))
-
-
 def _singular_bars(structure: Structure, M: np.ndarray) -> list[int]:
     """Bars whose free stretch mode (n_i, n_j moving apart along b) has no kinetic energy."""
     q = structure.nodes.reshape(-1)
@@ -178,7 +164,7 @@ def _model_cached(structure: Structure, kinetic: str, include_radius: bool):
     m, l0 = structure.bar_masses, structure.bar_rest_lengths
     r0 = np.array([b.radius for b in structure.bars], dtype=float)
     paper = kinetic == "paper"
-    M0 = _constant_mass(structure, np.zeros_like(m)) if paper else mass_matrix(structure)
+    M0 = bar_mass_matrix(structure, np.zeros_like(m)) if paper else mass_matrix(structure)
     a0 = m / 12 if paper else np.zeros_like(m)
     ra = m * r0**2 * l0 ** (2 * nu) / 4 if include_radius else np.zeros_like(m)
     const = not (np.any(a0) or np.any(ra))

@@ -41,15 +41,25 @@ def mass_matrix(structure: Structure, include_radius: bool = False) -> np.ndarra
     include_radius : bool
         Treat each bar as a solid cylinder of its radius r: mu = m/12 + m r^2 / (4 l^2).
     """
+    m, l = structure.bar_masses, structure.bar_lengths
+    r = np.array([bar.radius for bar in structure.bars])
+    mu = m / 12 + (m * r**2 / (4 * l**2) if include_radius else 0.0)
+    return bar_mass_matrix(structure, mu)
+
+
+def bar_mass_matrix(structure: Structure, mu) -> np.ndarray:
+    """sum over bars of m Xbar^T Xbar + mu H, plus the point masses (3n, 3n) [kg].
+
+    `mu` (n_bars,) [kg] is each bar's transverse inertia over its length squared; the rigid
+    model and the compressible model's constant part differ only in it.
+    """
     n = structure.n_nodes
     M = np.zeros((n, n))
-    for (i, j), m, l, bar in zip(structure.bar_nodes, structure.bar_masses,
-                                 structure.bar_lengths, structure.bars):
-        mu = m / 12 + (m * bar.radius**2 / (4 * l**2) if include_radius else 0.0)
-        M[i, i] += m / 4 + mu
-        M[j, j] += m / 4 + mu
-        M[i, j] += m / 4 - mu
-        M[j, i] += m / 4 - mu
+    for (i, j), m, mu_k in zip(structure.bar_nodes, structure.bar_masses, mu):
+        M[i, i] += m / 4 + mu_k
+        M[j, j] += m / 4 + mu_k
+        M[i, j] += m / 4 - mu_k
+        M[j, i] += m / 4 - mu_k
     for pm in structure.point_masses:
         M[pm.node, pm.node] += pm.mass
     return np.kron(M, np.eye(3))

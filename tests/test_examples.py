@@ -11,6 +11,8 @@ SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 
 # the files each example writes into its output directory
 EXPECTED = {
+    "ball_prestress_and_norms.py": ["ball_hankel.png"],
+    "soft_vs_metallic.py": ["tbar_soft_vs_metallic.png"],
     "custom_structure.py": ["slewing_boom.json", "slewing_boom_structure.png",
                             "slewing_boom_tip_path.png"],
     "slack_string.py": ["slack_string_members.png", "slack_string_violations.png"],

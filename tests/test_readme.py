@@ -16,3 +16,13 @@ def test_quickstart_runs(tmp_path, monkeypatch, capsys):
     assert "[4.17813921 0.         2.74648007]" in out
     for name in ("pendulum.json", "paths.png", "violations.png"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_linear_analysis_block_runs(tmp_path, monkeypatch, capsys):
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    assert len(blocks) >= 2, "README has no linear-analysis block"
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[1], "README linear analysis", "exec"), {})
+    out = capsys.readouterr().out
+    assert "radau5" in out
+    assert "24 4 4" in out  # full, structural and minimal order the README quotes
