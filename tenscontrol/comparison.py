@@ -22,9 +22,21 @@ from .simulation import simulate
 from .stiffness import compliance
 from .structure import Structure
 
-__all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "doublet"]
+__all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "doublet",
+           "with_bar_material"]
 
 _AXES = "xyz"
+
+
+def _coordinate(n_nodes: int, node, axis, what: str) -> int:
+    """Index into q of (node, axis), with a message that names the bad part."""
+    if isinstance(node, bool) or not isinstance(node, (int, np.integer)) \
+            or not 0 <= node < n_nodes:
+        raise ValueError(f"{what}: node {node!r} out of range; the structure has {n_nodes} "
+                         f"nodes (indices 0 to {n_nodes - 1})")
+    if axis not in ("x", "y", "z"):
+        raise ValueError(f"{what}: axis must be 'x', 'y' or 'z', got {axis!r}")
+    return 3 * int(node) + _AXES.index(axis)
 
 
 def doublet(n_nodes: int, node: int, axis: str, amplitude: float = 10.0, half_period: float = 1.0):
@@ -33,7 +45,9 @@ def doublet(n_nodes: int, node: int, axis: str, amplitude: float = 10.0, half_pe
     +amplitude for 0 <= t < half_period, -amplitude for half_period <= t < 2 half_period,
     0 afterwards; its L2 norm is ``amplitude * sqrt(2 half_period)`` [N s^0.5].
     """
-    c = 3 * node + _AXES.index(axis)
+    c = _coordinate(n_nodes, node, axis, "doublet")
+    if not (np.isfinite(half_period) and half_period > 0):
+        raise ValueError(f"doublet: half_period must be a positive time [s], got {half_period!r}")
 
     def force(t, q=None, qd=None):
         f = np.zeros(3 * n_nodes)
@@ -182,12 +196,8 @@ def _preset_modulus(bar) -> float:
 
 
 def _channel(structure: Structure, node, axis, what: str) -> tuple[int, str]:
-    if not isinstance(node, (int, np.integer)) or not 0 <= node < structure.n_nodes:
-        raise ValueError(f"{what}: node {node!r} out of range; the structure has "
-                         f"{structure.n_nodes} nodes")
-    if axis not in _AXES:
-        raise ValueError(f"{what}: axis must be 'x', 'y' or 'z', got {axis!r}")
-    if structure.fixed[node, _AXES.index(axis)]:
+    c = _coordinate(structure.n_nodes, node, axis, what)
+    if structure.fixed.reshape(-1)[c]:
         raise ValueError(f"{what}: node {node} is fixed in {axis}; choose a free coordinate")
     return int(node), axis
 
@@ -252,6 +262,11 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     -------
     MaterialComparison
     """
+    if isinstance(materials, str) or len(materials) == 0:
+        raise ValueError("materials must be a non-empty sequence of preset names, e.g. "
+                         f"('hdpe', 'aluminium'), got {materials!r}")
+    for name in materials:
+        material(name)  # an unknown name fails here, before any run
     node, axis = _channel(structure, *disturbance, "disturbance")
     channels = _output_channels(structure, outputs)
     d_name = f"f{axis}{node}"

@@ -109,7 +109,10 @@ class Bar:
     rest_length : float, optional
         Rest length l0 [m] of a compressible bar; by default its length in the given
         configuration (no bar prestress). `radius` is the radius at the rest length. Rigid
-        bars ignore it: their length is the configured one.
+        bars ignore it: their length is the configured one. The bar's mass stays
+        rho pi r^2 l with l the configured length, so that a prestress design, which only
+        changes rest lengths, leaves the gravity loads it balanced unchanged (the difference
+        from rho pi r^2 l0 is of the order of the bar strain).
     """
 
     nodes: tuple[int, int]

@@ -304,3 +304,82 @@ def test_json_round_trip(build):
     d = build().to_dict()
     again = structure_from_dict(json.loads(json.dumps(d))).to_dict()
     assert again == d
+
+
+# ---- bar materials, the Table-2 T-bar, damping options (examples.md section 6) ---------------
+
+from tenscontrol.materials import MATERIALS  # noqa: E402
+
+
+@pytest.mark.parametrize("name, k_b, mass", [
+    ("hdpe", 1.5708e6, 75.398),        # examples.md 6.1: k_b = E pi r0^2 / 5, rho pi r0^2 5 x 2
+    ("aluminium", 1.0681e8, 212.058),
+])
+def test_tbar_bar_material(name, k_b, mass):
+    s = catalog.tbar(bar_material=name)
+    assert s.name == f"tbar-stedy-{name}"
+    m = MATERIALS[name]
+    for b in s.bars:
+        assert (b.material, b.radius) == (name, 0.05)
+        assert (b.density, b.youngs_modulus, b.poisson) == (m.density, m.youngs_modulus,
+                                                             m.poisson)
+        assert b.rest_length is None
+    np.testing.assert_allclose(s.bar_rest_lengths, 5.0, rtol=1e-14)   # no bar prestress
+    np.testing.assert_allclose(s.bar_stiffness, k_b, rtol=5e-5)
+    np.testing.assert_array_equal(s.bar_poisson, m.poisson)
+    assert s.bar_masses.sum() == pytest.approx(mass, abs=5e-4)
+    # Only the bars change: the strings are the "stedy" ones.
+    ref = catalog.tbar()
+    assert s.strings == ref.strings
+    np.testing.assert_array_equal(s.fixed, ref.fixed)
+
+
+def test_tbar_default_bars_are_the_reference_codes():
+    # examples.md 6.1: "200 GPa: 3.1416e8 N/m"; density 500, nu 0.3 (catalog docstring).
+    s = catalog.tbar("paper")
+    np.testing.assert_allclose(s.bar_stiffness, 3.1416e8, rtol=5e-5)
+    np.testing.assert_array_equal(s.bar_poisson, 0.3)
+    assert all(b.density == 500.0 and b.material is None for b in s.bars)
+    assert catalog.tbar("paper", bar_material="hdpe").name == "tbar-paper-hdpe"
+
+
+def test_tbar_unknown_bar_material():
+    with pytest.raises(ValueError, match=r"bar 0 .*unknown material 'hdpee' \(did you mean 'hdpe'\?\)"):
+        catalog.tbar(bar_material="hdpee")
+
+
+def test_tbar_table2_strings():
+    s = catalog.tbar("table2")
+    assert s.name == "tbar-table2"
+    # examples.md 6.3: one-sided strings, E = 2 GPa, r_s = 1 mm, rest fraction 1: k = 1777.153
+    assert not s.string_is_spring.any()
+    assert all(m.youngs_modulus == 2e9 and m.radius == 1e-3 and m.rest_fraction == 1.0
+               for m in s.strings)
+    np.testing.assert_allclose(s.string_stiffness, 1777.153, atol=5e-4)
+    np.testing.assert_array_equal(s.string_rest_lengths, s.string_lengths)
+    assert initial_energy(s) == 0.0                     # no pretension
+    assert not s.string_damping.any() and not s.gravity.any()
+    np.testing.assert_array_equal(s.free_coordinates, [6, 8, 9, 11])   # examples.md 2.1
+    np.testing.assert_array_equal(catalog.tbar("table2", damping=100.0).string_damping, 100.0)
+    h = catalog.tbar("table2", damping=100.0, bar_material="hdpe")
+    assert h.name == "tbar-table2-hdpe" and h.bars[0].youngs_modulus == 1e9
+
+
+def test_tbar_variant_error_lists_table2():
+    with pytest.raises(ValueError, match="'stedy', 'paper', 'table2'"):
+        catalog.tbar("table3")
+
+
+@pytest.mark.parametrize("build", [
+    catalog.arm, catalog.ball, catalog.prism, lambda **kw: catalog.prism_tower(2, **kw),
+    lambda **kw: catalog.prism(5, base="free", **kw),
+], ids=["arm", "ball", "prism", "prism_tower", "prism-5-free"])
+def test_damping_option(build):
+    assert not build().string_damping.any()             # default 0: the reference models
+    s = build(damping=2.5)
+    assert s.n_strings > 0
+    np.testing.assert_array_equal(s.string_damping, 2.5)
+    # Damping changes nothing else.
+    assert s.to_dict()["strings"] == [dict(d, damping=2.5) for d in build().to_dict()["strings"]]
+    with pytest.raises(ValueError, match=r"string 0 \(nodes \d+->\d+\): damping must be >= 0"):
+        build(damping=-1.0)

@@ -265,3 +265,37 @@ def test_bad_content_from_dict(data, pattern):
 def test_structure_from_dict_rejects_non_dict():
     with pytest.raises(ValueError, match="a structure must be a JSON object, got str"):
         structure_from_dict("nodes")
+
+
+# ---- bar rest lengths --------------------------------------------------------------------------
+
+
+def test_bar_rest_length_survives_a_round_trip(tmp_path):
+    bars = [dict(b, rest_length=l0) for b, l0 in zip(EXAMPLE["bars"], (5.0000123, 4.99))]
+    s = structure_from_dict(example(bars=bars))
+    path = tmp_path / "prestressed-bars.json"
+    s.save(path)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert [b["rest_length"] for b in saved["bars"]] == [5.0000123, 4.99]
+    loaded = load_structure(path)
+    assert_same_structure(s, loaded)
+    assert [b.rest_length for b in loaded.bars] == [5.0000123, 4.99]
+    np.testing.assert_array_equal(loaded.bar_rest_lengths, [5.0000123, 4.99])
+    np.testing.assert_array_equal(loaded.bar_stiffness, s.bar_stiffness)
+
+
+def test_bar_without_rest_length_writes_none_and_loads_as_length(tmp_path):
+    path = tmp_path / "tbar.json"
+    structure_from_dict(example()).save(path)
+    assert all("rest_length" not in b for b in json.loads(path.read_text())["bars"])
+    loaded = load_structure(path)
+    assert all(b.rest_length is None for b in loaded.bars)
+    np.testing.assert_allclose(loaded.bar_rest_lengths, 5.0, rtol=1e-14)
+
+
+def test_bad_bar_rest_length_in_a_file_names_the_file_and_bar(tmp_path):
+    bars = [EXAMPLE["bars"][0], dict(EXAMPLE["bars"][1], rest_length=-1)]
+    path = write_json(tmp_path / "bad.json", example(bars=bars))
+    with pytest.raises(ValueError, match=r"bad\.json: bar 1 \(nodes 1->3\): rest_length must be "
+                                         r"> 0, got -1"):
+        load_structure(path)

@@ -88,3 +88,132 @@ def test_structure_given_positions_and_axes(traj, tmp_path):
         plot_structure(tbar(), ax=Figure().add_subplot())
     with pytest.raises(ValueError, match=r"q must be a finite \(4, 3\) array"):
         plot_structure(tbar(), q=np.zeros(5))
+
+
+# ---- bar models, Hankel singular values, material comparison ----------------------------------
+
+import tenscontrol as tc  # noqa: E402
+from tenscontrol.comparison import MaterialComparison, MaterialFigures  # noqa: E402
+from tenscontrol.plotting import (plot_bar_models, plot_hankel_singular_values,  # noqa: E402
+                                  plot_material_comparison)
+
+
+@pytest.fixture(scope="module")
+def bar_runs():
+    """Short compressible runs of the damped T-bar with soft and metallic bars (examples.md 6)."""
+    return [simulate(catalog.tbar("stedy", damping=1.0, bar_material=m), 0.2, bars="compressible")
+            for m in ("hdpe", "aluminium")]
+
+
+def test_bar_models_paths_and_strains(bar_runs, tmp_path):
+    fig = plot_bar_models(bar_runs, ["hdpe", "aluminium"])
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    ax_path, ax_strain = fig.axes
+    assert (ax_path.get_xlabel(), ax_path.get_ylabel()) == ("x [m]", "z [m]")
+    assert ax_strain.get_xlabel() == "time [s]"
+    labels = [ln.get_label() for ln in ax_path.get_lines()]
+    # Default nodes: the moving ones of the first run, i.e. the free nodes 2 and 3.
+    for name in ("hdpe", "aluminium"):
+        assert f"{name}, node 2" in labels and f"{name}, node 3" in labels
+    assert not any("node 0" in lb or "node 1" in lb for lb in labels)
+    strains = {ln.get_label(): ln for ln in ax_strain.get_lines()}
+    assert sorted(strains) == ["aluminium, bar 0", "aluminium, bar 1", "hdpe, bar 0", "hdpe, bar 1"]
+    for traj, name in zip(bar_runs, ("hdpe", "aluminium")):
+        for k in range(2):
+            np.testing.assert_array_equal(strains[f"{name}, bar {k}"].get_ydata(),
+                                          traj.bar_strains[:, k])
+    assert np.abs(bar_runs[0].bar_strains).max() > 0      # soft bars do stretch
+    assert saves_png(fig, tmp_path / "bar-models.png")
+
+
+def test_bar_models_chosen_nodes_and_plane(bar_runs, tmp_path):
+    fig = plot_bar_models(bar_runs[:1], ["hdpe"], nodes=[3], plane="xy")
+    ax_path = fig.axes[0]
+    assert ax_path.get_ylabel() == "y [m]"
+    assert [ln.get_label() for ln in ax_path.get_lines()].count("hdpe, node 3") == 1
+    assert saves_png(fig, tmp_path / "bar-models-xy.png")
+
+
+@pytest.mark.parametrize("labels, kwargs, match", [
+    (["hdpe"], {}, "one label per trajectory"),
+    (["a", "b", "c"], {}, "one label per trajectory"),
+    (["a", "b"], {"plane": "xx"}, "plane must be one of"),
+    (["a", "b"], {"nodes": [4]}, "node index 4 out of range"),
+])
+def test_bar_models_rejects_bad_arguments(bar_runs, labels, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        plot_bar_models(bar_runs, labels, **kwargs)
+
+
+def test_bar_models_rejects_no_runs_and_non_trajectories(bar_runs):
+    with pytest.raises(ValueError, match="at least one trajectory"):
+        plot_bar_models([], [])
+    with pytest.raises(TypeError, match="expected a tenscontrol.Trajectory"):
+        plot_bar_models([bar_runs[0], "run"], ["a", "b"])
+
+
+@pytest.fixture(scope="module")
+def table2_model():
+    """Passive compressible model of the damped Table-2 T-bar (examples.md 6.3, 6.4)."""
+    s = catalog.tbar("table2", damping=100.0, bar_material="hdpe")
+    return tc.linearize(s, bars="compressible", kind="passive", at_rest="taut")
+
+
+@pytest.mark.parametrize("order", [None, 3])
+def test_hankel_singular_values(table2_model, order, tmp_path):
+    mr = tc.minimal_realization(table2_model, order=order)
+    assert mr.hsv is not None and len(mr.hsv) == 8
+    fig = plot_hankel_singular_values(mr)
+    assert isinstance(fig, Figure) and len(fig.axes) == 1
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    all_line, kept_line = ax.get_lines()
+    np.testing.assert_array_equal(all_line.get_ydata(), mr.hsv)
+    np.testing.assert_array_equal(kept_line.get_xdata(), np.arange(1, mr.order + 1))
+    np.testing.assert_array_equal(kept_line.get_ydata(), mr.hsv[:mr.order])
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[1] == f"kept ({mr.order} of 8 elastic states)"
+    assert f"minimal {mr.order}" in ax.get_title()
+    assert saves_png(fig, tmp_path / "hsv.png")
+
+
+def test_hankel_singular_values_need_a_balanced_realization():
+    # An undamped prestressed prism: the elastic model is not asymptotically stable, so
+    # minimal_realization falls back to the Kalman reduction and has no HSVs.
+    s = tc.equilibrium(catalog.prism(3), gamma_min=1).structure
+    mr = tc.minimal_realization(tc.linearize(s, kind="passive"))
+    assert mr.hsv is None
+    with pytest.raises(ValueError, match="no Hankel singular values .* add damping"):
+        plot_hankel_singular_values(mr)
+
+
+def synthetic_comparison():
+    """A MaterialComparison with made-up, distinct numbers (no simulation needed)."""
+    t = np.linspace(0.0, 2.0, 21)
+    rows, responses = [], []
+    for r, name in enumerate(("soft", "metal", "third")):
+        f = 1.0 + r
+        rows.append(MaterialFigures(name, 10.0 * f, 0.1 * f, 0.2 * f, np.array([1e-6, 1e-3]),
+                                    np.array([1.0, 2.0]), 0.3 * f, 0.4 * f, 0.5 * f, 8))
+        responses.append(np.column_stack([np.sin(f * t), np.cos(f * t)]) * 1e-2)
+    return MaterialComparison(tuple(rows), "fz2", ("x2", "z2"), 10.0, 1.0, 2.0, t,
+                              tuple(responses))
+
+
+def test_material_comparison_plot(tmp_path):
+    result = synthetic_comparison()
+    fig = plot_material_comparison(result)
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    ax_t, ax_n = fig.axes
+    assert [ln.get_label() for ln in ax_t.get_lines()] == ["soft", "metal", "third"]
+    for ln, y in zip(ax_t.get_lines(), result.responses):
+        np.testing.assert_allclose(ln.get_ydata(), np.linalg.norm(y, axis=1))
+    assert "fz2" in ax_t.get_title() and ax_t.get_xlabel() == "time [s]"
+    assert ax_n.get_yscale() == "log"
+    assert [t.get_text() for t in ax_n.get_xticklabels()] == ["H2", "H-inf", "peak/|u|2",
+                                                              "|y|2/|u|2"]
+    assert len(ax_n.containers) == 3
+    for container, row in zip(ax_n.containers, result.rows):
+        heights = [p.get_height() for p in container]
+        np.testing.assert_allclose(heights, [row.h2, row.hinf, row.peak_ratio, row.energy_ratio])
+    assert saves_png(fig, tmp_path / "materials.png")

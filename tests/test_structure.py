@@ -473,3 +473,84 @@ def test_member_lists_none_and_non_lists():
         Structure(nodes=nodes, strings={"nodes": [0, 1]}, fixed={0: "xyz", 1: "xyz"})
     with pytest.raises(ValueError, match="fixed must be"):
         Structure(nodes=nodes, fixed=5)
+
+
+# ---- bar rest lengths, stiffness and Poisson's ratio (theory.md 12.1, 12.5) -------------------
+
+
+def elastic_bars(**changes_of_bar_1):
+    """The T-bar's bars with Young's modulus and Poisson's ratio; bar 1 gets `changes_of_bar_1`."""
+    bars = [{**b, "youngs_modulus": 7e10, "poisson": 0.33} for b in tbar_bars()]
+    bars[1] = {**bars[1], **changes_of_bar_1}
+    return bars
+
+
+def test_bar_rest_length_defaults_to_the_configured_length(s):
+    assert all(b.rest_length is None for b in s.bars)
+    np.testing.assert_array_equal(s.bar_rest_lengths, s.bar_lengths)
+    np.testing.assert_allclose(s.bar_rest_lengths, [5.0, 5.0], rtol=1e-15)
+
+
+def test_bar_explicit_rest_length_and_stiffness():
+    s = tbar(bars=elastic_bars(rest_length=5.2))
+    assert s.bars[0].rest_length is None and s.bars[1].rest_length == 5.2
+    np.testing.assert_allclose(s.bar_rest_lengths, [5.0, 5.2], rtol=1e-15)
+    np.testing.assert_allclose(s.bar_lengths, [5.0, 5.0], rtol=1e-15)   # geometry unchanged
+    # k_b = E pi r0^2 / l0 (theory.md 12.5), r0 = 0.05 m, with each bar's own l0
+    np.testing.assert_allclose(s.bar_stiffness, 7e10 * np.pi * 0.05**2 / np.array([5.0, 5.2]),
+                               rtol=1e-14)
+    np.testing.assert_array_equal(s.bar_poisson, [0.33, 0.33])
+    # A Bar instance and an integer rest length are accepted the same way.
+    s2 = tbar(bars=[Bar((0, 2), 0.05, density=500.0, youngs_modulus=7e10, poisson=0.33),
+                    Bar((1, 3), 0.05, density=500.0, youngs_modulus=7e10, poisson=0.33,
+                        rest_length=5)])
+    assert s2.bars[1].rest_length == 5.0 and isinstance(s2.bars[1].rest_length, float)
+    np.testing.assert_array_equal(s2.bar_stiffness, tbar(bars=elastic_bars()).bar_stiffness)
+
+
+def test_bar_stiffness_and_poisson_from_a_material():
+    s = tbar(bars=[{"nodes": (0, 2), "material": "hdpe", "radius": 0.05},
+                   {"nodes": (1, 3), "material": "aluminium", "radius": 0.05, "poisson": 0.3}])
+    np.testing.assert_allclose(s.bar_stiffness, [1.5708e6, 1.0681e8], rtol=5e-5)  # examples.md 6.1
+    np.testing.assert_array_equal(s.bar_poisson, [0.46, 0.3])
+
+
+@pytest.mark.parametrize("name", ["bar_rest_lengths", "bar_stiffness", "bar_poisson"])
+def test_bar_elastic_arrays_are_read_only(name):
+    a = getattr(tbar(bars=elastic_bars(rest_length=5.1)), name)
+    assert a.shape == (2,)
+    with pytest.raises(ValueError):
+        a[0] = 1.0
+
+
+@pytest.mark.parametrize("value, pattern", [
+    (0.0, r"bar 1 \(nodes 1->3\): rest_length must be > 0, got 0"),
+    (-5.0, r"bar 1 \(nodes 1->3\): rest_length must be > 0, got -5"),
+    (np.inf, r"bar 1 \(nodes 1->3\): rest_length must be finite"),
+    ("long", r"bar 1 \(nodes 1->3\): rest_length must be a number, got 'long'"),
+])
+def test_bar_bad_rest_length_names_the_bar(value, pattern):
+    with pytest.raises(ValueError, match=pattern) as info:
+        tbar(bars=elastic_bars(rest_length=value))
+    assert type(info.value) is ValueError and info.value.__cause__ is None
+
+
+def test_missing_youngs_modulus_is_reported_on_access(s):
+    # Rigid-bar structures need no modulus: construction and rigid quantities work.
+    np.testing.assert_allclose(s.bar_rest_lengths, [5.0, 5.0])
+    with pytest.raises(ValueError, match=r"bar 0 \(nodes 0->2\): youngs_modulus is missing; .* "
+                                         r"give youngs_modulus or a material"):
+        s.bar_stiffness
+    only_bar_1 = tbar(bars=[{**tbar_bars()[0], "youngs_modulus": 1e9, "poisson": 0.3},
+                            {**tbar_bars()[1], "poisson": 0.3}])
+    with pytest.raises(ValueError, match=r"bar 1 \(nodes 1->3\): youngs_modulus is missing"):
+        only_bar_1.bar_stiffness
+    np.testing.assert_array_equal(only_bar_1.bar_poisson, [0.3, 0.3])
+
+
+def test_missing_poisson_is_reported_on_access():
+    s = tbar(bars=elastic_bars(poisson=None))
+    np.testing.assert_allclose(s.bar_stiffness, 7e10 * np.pi * 0.05**2 / 5.0, rtol=1e-14)
+    with pytest.raises(ValueError, match=r"bar 1 \(nodes 1->3\): poisson is missing; .* "
+                                         r"Poisson's ratio: give poisson or a material"):
+        s.bar_poisson
