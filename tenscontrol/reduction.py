@@ -428,7 +428,9 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     eigs = np.linalg.eigvals(S)            # cheap on the quasi-triangular factor
     if n2 == 0 or eigs.real.max() < -_nm.MARGIN * np.linalg.norm(A1):
         V, W, hsv, bound = _balanced_truncation(S, U, B1, C1, order, tol)
-        allowed = lambda peak: bound * (1 + 1e-6) + 1e-8 * peak          # noqa: E731
+        # a 1e-6 relative floor: lightly damped axial bar modes (zeta ~ 5e-6) leave rounding
+        # errors of ~1e-8 of the peak gain in an untruncated model (compressible T-bar)
+        allowed = lambda peak: bound * (1 + 1e-6) + 1e-6 * peak          # noqa: E731
     else:
         Ar, _, _, V, W = _nm._kalman_minimal(A1, B1, C1, tol)
         hsv, bound = None, 0.0
