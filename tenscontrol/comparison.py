@@ -14,11 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .compressible import bar_force_densities
 from .linearization import linearize
 from .materials import material
 from .norms import h2_norm, hinf_norm
 from .reduction import minimal_realization
 from .simulation import simulate
+from .statics import rest_length_for
 from .stiffness import compliance
 from .structure import Structure
 
@@ -161,38 +163,29 @@ class MaterialComparison:
         return plot_material_comparison(self)
 
 
-def with_bar_material(structure: Structure, material: str) -> Structure:
+def with_bar_material(structure: Structure, material_name: str) -> Structure:
     """A copy of `structure` whose bars take density, Young's modulus and Poisson's ratio from
-    the preset `material`, with the radius and the bar force densities kept.
+    the preset `material_name`, with the radius and the bar force densities kept.
 
     A prestressed compressible bar (rest length != length) gets the rest length that gives
     the same force density psi = k_b (1 - l0/l) with the new Young's modulus, so that an
-    equilibrium stays an equilibrium.
+    equilibrium stays an equilibrium; a compression the new bar cannot carry at any rest
+    length raises :class:`~tenscontrol.PrestressError` naming the bar.
     """
-    psi = _bar_prestress(structure)
+    E = material(material_name).youngs_modulus
+    prestressed = any(b.rest_length is not None for b in structure.bars)
+    psi = bar_force_densities(structure) if prestressed else np.zeros(structure.n_bars)
     bars = []
-    for b, p, l in zip(structure.bars, psi, structure.bar_lengths):
-        new = dataclasses.replace(b, material=material, density=None, youngs_modulus=None,
+    for k, (b, p, l) in enumerate(zip(structure.bars, psi, structure.bar_lengths)):
+        new = dataclasses.replace(b, material=material_name, density=None, youngs_modulus=None,
                                   poisson=None)
-        if p != 0.0:
-            ea = _preset_modulus(new) * np.pi * b.radius**2
-            new = dataclasses.replace(new, rest_length=ea / (p + ea / l))
+        if b.rest_length is not None:
+            where = f"bar {k} (nodes {b.nodes[0]}->{b.nodes[1]}) in {material_name}"
+            new = dataclasses.replace(new, rest_length=float(
+                rest_length_for(where, E * np.pi * b.radius**2, l, p, True)))
         bars.append(new)
-    return Structure(structure.nodes, bars, structure.strings, structure.fixed,
-                     structure.point_masses, structure.gravity,
-                     f"{structure.name}/{material}")
-
-
-def _bar_prestress(structure: Structure) -> np.ndarray:
-    """Bar force densities psi [N/m] at the configuration; 0 for bars without a rest length."""
-    if all(b.rest_length is None for b in structure.bars):
-        return np.zeros(structure.n_bars)
-    l0, l = structure.bar_rest_lengths, structure.bar_lengths
-    return np.where(l0 != l, structure.bar_stiffness * (1.0 - l0 / l), 0.0)
-
-
-def _preset_modulus(bar) -> float:
-    return material(bar.material).youngs_modulus
+    return dataclasses.replace(structure, bars=tuple(bars),
+                               name=f"{structure.name}/{material_name}")
 
 
 def _channel(structure: Structure, node, axis, what: str) -> tuple[int, str]:
@@ -267,6 +260,10 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
                          f"('hdpe', 'aluminium'), got {materials!r}")
     for name in materials:
         material(name)  # an unknown name fails here, before any run
+    for label, value in (("t_final", t_final), ("dt", dt), ("half_period", half_period)):
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"compare_materials: {label} must be a positive time [s], "
+                             f"got {value!r}")
     node, axis = _channel(structure, *disturbance, "disturbance")
     channels = _output_channels(structure, outputs)
     d_name = f"f{axis}{node}"

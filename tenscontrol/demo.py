@@ -2,9 +2,8 @@
 
 Each stage is a function of one :class:`DemoContext`; :data:`DEMO_STEPS` runs them in order:
 the rigid T-bar with and without the energy correction, compressible HDPE and aluminium bars,
-then (stages appended by the linear-analysis tools) prestress, linearization, reduction, norms
-and the soft-against-metallic table. Every stage prints its figures and may write plots into
-``ctx.out_dir``.
+prestress, linearization, reduction, norms and the soft-against-metallic table. Every stage
+prints its figures and may write plots into ``ctx.out_dir``; later work appends stages.
 """
 
 from __future__ import annotations
@@ -17,12 +16,9 @@ from typing import Callable
 import numpy as np
 
 from .simulation import Trajectory, simulate
+from .trajectory import max_abs
 
 __all__ = ["DEMO_STEPS", "DemoContext", "run_demo"]
-
-
-def _max_abs(a: np.ndarray) -> float:
-    return float(np.abs(a).max(initial=0.0))
 
 
 @dataclass
@@ -90,8 +86,8 @@ def _demo_drift(ctx: DemoContext) -> None:
     free = _demo_run(ctx, "none")
     corrected = ctx.runs["energy"]
     tiny = np.finfo(float).tiny
-    bar = _max_abs(free.bar_violation) / max(_max_abs(corrected.bar_violation), tiny)
-    energy = _max_abs(free.energy_violation) / max(_max_abs(corrected.energy_violation), tiny)
+    bar = max_abs(free.bar_violation) / max(max_abs(corrected.bar_violation), tiny)
+    energy = max_abs(free.energy_violation) / max(max_abs(corrected.energy_violation), tiny)
     print(f"  without correction the bars drift {bar:.3g}x and the energy {energy:.3g}x "
           "further than with it")
 
@@ -105,10 +101,7 @@ def _demo_plots(ctx: DemoContext) -> None:
                 for c, traj in ctx.runs.items()]
     print("\nplots:")
     for filename, fig in figures:
-        path = ctx.out_dir / filename
-        fig.savefig(path, dpi=120)
-        ctx.files.append(path)
-        print(f"  {path}")
+        _save(ctx, filename, fig)
 
 
 def _save(ctx: DemoContext, filename: str, fig) -> None:

@@ -174,10 +174,15 @@ def _check_model(model) -> None:
     if missing:
         raise TypeError(f"elastic_model: expected a tenscontrol LinearModel, got "
                         f"{type(model).__name__} without fields {missing}")
-    if not model.at_equilibrium or np.any(np.asarray(model.qd) != 0):
+    if np.any(np.asarray(model.qd) != 0):
         raise ValueError("elastic_model: the structural reduction needs an equilibrium operating "
-                         "point (qd = 0, at_equilibrium=True); this model was linearised about a "
-                         "moving state. Call tenscontrol.equilibrium first and linearise there")
+                         "point; this model was linearised about a moving state (qd != 0). Call "
+                         "tenscontrol.equilibrium first and linearise there")
+    if not model.at_equilibrium:
+        raise ValueError("elastic_model: the structural reduction needs an equilibrium operating "
+                         "point; this model is at rest (qd = 0) but not in equilibrium "
+                         "(at_equilibrium=False). Call tenscontrol.equilibrium first and "
+                         "linearise its structure")
 
 
 def _relative(residual: np.ndarray, ref: np.ndarray) -> float:

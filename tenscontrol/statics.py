@@ -319,7 +319,7 @@ def _certify_qp(prob: _Problem, x, g, side, structure) -> None:
                              "certification; try objective='min_sum'")
 
 
-def _rest_length(where: str, EA_or_k: float, length: float, density: float, by_modulus: bool):
+def rest_length_for(where: str, EA_or_k: float, length: float, density: float, by_modulus: bool):
     """Rest length giving force density `density` at `length` (theory.md section 5)."""
     if density == 0.0:
         return length  # exactly at rest: a string there is slack (strict l > l0 rule)
@@ -340,15 +340,15 @@ def _prestressed(structure: Structure, gamma, psi, bars) -> Structure:
     for k, (s, g, l) in enumerate(zip(structure.strings, gamma, structure.string_lengths)):
         where = f"string {k} (nodes {s.nodes[0]}->{s.nodes[1]})"
         if s.stiffness is None:
-            l0 = _rest_length(where, s.youngs_modulus * np.pi * s.radius**2, l, g, True)
+            l0 = rest_length_for(where, s.youngs_modulus * np.pi * s.radius**2, l, g, True)
         else:
-            l0 = _rest_length(where, s.stiffness, l, g, False)
+            l0 = rest_length_for(where, s.stiffness, l, g, False)
         strings.append(dataclasses.replace(s, rest_length=float(l0), rest_fraction=None))
     new_bars = list(structure.bars)
     if bars == "compressible":
         for k, (b, p, l) in enumerate(zip(structure.bars, psi, structure.bar_lengths)):
             where = f"bar {k} (nodes {b.nodes[0]}->{b.nodes[1]})"
-            l0 = _rest_length(where, b.youngs_modulus * np.pi * b.radius**2, l, p, True)
+            l0 = rest_length_for(where, b.youngs_modulus * np.pi * b.radius**2, l, p, True)
             new_bars[k] = dataclasses.replace(b, rest_length=float(l0))
     return dataclasses.replace(structure, strings=tuple(strings), bars=tuple(new_bars))
 

@@ -138,13 +138,13 @@ class Trajectory:
                             if s.correction_failures else ""))
         lines.append(f"  wall time               {s.wall_time:.3g} s")
         if self.bars == "rigid":
-            lines.append(f"  max |bar violation|     {_max_abs(self.bar_violation):.3e} m")
+            lines.append(f"  max |bar violation|     {max_abs(self.bar_violation):.3e} m")
         else:
             strain = self.bar_strains
             lines.append(f"  bar strain              {strain.min(initial=0):.4e} .. "
                          f"{strain.max(initial=0):.4e}")
-        lines.append(f"  max |energy violation|  {_max_abs(self.energy_violation):.3e} J"
-                     + (f" ({_max_abs(self.energy_violation) / abs(self.E0):.2e} of E0)"
+        lines.append(f"  max |energy violation|  {max_abs(self.energy_violation):.3e} J"
+                     + (f" ({max_abs(self.energy_violation) / abs(self.E0):.2e} of E0)"
                         if self.E0 else ""))
         return "\n".join(lines)
 
@@ -161,7 +161,8 @@ class Trajectory:
                 f"max |energy violation| = {np.abs(self.energy_violation).max():.2e} J)")
 
 
-def _max_abs(a: np.ndarray) -> float:
+def max_abs(a: np.ndarray) -> float:
+    """The largest absolute entry of `a`, 0 for an empty array."""
     return float(np.abs(a).max(initial=0.0))
 
 
