@@ -34,6 +34,7 @@ import scipy.linalg
 
 from . import _compressible_kernels as CK
 from .dynamics import bar_mass_matrix, gravity_vector, mass_matrix, rigid_model
+from .geometry import member_columns
 from .structure import Structure
 
 __all__ = [
@@ -317,16 +318,6 @@ def bar_force_densities(structure: Structure, q=None) -> np.ndarray:
     return structure.bar_stiffness * (1.0 - structure.bar_rest_lengths / l)
 
 
-def _member_columns(pairs: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """[H_0 q, ..., H_{m-1} q] (3n, m) for members with end nodes `pairs` (theory.md 2)."""
-    N = q.reshape(-1, 3)
-    out = np.zeros((q.size, len(pairs)))
-    for k, (i, j) in enumerate(pairs):
-        out[3 * j:3 * j + 3, k] = N[j] - N[i]
-        out[3 * i:3 * i + 3, k] = N[i] - N[j]
-    return out
-
-
 def _wc(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
     """W_c = Z (Z^T M_qdd Z)^(-1) Z^T (3n, 3n) [1/kg] at q (theory.md (58))."""
     if model.const_mass:
@@ -384,11 +375,11 @@ def compressible_jacobians(structure: Structure, q=None, qd=None, force=None, *,
     CK.derivatives(q, qd, f, *model.kernel_args, g_in, p_in, hold_g, hold_p, qdd, g_out, p_out,
                    D, pw)
     Wc = _wc(model, q)
-    Yh = _member_columns(structure.string_nodes, q)
+    Yh = member_columns(structure.string_nodes, q)
     if not hold_g:
         N, p = q.reshape(-1, 3), structure.string_nodes
         l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
         Yh[:, ~(structure.string_is_spring | (l > structure.string_rest_lengths))] = 0.0
     return {"dq": D[:, :nq], "dqd": D[:, nq:], "dgamma": -Wc @ Yh,
-            "dpsi": -Wc @ _member_columns(structure.bar_nodes, q), "dforce": Wc,
+            "dpsi": -Wc @ member_columns(structure.bar_nodes, q), "dforce": Wc,
             "qdd": qdd, "gamma": g_out, "psi": p_out}

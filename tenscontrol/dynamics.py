@@ -19,6 +19,7 @@ import numpy as np
 import scipy.linalg
 
 from . import _kernels as K
+from .geometry import member_columns
 from .structure import Structure
 
 __all__ = [
@@ -72,13 +73,7 @@ def gravity_vector(structure: Structure) -> np.ndarray:
 
 def _bar_rows(structure: Structure, q: np.ndarray) -> np.ndarray:
     """Bar-length rows 2 q^T H_k of the constraint Jacobian, shape (n_bars, 3n)."""
-    J = np.zeros((structure.n_bars, 3 * structure.n_nodes))
-    N = q.reshape(-1, 3)
-    for k, (i, j) in enumerate(structure.bar_nodes):
-        b = N[j] - N[i]
-        J[k, 3 * j:3 * j + 3] = 2 * b
-        J[k, 3 * i:3 * i + 3] = -2 * b
-    return J
+    return 2.0 * member_columns(structure.bar_nodes, q).T
 
 
 def constraint_jacobian(structure: Structure, q=None) -> np.ndarray:

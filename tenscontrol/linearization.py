@@ -27,6 +27,7 @@ import numpy as np
 import scipy.linalg
 
 from .dynamics import gravity_vector, rigid_model
+from .geometry import member_columns, weighted_laplacian
 from .structure import Structure
 
 __all__ = ["LinearModel", "linearize"]
@@ -211,22 +212,6 @@ def _output_coordinates(structure: Structure, nodes, axes) -> np.ndarray:
 # ---- member data ---------------------------------------------------------------------------
 
 
-def _columns(pairs: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
-    """[Yhat_0 v, ...] (3n, m): -(v_j - v_i) on node i's rows, +(v_j - v_i) on node j's."""
-    V = v.reshape(-1, 3)
-    d = V[pairs[:, 1]] - V[pairs[:, 0]]
-    out = np.zeros((n, 3, len(pairs)))
-    k = np.arange(len(pairs))
-    out[pairs[:, 0], :, k] = -d
-    out[pairs[:, 1], :, k] = d
-    return out.reshape(3 * n, len(pairs))
-
-
-def _weighted_laplacian(C: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """sum_k w_k Yhat_k = (C^T diag(w) C) kron I_3 for connectivity C (m, n)."""
-    return np.kron(C.T @ (w[:, None] * C), np.eye(3))
-
-
 @dataclass(frozen=True)
 class _Members:
     Yh: np.ndarray        # (nq, ns) Yhat(q)
@@ -245,12 +230,12 @@ def _string_lengths(structure: Structure, q: np.ndarray) -> np.ndarray:
 
 def _dampers(structure: Structure, q, qd, c) -> tuple:
     """(d f_d/dq, d f_d/dqd, f_d) of dampers with coefficients `c` (theory.md 11.1)."""
-    n, pairs = structure.n_nodes, structure.string_nodes
-    Yh, Yd = _columns(pairs, q, n), _columns(pairs, qd, n)
+    pairs = structure.string_nodes
+    Yh, Yd = member_columns(pairs, q), member_columns(pairs, qd)
     ell = _string_lengths(structure, q) ** 2
     rho = 0.5 * np.einsum("ik,ik->k", Yh, Yd) / ell    # q^T Yhat_k qd / l^2 (s.sd on 2 nodes)
     cl = (c / ell)[None, :] * Yh
-    Dq = (-_weighted_laplacian(structure.string_connectivity, c * rho)
+    Dq = (-weighted_laplacian(structure.string_connectivity, c * rho)
           - cl @ (Yd - 2.0 * rho[None, :] * Yh).T)
     return Dq, -cl @ Yh.T, -Yh @ (c * rho)
 
@@ -258,7 +243,7 @@ def _dampers(structure: Structure, q, qd, c) -> tuple:
 def _members(structure: Structure, q, qd, at_rest: str) -> _Members:
     """Tension-member data at (q, qd) with the slack rule and the `at_rest` choice."""
     pairs = structure.string_nodes
-    Yh, l = _columns(pairs, q, structure.n_nodes), _string_lengths(structure, q)
+    Yh, l = member_columns(pairs, q), _string_lengths(structure, q)
     l0, k = structure.string_rest_lengths, structure.string_stiffness
     spring = structure.string_is_spring
     rest = ~spring & (np.abs(l - l0) <= _AT_REST_RTOL * l0)
@@ -361,8 +346,8 @@ def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dic
     W, n = model.W, structure.n_nodes
     cb = model.constrained_bars
     pairs, Cb = structure.bar_nodes[cb], structure.bar_connectivity[cb]
-    Jb = 2.0 * _columns(pairs, q, n).T                  # bar rows of J_Phi
-    Xd = _columns(pairs, qd, n)                         # H_k qd
+    Jb = 2.0 * member_columns(pairs, q).T              # bar rows of J_Phi
+    Xd = member_columns(pairs, qd)                     # H_k qd
     xi = -m.Yh @ gamma + model.G + f + m.fd
     WJt = W @ Jb.T
     Mt = _inverse_spd(Jb @ WJt)
@@ -370,10 +355,10 @@ def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dic
     lam = -Mt @ (Jb @ (W @ xi) + h)
     qdd = W @ (xi + Jb.T @ lam)
     WP = W - WJt @ Mt @ WJt.T
-    K = _weighted_laplacian(structure.string_connectivity, gamma)
-    H_lam = _weighted_laplacian(Cb, 2.0 * lam)          # 2 sum lambda_k H_k
+    K = weighted_laplacian(structure.string_connectivity, gamma)
+    H_lam = weighted_laplacian(Cb, 2.0 * lam)          # 2 sum lambda_k H_k
     # d qdd = W P (d xi + dJ^T lam) - W J^T Mt dJ qdd, with dJ qdd = 2 [H_k qdd]^T dq
-    dq = WP @ (-K + m.Dq + H_lam) - WJt @ Mt @ (2.0 * _columns(pairs, qdd, n).T)
+    dq = WP @ (-K + m.Dq + H_lam) - WJt @ Mt @ (2.0 * member_columns(pairs, qdd).T)
     dqd = WP @ m.Dqd - WJt @ Mt @ (4.0 * Xd.T)
     Fu = -m.Yh * m.active[None, :]
     psi = np.zeros(structure.n_bars)
@@ -403,11 +388,11 @@ def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radi
     Dq, Dqd, _ = _dampers(structure, q, qd, c)
     N = q.reshape(-1, 3)
     lb = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
-    Xh = _columns(p, q, n)
+    Xh = member_columns(p, q)
     Fu = np.hstack([-m.Yh * m.active[None, :], -Xh])
     kb, l0b = structure.bar_stiffness, structure.bar_rest_lengths
-    K = (_weighted_laplacian(structure.string_connectivity, gamma)
-         + _weighted_laplacian(structure.bar_connectivity, psi))
+    K = (weighted_laplacian(structure.string_connectivity, gamma)
+         + weighted_laplacian(structure.bar_connectivity, psi))
     forces = (np.abs(gravity_vector(structure)) + np.abs(f) + np.abs(m.Yh) @ np.abs(gamma)
               + np.abs(Xh) @ np.abs(psi) + np.abs(m.fd))
     M = compressible.compressible_mass_matrix(structure, q, kinetic=kinetic,

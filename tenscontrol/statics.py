@@ -19,6 +19,7 @@ import numpy as np
 import scipy.optimize
 
 from .dynamics import constraint_jacobian, gravity_vector
+from .geometry import member_columns
 from .structure import Structure
 
 __all__ = ["Equilibrium", "PrestressError", "equilibrium"]
@@ -29,18 +30,6 @@ _BAR_MODELS = ("rigid", "compressible")
 
 class PrestressError(ValueError):
     """No admissible prestress exists, or the computed one could not be certified."""
-
-
-def member_columns(pairs: np.ndarray, q: np.ndarray, n_nodes: int) -> np.ndarray:
-    """(3n, m) matrix of columns ``Yhat_k q``: ``-s_k`` on node i's rows, ``+s_k`` on node j's."""
-    N = q.reshape(-1, 3)
-    s = N[pairs[:, 1]] - N[pairs[:, 0]]
-    out = np.zeros((3 * n_nodes, len(pairs)))
-    cols = np.arange(len(pairs))
-    for a in range(3):
-        out[3 * pairs[:, 0] + a, cols] -= s[:, a]
-        out[3 * pairs[:, 1] + a, cols] += s[:, a]
-    return out
 
 
 def _nodal_vector(structure: Structure, value, name: str) -> np.ndarray:
@@ -157,8 +146,8 @@ class _Problem:
 
 def _problem(structure, q, rhs, gamma_min, bars, bars_in_compression) -> _Problem:
     free = structure.free_coordinates
-    cols = np.hstack([member_columns(structure.string_nodes, q, structure.n_nodes),
-                      member_columns(structure.bar_nodes, q, structure.n_nodes)])
+    cols = np.hstack([member_columns(structure.string_nodes, q),
+                      member_columns(structure.bar_nodes, q)])
     ns, nb = structure.n_strings, structure.n_bars
     # Springs push and pull, so their force density has no bound; strings never push.
     lower = np.concatenate([np.where(structure.string_is_spring, -np.inf, gamma_min),
@@ -442,8 +431,8 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
 
 def _result(structure, q, f, rhs, gamma, psi, prob, objective, bars) -> Equilibrium:
     """Recover the multipliers, certify the full residual and build the Equilibrium."""
-    Y = member_columns(structure.string_nodes, q, structure.n_nodes)
-    Xb = member_columns(structure.bar_nodes, q, structure.n_nodes)
+    Y = member_columns(structure.string_nodes, q)
+    Xb = member_columns(structure.bar_nodes, q)
     fixed = structure.fixed_coordinates
     lam_fixed = (Y @ gamma + Xb @ psi - rhs)[fixed]
     if bars == "rigid":

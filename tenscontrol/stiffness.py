@@ -18,7 +18,8 @@ import numpy as np
 import scipy.linalg
 
 from .dynamics import constraint_jacobian, gravity_vector
-from .statics import _nodal_vector, member_columns
+from .geometry import member_columns, weighted_laplacian
+from .statics import _nodal_vector
 from .structure import Structure
 
 __all__ = ["Compliance", "compliance", "rigid_fields", "tangent_stiffness"]
@@ -83,8 +84,8 @@ def _member_stiffness(pairs, q, n_nodes, density, material) -> np.ndarray:
     C = np.zeros((len(pairs), n_nodes))
     C[np.arange(len(pairs)), pairs[:, 0]] = -1.0
     C[np.arange(len(pairs)), pairs[:, 1]] = 1.0
-    cols = member_columns(pairs, q, n_nodes)
-    return np.kron(C.T @ (density[:, None] * C), np.eye(3)) + (cols * material) @ cols.T
+    cols = member_columns(pairs, q)
+    return weighted_laplacian(C, density) + (cols * material) @ cols.T
 
 
 def _rigid_bar_densities(structure, q, gamma, loads) -> np.ndarray:
@@ -92,7 +93,7 @@ def _rigid_bar_densities(structure, q, gamma, loads) -> np.ndarray:
     J = constraint_jacobian(structure, q)
     if J.shape[0] == 0:
         return np.zeros(0)
-    rhs = (member_columns(structure.string_nodes, q, structure.n_nodes) @ gamma
+    rhs = (member_columns(structure.string_nodes, q) @ gamma
            - gravity_vector(structure) - loads)
     lam = np.linalg.lstsq(J.T, rhs, rcond=None)[0]
     return -2.0 * lam[len(structure.fixed_coordinates):]
