@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg
 
 from . import _compressible_kernels as CK
-from .dynamics import bar_mass_matrix, gravity_vector, mass_matrix, rigid_model
+from .dynamics import bar_mass_matrix, free_inverse, gravity_vector, member_args
 from .geometry import member_columns
 from .structure import Structure
 
@@ -165,21 +165,16 @@ def _model_cached(structure: Structure, kinetic: str, include_radius: bool):
     m, l0 = structure.bar_masses, structure.bar_rest_lengths
     r0 = np.array([b.radius for b in structure.bars], dtype=float)
     paper = kinetic == "paper"
-    M0 = bar_mass_matrix(structure, np.zeros_like(m)) if paper else mass_matrix(structure)
+    M0 = bar_mass_matrix(structure, np.zeros_like(m) if paper else m / 12)
     a0 = m / 12 if paper else np.zeros_like(m)
     ra = m * r0**2 * l0 ** (2 * nu) / 4 if include_radius else np.zeros_like(m)
     const = not (np.any(a0) or np.any(ra))
     free = np.array(structure.free_coordinates, dtype=np.int64)
-    W = np.zeros((0, 0))
-    if const:
-        W = np.zeros_like(M0)
-        c = scipy.linalg.cho_factor(M0[np.ix_(free, free)])
-        W[np.ix_(free, free)] = scipy.linalg.cho_solve(c, np.eye(len(free)))
-        W = 0.5 * (W + W.T)
+    W = free_inverse(M0, free) if const else np.zeros((0, 0))
     model = CompressibleBarModel(
         structure, kinetic, include_radius, M0, W, gravity_vector(structure), a0, ra,
         np.array(-2.0 * (1.0 + nu)), np.array(kb, dtype=float), np.array(l0, dtype=float),
-        rigid_model(structure).member_args, free, const)
+        member_args(structure), free, const)
     if not const:
         _check_mass(structure, _mass_at(model, structure.nodes.reshape(-1)), kinetic)
     return model

@@ -145,10 +145,7 @@ class RigidBarModel:
     @property
     def member_args(self) -> tuple:
         """(si, sj, sk, sl0, sc, ssp): the tension-member arrays of the kernels."""
-        s = self.structure
-        return (np.ascontiguousarray(s.string_nodes[:, 0]), np.ascontiguousarray(s.string_nodes[:, 1]),
-                np.array(s.string_stiffness, dtype=float), np.array(s.string_rest_lengths, dtype=float),
-                np.array(s.string_damping, dtype=float), s.string_is_spring.astype(float))
+        return member_args(self.structure)
 
     @property
     def bar_args(self) -> tuple:
@@ -158,16 +155,31 @@ class RigidBarModel:
                 np.array(s.bar_lengths[k] ** 2))
 
 
+def member_args(structure: Structure) -> tuple:
+    """(si, sj, sk, sl0, sc, ssp): the tension-member arrays the kernels of both bar models take."""
+    s = structure
+    return (np.ascontiguousarray(s.string_nodes[:, 0]), np.ascontiguousarray(s.string_nodes[:, 1]),
+            np.array(s.string_stiffness, dtype=float), np.array(s.string_rest_lengths, dtype=float),
+            np.array(s.string_damping, dtype=float), s.string_is_spring.astype(float))
+
+
+def free_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
+    """Inverse of M on the `free` coordinates, zero rows and columns elsewhere (symmetric).
+
+    M restricted to the free coordinates is positive definite: every node that is not fully
+    fixed carries mass (checked by Structure), and each bar block is positive definite.
+    """
+    W = np.zeros_like(M)
+    c, low = scipy.linalg.cho_factor(M[np.ix_(free, free)])
+    W[np.ix_(free, free)] = scipy.linalg.cho_solve((c, low), np.eye(len(free)))
+    return 0.5 * (W + W.T)
+
+
 @lru_cache(maxsize=32)
 def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarModel:
     M = mass_matrix(structure, include_radius)
     free = structure.free_coordinates
-    W = np.zeros_like(M)
-    # M restricted to the free coordinates is positive definite: every node that is not fully
-    # fixed carries mass (checked by Structure), and each bar block is positive definite.
-    c, low = scipy.linalg.cho_factor(M[np.ix_(free, free)])
-    W[np.ix_(free, free)] = scipy.linalg.cho_solve((c, low), np.eye(len(free)))
-    W = 0.5 * (W + W.T)
+    W = free_inverse(M, free)
     keep, dropped = _independent_bars(structure)
     if dropped:
         names = ", ".join(f"bar {k} (nodes {structure.bar_nodes[k][0]}->{structure.bar_nodes[k][1]})"

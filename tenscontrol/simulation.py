@@ -23,7 +23,7 @@ from . import _kernels as K
 from .compressible import compressible_model
 from .dynamics import rigid_model
 from .integrators import StepSizeError, dense_output, dopri54
-from .radau import radau5
+from .radau import radau5, radau_tolerances
 from .structure import Structure
 from .trajectory import Progress, SimulationError, SimulationStats, Trajectory
 
@@ -152,8 +152,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     rtol, atol : float
         Relative and absolute tolerances of the local error test (max norm with scale
         atol + rtol max(|y0|, |y1|)). ``"radau5"`` maps them as Hairer's RADAU5 does
-        (see :func:`radau_tolerances`), so that both integrators give errors of the same size
-        at the same tolerances.
+        (:func:`tenscontrol.radau.radau_tolerances`), so that both integrators give errors of
+        the same size at the same tolerances.
     bars : {"rigid", "compressible"}
         ``"rigid"``: bar lengths are constraints (theory.md sections 8-10).
         ``"compressible"``: elastic bars with each bar's Young's modulus and Poisson's ratio,
@@ -212,6 +212,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     correction, integrator = _model_options(bars, correction, integrator)
+    if bars == "rigid" and kinetic != "consistent":
+        raise ValueError(f"kinetic={kinetic!r} applies to compressible bars only; pass "
+                         "bars='compressible' or leave kinetic unset")
     t_eval = _check_options(t_final, rtol, atol, t_eval, max_step)
     if bars == "rigid":
         run = _RigidRun(structure, include_radius, correction, correction_tol,
@@ -243,9 +246,11 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
                     record=recorder.dopri, **options)
     except (StepSizeError, FloatingPointError, KeyboardInterrupt, _ForceError) as exc:
         if isinstance(exc, StepSizeError):
-            cause = (f"{exc}; the motion may be singular or very stiff (light nodes on stiff "
-                     "strings, or stiff bars: try bars='compressible' with integrator='radau5'): "
-                     "check the structure, or loosen rtol/atol")
+            stiff = ("stiff bars: try integrator='radau5'"
+                     if (bars, integrator) == ("compressible", "dopri54")
+                     else "light nodes on stiff strings")
+            cause = (f"{exc}; the motion may be singular or very stiff ({stiff}): check the "
+                     "structure, or loosen rtol/atol")
         elif isinstance(exc, FloatingPointError):
             cause = f"{exc}; check the loads and the structure for a singular configuration"
         elif isinstance(exc, KeyboardInterrupt):
@@ -256,20 +261,6 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
             sys.stderr.write("\n")
         raise SimulationError(recorder.t_reached, cause, result()) from exc.__cause__
     return result()
-
-
-def radau_tolerances(rtol: float, atol: float) -> tuple[float, float]:
-    """The Radau IIA error-test tolerances that give the accuracy `rtol`, `atol` ask for.
-
-    Radau IIA's embedded error estimate is only of order 3 while the solution is of order 5,
-    so testing it against the user's tolerance over-resolves; Hairer and Wanner's RADAU5 code
-    therefore tests against 0.1 rtol^(2/3) (atol scaled alike). Measured on the damped HDPE
-    T-bar over 10 s at rtol = atol = 1e-8: without the mapping the nodes are 100x more
-    accurate than Dormand-Prince's (4e-10 m against 4.5e-8 m) at 2.3x its steps; with it
-    they match (4.0e-8 m) at 0.9x its steps (benchmarks/bench_compressible.py).
-    """
-    mapped = 0.1 * rtol ** (2.0 / 3.0)
-    return mapped, atol * mapped / rtol
 
 
 class _RigidRun:
@@ -288,6 +279,7 @@ class _RigidRun:
         self.args = (m.W, m.G, *m.bar_args[:2], *m.member_args)
         nq = m.n_coordinates
         si, sj, sk, sl0, _, ssp = m.member_args
+        self.correct_args = (m.M, m.G, *m.bar_args, si, sj, sk, sl0, ssp, m.col)
         self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], m.M, m.G, si, sj, sk, sl0, ssp))
 
     def fun(self, t, y):
@@ -296,12 +288,9 @@ class _RigidRun:
         return dy
 
     def _correct(self, t, y):
-        m = self.model
-        bi, bj, bl2 = m.bar_args
-        si, sj, sk, sl0, _, ssp = m.member_args
         tol = self.tol
         it, ok = K.correct(y, self.E0, self.correction == "energy", tol, tol, tol,
-                           self.max_iterations, m.M, m.G, bi, bj, bl2, si, sj, sk, sl0, ssp, m.col)
+                           self.max_iterations, *self.correct_args)
         if not ok:
             if self.failures == 0:
                 warnings.warn(f"correction did not converge in {self.max_iterations} "
@@ -338,7 +327,6 @@ class _CompressibleRun:
     def start(self, y0, fext):
         self.fext = fext
         self.E0 = float(CK.energies(y0[None, :], *self.args)[0])
-        self.J = np.empty((y0.size, y0.size))
 
     def fun(self, t, y):
         dy = np.empty_like(y)
@@ -346,7 +334,7 @@ class _CompressibleRun:
         return dy
 
     def jac(self, t, y):
-        J = np.empty_like(self.J)
+        J = np.empty((y.size, y.size))
         CK.jacobian(y, self.fext(t, y), *self.args, J)
         return J
 

@@ -114,10 +114,11 @@ class Trajectory:
     def bar_strains(self) -> np.ndarray:
         """(nt, n_bars) bar strains (l - l0) / l0 [-], negative in compression.
 
-        l0 is the bar's rest length (:attr:`Structure.bar_rest_lengths`); for rigid bars this
-        is the constraint drift relative to the length.
+        l0 is the bar's rest length (:attr:`Structure.bar_rest_lengths`) for compressible bars;
+        for rigid bars it is the constrained length, so the strain is the constraint drift.
         """
-        l0 = self.structure.bar_rest_lengths
+        s = self.structure
+        l0 = s.bar_rest_lengths if self.bars == "compressible" else s.bar_lengths
         return self.bar_lengths / l0 - 1.0
 
     def summary(self) -> str:

@@ -138,3 +138,16 @@ def test_failure_carries_the_trajectory():
     traj = info.value.trajectory
     assert traj.bars == "compressible" and 0.1 < traj.t[-1] <= 0.2 + 1e-9
     assert len(traj.t) == traj.nodes.shape[0] > 2
+
+
+def test_kinetic_is_refused_for_rigid_bars():
+    with pytest.raises(ValueError, match="kinetic='paper' applies to compressible bars only"):
+        tc.simulate(catalog.tbar("stedy"), 0.1, kinetic="paper")
+
+
+def test_rigid_bar_strains_ignore_a_bar_rest_length():
+    # a compressible prestress sets Bar.rest_length; rigid bars keep their configured length
+    eq = tc.equilibrium(catalog.prism(3), gamma_min=1.0, bars="compressible")
+    traj = tc.simulate(eq.structure, 0.05)
+    assert np.abs(traj.bar_strains).max() < 1e-12
+    assert np.abs(traj.bar_strains).max() <= np.abs(traj.bar_violation).max() + 1e-12
