@@ -28,12 +28,12 @@ import scipy.linalg
 
 from .dynamics import gravity_vector, rigid_model
 from .geometry import member_columns, weighted_laplacian
+from .stiffness import string_activity
 from .structure import Structure
 
 __all__ = ["LinearModel", "linearize"]
 
 _AXES = "xyz"
-_AT_REST_RTOL = 1e-12   # |l - l0| <= this * l0: the string sits on the kink of its law
 _EQUILIBRIUM_RTOL = 1e-8
 _KINETIC = ("consistent", "paper")  # tenscontrol.compressible's kinetic-energy modes
 
@@ -245,9 +245,7 @@ def _members(structure: Structure, q, qd, at_rest: str) -> _Members:
     pairs = structure.string_nodes
     Yh, l = member_columns(pairs, q), _string_lengths(structure, q)
     l0, k = structure.string_rest_lengths, structure.string_stiffness
-    spring = structure.string_is_spring
-    rest = ~spring & (np.abs(l - l0) <= _AT_REST_RTOL * l0)
-    active = spring | ((l > l0) & ~rest) | (rest & (at_rest == "taut"))
+    active, rest = string_activity(structure, l, at_rest)
     if at_rest == "slack" and rest.any():
         names = ", ".join(f"string {i} (nodes {a}->{b})" for i, (a, b) in
                           zip(np.flatnonzero(rest), pairs[rest]))

@@ -62,13 +62,23 @@ def _lengths(pairs, q) -> np.ndarray:
     return np.linalg.norm(N[pairs[:, 1]] - N[pairs[:, 0]], axis=1)
 
 
+def string_activity(structure: Structure, lengths: np.ndarray, at_rest: str):
+    """Which tension members act at these lengths (n_strings,) bool, and which sit at rest.
+
+    Springs always act; a string acts when longer than its rest length. A string within
+    1e-12 (relative) of its rest length sits on the kink of its one-sided law: it acts only
+    with ``at_rest="taut"`` (the tension-side derivative). Returns ``(active, at_rest_mask)``.
+    """
+    l0, spring = structure.string_rest_lengths, structure.string_is_spring
+    kink = ~spring & (np.abs(lengths - l0) <= _AT_REST_TOL * l0)
+    return spring | ((lengths > l0) & ~kink) | (kink & (at_rest == "taut")), kink
+
+
 def _string_state(structure: Structure, q, at_rest: str, stacklevel: int):
     """Elastic-law force densities (n_strings,) and material coefficients k l0 / l^3."""
     l = _lengths(structure.string_nodes, q)
     l0, k = structure.string_rest_lengths, structure.string_stiffness
-    spring = structure.string_is_spring
-    kink = ~spring & (np.abs(l - l0) <= _AT_REST_TOL * l0)
-    taut = spring | ((l > l0) & ~kink) | (kink & (at_rest == "taut"))
+    taut, kink = string_activity(structure, l, at_rest)
     if at_rest == "slack" and kink.any():
         names = ", ".join(f"{k_} (nodes {structure.string_nodes[k_][0]}->"
                           f"{structure.string_nodes[k_][1]})" for k_ in np.flatnonzero(kink))
