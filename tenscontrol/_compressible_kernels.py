@@ -26,7 +26,6 @@ Every kernel takes the model arrays as trailing positional arguments, in the ord
     rhs(y, fext, *args, dy)        dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
     jacobian(y, fext, *args, J)    J (6n+1, 6n+1) = d(dy)/dy, fext held constant, w column 0
     energies(Y, *args)             Etot of each row of Y (nt, >= 6n) -> (nt,) [J]
-    bar_strains(Y, *args)          (l - l0)/l0 of each bar for each row of Y -> (nt, nb)
 
 Lower-level kernels used by :mod:`tenscontrol.compressible` (same model arrays, spelled out):
 ``accelerations`` and ``derivatives`` (optionally with held force densities gamma/psi, the
@@ -42,6 +41,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from ._kernels import spring_potential
 
 _CACHE = True
 
@@ -514,14 +515,7 @@ def total_energy(q, qd, M0, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, 
             ld = (b[0] * bd[0] + b[1] * bd[1] + b[2] * bd[2]) / l
             bd2 = bd[0] * bd[0] + bd[1] * bd[1] + bd[2] * bd[2]
             e += 0.5 * _a_terms(k, l, ba0, bra, bex)[0] * (bd2 - ld * ld)
-    for k in range(si.shape[0]):
-        i3 = 3 * si[k]
-        j3 = 3 * sj[k]
-        _diff(q, i3, j3, b)
-        l = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-        if ssp[k] != 0.0 or l > sl0[k]:
-            e += 0.5 * sk[k] * (l - sl0[k]) ** 2
-    return e
+    return e + spring_potential(q, si, sj, sk, sl0, ssp)
 
 
 @njit(cache=_CACHE)
@@ -533,20 +527,4 @@ def energies(Y, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, s
     for t in range(Y.shape[0]):
         out[t] = total_energy(Y[t, :nq], Y[t, nq:2 * nq], M0, G, bi, bj, ba0, bra, bex, bk, bl0,
                               si, sj, sk, sl0, ssp)
-    return out
-
-
-@njit(cache=_CACHE)
-def bar_strains(Y, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free,
-                const_mass):
-    """Axial strain (l - l0)/l0 of each bar for each row of Y = [q, ...], shape (nt, nb)."""
-    out = np.empty((Y.shape[0], bi.shape[0]))
-    for t in range(Y.shape[0]):
-        for k in range(bi.shape[0]):
-            i3 = 3 * bi[k]
-            j3 = 3 * bj[k]
-            l2 = 0.0
-            for a in range(3):
-                l2 += (Y[t, j3 + a] - Y[t, i3 + a]) ** 2
-            out[t, k] = np.sqrt(l2) / bl0[k] - 1.0
     return out

@@ -277,7 +277,9 @@ def test_energy_balance_along_a_trajectory(kinetic, include_radius, damping):
     else:
         assert Y[-1, -1] < -1e-3                     # the dampers did dissipate
     # the bars really deform: strains of order 1e-5 (soft HDPE)
-    strain = CK.bar_strains(Y, *args)
+    q = Y[:, :Y.shape[1] // 2].reshape(len(Y), -1, 3)
+    p = structure.bar_nodes
+    strain = np.linalg.norm(q[:, p[:, 1]] - q[:, p[:, 0]], axis=2) / structure.bar_rest_lengths - 1
     assert 1e-7 < np.abs(strain).max() < 1e-2
     assert np.all(np.abs(Y[:, [1, 4, 7, 10]]) == 0.0)  # fixed y coordinates never move
 
