@@ -34,7 +34,7 @@ import scipy.linalg
 
 from . import _compressible_kernels as CK
 from .dynamics import bar_mass_matrix, free_inverse, gravity_vector, member_args
-from .geometry import member_columns
+from .geometry import member_columns, nodal_vector
 from .structure import Structure
 
 __all__ = [
@@ -216,27 +216,10 @@ def _mass_at(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
     return M
 
 
-def _vector(structure: Structure, name: str, v, default=None) -> np.ndarray:
-    """A finite (3n,) vector from (3n,) or (n_nodes, 3) input; `default` if v is None."""
-    nq = 3 * structure.n_nodes
-    if v is None:
-        v = np.zeros(nq) if default is None else default
-    try:
-        a = np.array(v, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an array of numbers, got {type(v).__name__}") from None
-    if a.size != nq or a.ndim not in (1, 2) or (a.ndim == 2 and a.shape != (structure.n_nodes, 3)):
-        raise ValueError(f"{name} must have shape ({nq},) or ({structure.n_nodes}, 3) "
-                         f"(3 per node), got {a.shape}")
-    a = np.ascontiguousarray(a.reshape(nq))
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite")
-    return a
-
-
 def _state(structure, q, qd, force=None):
-    return (_vector(structure, "q", q, structure.nodes.reshape(-1)),
-            _vector(structure, "qd", qd), _vector(structure, "force", force))
+    n = structure.n_nodes
+    return (nodal_vector(n, "q", q, structure.nodes.reshape(-1)), nodal_vector(n, "qd", qd),
+            nodal_vector(n, "force", force))
 
 
 def _held(name: str, values, n: int):
@@ -261,7 +244,7 @@ def compressible_mass_matrix(structure: Structure, q=None, *, kinetic: str = "co
     ``"consistent"`` mode without the radius.
     """
     model = compressible_model(structure, kinetic, include_radius)
-    q = _vector(structure, "q", q, structure.nodes.reshape(-1))
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     return _mass_at(model, q)
 
 
@@ -307,7 +290,7 @@ def compressible_energy(structure: Structure, q=None, qd=None, *, kinetic: str =
 
 def bar_force_densities(structure: Structure, q=None) -> np.ndarray:
     """Bar force densities psi = k_b (1 - l0/l) (n_bars,) [N/m], negative in compression."""
-    q = _vector(structure, "q", q, structure.nodes.reshape(-1)).reshape(-1, 3)
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)).reshape(-1, 3)
     p = structure.bar_nodes
     l = np.linalg.norm(q[p[:, 1]] - q[p[:, 0]], axis=1)
     return structure.bar_stiffness * (1.0 - structure.bar_rest_lengths / l)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["member_columns", "weighted_laplacian"]
+__all__ = ["member_columns", "nodal_vector", "weighted_laplacian"]
 
 
 def member_columns(pairs: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -37,3 +37,25 @@ def member_columns(pairs: np.ndarray, v: np.ndarray) -> np.ndarray:
 def weighted_laplacian(C: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``sum_k w_k Yhat_k = (C^T diag(w) C) kron I_3`` (3n, 3n) for a connectivity C (m, n)."""
     return np.kron(C.T @ (np.asarray(w, dtype=float)[:, None] * C), np.eye(3))
+
+
+def nodal_vector(n_nodes: int, name: str, value, default=None) -> np.ndarray:
+    """A finite nodal vector (3n,) from (n_nodes, 3) or (3n,) input, as a new array.
+
+    `value` None gives a copy of `default` (zeros if None too). Errors name the argument:
+    "q must have shape (4, 3) or (12,) (3 per node), got (11,)".
+    """
+    nq = 3 * n_nodes
+    if value is None:
+        value = np.zeros(nq) if default is None else default
+    try:
+        a = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of numbers, got {type(value).__name__}") \
+            from None
+    if a.shape not in ((n_nodes, 3), (nq,)):
+        raise ValueError(f"{name} must have shape ({n_nodes}, 3) or ({nq},) (3 per node), "
+                         f"got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite")
+    return np.ascontiguousarray(a.reshape(nq))

@@ -27,7 +27,7 @@ import numpy as np
 import scipy.linalg
 
 from .dynamics import gravity_vector, rigid_model
-from .geometry import member_columns, weighted_laplacian
+from .geometry import member_columns, nodal_vector, weighted_laplacian
 from .stiffness import string_activity
 from .structure import Structure
 
@@ -281,24 +281,11 @@ def _held_gamma(structure: Structure, members: _Members, gamma) -> np.ndarray:
 # ---- operating point -----------------------------------------------------------------------
 
 
-def _vector(structure: Structure, name: str, value, default) -> np.ndarray:
-    nq = 3 * structure.n_nodes
-    if value is None:
-        return default.copy()
-    v = np.asarray(value, dtype=float)
-    if v.size != nq or v.ndim not in (1, 2) or (v.ndim == 2 and v.shape != (structure.n_nodes, 3)):
-        raise ValueError(f"{name} must have shape ({nq},) or ({structure.n_nodes}, 3), "
-                         f"got {v.shape}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} must be finite")
-    return v.reshape(-1).copy()
-
-
 def _operating_point(structure: Structure, q, qd, force, bars: str):
     nq = 3 * structure.n_nodes
-    q = _vector(structure, "q", q, structure.nodes.reshape(-1))
-    qd = _vector(structure, "qd", qd, np.zeros(nq))
-    f = _vector(structure, "force", force, np.zeros(nq))
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    qd = nodal_vector(structure.n_nodes, "qd", qd, np.zeros(nq))
+    f = nodal_vector(structure.n_nodes, "force", force, np.zeros(nq))
     moving = np.flatnonzero(qd[structure.fixed_coordinates] != 0.0)
     if moving.size:
         c = int(structure.fixed_coordinates[moving[0]])

@@ -19,7 +19,7 @@ import numpy as np
 import scipy.optimize
 
 from .dynamics import constraint_jacobian, gravity_vector
-from .geometry import member_columns
+from .geometry import member_columns, nodal_vector
 from .structure import Structure
 
 __all__ = ["Equilibrium", "PrestressError", "equilibrium"]
@@ -30,23 +30,6 @@ _BAR_MODELS = ("rigid", "compressible")
 
 class PrestressError(ValueError):
     """No admissible prestress exists, or the computed one could not be certified."""
-
-
-def _nodal_vector(structure: Structure, value, name: str) -> np.ndarray:
-    """A nodal force given as (n_nodes, 3) or (3n,) [N], flattened; zero if None."""
-    n3 = 3 * structure.n_nodes
-    if value is None:
-        return np.zeros(n3)
-    try:
-        f = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an ({structure.n_nodes}, 3) array of nodal forces "
-                         "[N]") from None
-    if f.size != n3 or f.shape not in ((structure.n_nodes, 3), (n3,)):
-        raise ValueError(f"{name} must have shape ({structure.n_nodes}, 3), got {f.shape}")
-    if not np.all(np.isfinite(f)):
-        raise ValueError(f"{name} must be finite")
-    return f.reshape(-1)
 
 
 def _per_string(structure: Structure, value, name: str, default: float) -> np.ndarray:
@@ -411,7 +394,7 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
     gamma_min = _per_string(structure, gamma_min, "gamma_min", 0.0)
     _validate(structure, objective, bars, gamma_min)
     w = _per_string(structure, weights, "weights", 1.0)
-    f = _nodal_vector(structure, loads, "loads")
+    f = nodal_vector(structure.n_nodes, "loads", loads)
     q = structure.nodes.reshape(-1)
     rhs = gravity_vector(structure) + f
     prob = _problem(structure, q, rhs, gamma_min, bars, bool(bars_in_compression))

@@ -18,8 +18,7 @@ import numpy as np
 import scipy.linalg
 
 from .dynamics import constraint_jacobian, gravity_vector
-from .geometry import member_columns, weighted_laplacian
-from .statics import _nodal_vector
+from .geometry import member_columns, nodal_vector, weighted_laplacian
 from .structure import Structure
 
 __all__ = ["Compliance", "compliance", "rigid_fields", "tangent_stiffness"]
@@ -37,16 +36,6 @@ def _validate(structure, bars, at_rest):
     if at_rest not in ("slack", "taut"):
         raise ValueError(f"at_rest must be 'slack' (a string exactly at its rest length has no "
                          f"stiffness) or 'taut' (tension-side derivative), got {at_rest!r}")
-
-
-def _configuration(structure: Structure, q) -> np.ndarray:
-    n3 = 3 * structure.n_nodes
-    if q is None:
-        return structure.nodes.reshape(-1).copy()
-    q = np.asarray(q, dtype=float).reshape(-1)
-    if q.shape != (n3,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"q must be {n3} finite coordinates [m] (3 per node, node by node)")
-    return q
 
 
 def _per_member(value, count: int, name: str) -> np.ndarray:
@@ -142,8 +131,8 @@ def tangent_stiffness(structure: Structure, q=None, *, gamma=None, bar_force_den
         Symmetric; for rigid bars, ``-d(xi + J_Phi^T lambda)/dq`` with lambda held.
     """
     _validate(structure, bars, at_rest)
-    return _tangent(structure, _configuration(structure, q), gamma, bar_force_densities, bars,
-                    at_rest, loads)
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    return _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads)
 
 
 def _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads) -> np.ndarray:
@@ -156,7 +145,7 @@ def _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads) -> 
         given = (None if bar_force_densities is None else
                  _per_member(bar_force_densities, structure.n_bars, "bar_force_densities"))
         if bars == "rigid":  # reactions: geometric stiffness only
-            f = _nodal_vector(structure, loads, "loads")
+            f = nodal_vector(structure.n_nodes, "loads", loads)
             psi = _rigid_bar_densities(structure, q, gam, f) if given is None else given
             bar_material = np.zeros(structure.n_bars)
         else:
@@ -177,7 +166,7 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     (rigid) or only the fixed coordinates (compressible).
     """
     _validate(structure, bars, "slack")
-    q = _configuration(structure, q)
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     N = q.reshape(-1, 3)
     d = N - N.mean(axis=0)
     R = np.hstack([np.tile(np.eye(3), (structure.n_nodes, 1)),
@@ -282,7 +271,7 @@ def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: st
         negative eigenvalues (an unstable configuration).
     """
     _validate(structure, bars, at_rest)
-    q = _configuration(structure, q)
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     K = _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads)
     Z, Rt = _reduced_basis(structure, q, bars)
     Kr = Z.T @ K @ Z

@@ -465,7 +465,7 @@ def test_input_validation():
             linearize(s, at_rest="tight")
         with pytest.raises(ValueError, match="kinetic must be one of"):
             linearize(s, kinetic="rod")
-        with pytest.raises(ValueError, match=r"q must have shape \(12,\)"):
+        with pytest.raises(ValueError, match=r"q must have shape \(4, 3\) or \(12,\)"):
             linearize(s, q=np.zeros(5))
         qd = np.zeros(12)
         qd[1] = 1.0
