@@ -29,7 +29,8 @@ Every kernel takes the model arrays as trailing positional arguments, in the ord
 
 Lower-level kernels used by :mod:`tenscontrol.compressible` (same model arrays, spelled out):
 ``accelerations`` and ``derivatives`` (optionally with held force densities gamma/psi, the
-control model), ``mass_matrix``, ``velocity_terms`` (N_T), ``total_energy``.
+control model), ``mass_matrix`` and ``total_energy``; ``velocity_terms`` (N_T alone) is there
+for the tests' Euler-Lagrange check.
 
 Kinetic energy of bar k (theory.md 12.2):
 ``T_k = 1/2 m |Xbar qd|^2 + 1/2 mu0 qd^T H qd + 1/2 a(l) (qd^T H qd - ldot^2)``, with mu0 in M0.
@@ -279,7 +280,7 @@ def _free_inverse(M, free, ok):
 def _times_sparse(Wc, B, D):
     """D = Wc B for symmetric Wc and a sparse B (a few 3x3 blocks per member).
 
-    Looping over the nonzeros of B costs nnz(B) 3n instead of the dense product's 6 (3n)^3.
+    Looping over the nonzeros of B costs nnz(B) 3n instead of the dense product's 2 (3n)^3.
     """
     nq = Wc.shape[0]
     DT = np.zeros((B.shape[1], nq))

@@ -149,8 +149,12 @@ def _check_mass(structure: Structure, M: np.ndarray, kinetic: str) -> None:
     if ok:
         return
     bars = _singular_bars(structure, M)
+    if not bars:
+        raise ValueError(f"{structure.name}: the {kinetic!r} kinetic energy gives a singular mass "
+                         "matrix on the free coordinates (theory.md 12.3); use "
+                         "kinetic=\"consistent\", or fix or load the nodes that carry no mass")
     names = "; ".join(f"bar {k} (nodes {structure.bar_nodes[k][0]}->{structure.bar_nodes[k][1]})"
-                      for k in bars) or "the mass matrix"
+                      for k in bars)
     raise ValueError(
         f"{structure.name}: {names}: the {kinetic!r} kinetic energy gives no inertia to the bar's "
         "axial stretch (its end nodes carry no other bar or point mass and are free), so the "

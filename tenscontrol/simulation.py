@@ -25,13 +25,30 @@ from .dynamics import rigid_model
 from .integrators import StepSizeError, dense_output, dopri54
 from .radau import radau5, radau_tolerances
 from .structure import Structure
-from .trajectory import Progress, SimulationError, SimulationStats, Trajectory
+from .trajectory import SimulationError, SimulationStats, Trajectory
 
 __all__ = ["simulate", "Trajectory", "SimulationStats", "SimulationError"]
 
 _CORRECTIONS = ("energy", "geometric", "none")
 _BARS = ("rigid", "compressible")
 _INTEGRATORS = {"rigid": ("dopri54",), "compressible": ("radau5", "dopri54")}
+
+
+class _Progress:
+    """A one-line text progress bar on stderr, called with the time reached."""
+
+    def __init__(self, t_final: float, width: int = 30):
+        self.t_final, self.width, self.shown = t_final, width, -1
+
+    def __call__(self, t: float) -> None:
+        pct = int(100 * t / self.t_final)
+        if pct != self.shown:
+            self.shown = pct
+            bar = "#" * (pct * self.width // 100)
+            sys.stderr.write(f"\r[{bar:<{self.width}}] {pct:3d}%  t = {t:.4g} s")
+            if pct >= 100:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
 
 
 def _choices(name: str, value, allowed) -> None:
@@ -236,7 +253,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         return run.trajectory(recorder, stats, time.perf_counter() - start)
 
     options = dict(rtol=rtol, atol=atol, max_step=max_step, stats=stats,
-                   progress=Progress(t_final) if progress else None)
+                   progress=_Progress(t_final) if progress else None)
     try:
         if integrator == "radau5":
             options["rtol"], options["atol"] = radau_tolerances(rtol, atol)

@@ -7,7 +7,6 @@ them.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,20 +185,3 @@ class SimulationError(RuntimeError):
         self.time = time
         self.cause = cause
         self.trajectory = trajectory
-
-
-class Progress:
-    """A one-line text progress bar on stderr, called with the time reached."""
-
-    def __init__(self, t_final: float, width: int = 30):
-        self.t_final, self.width, self.shown = t_final, width, -1
-
-    def __call__(self, t: float) -> None:
-        pct = int(100 * t / self.t_final)
-        if pct != self.shown:
-            self.shown = pct
-            bar = "#" * (pct * self.width // 100)
-            sys.stderr.write(f"\r[{bar:<{self.width}}] {pct:3d}%  t = {t:.4g} s")
-            if pct >= 100:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
