@@ -154,3 +154,33 @@ def test_python_m_tenscontrol_bad_file_exits_2_without_traceback(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip() == f"tenscontrol: error: {missing}: no such file"
+
+
+def test_simulate_compressible_bars(tmp_path, capsys):
+    from tenscontrol import catalog
+
+    path = tmp_path / "soft.json"
+    catalog.tbar("stedy", damping=1.0, bar_material="hdpe").save(path)
+    out = tmp_path / "soft.npz"
+    assert main(["simulate", str(path), "--t-final", "0.5", "--bars", "compressible",
+                 "--rtol", "1e-8", "--atol", "1e-8", "--dt-out", "0.1", "--out", str(out)]) == 0
+    with np.load(out) as data:
+        assert data["bar_violation"].shape == (6, 0)  # compressible bars have no constraint
+        assert np.abs(data["energy_violation"]).max() <= 1e-6 * abs(data["energy"][0])
+    text = capsys.readouterr().out
+    for figure in ("compressible bars", "radau5", "Jacobians, LU", "bar strain"):
+        assert figure in text
+
+
+def test_compressible_correction_is_a_one_line_error(tmp_path, capsys):
+    from tenscontrol import catalog
+
+    path = tmp_path / "soft.json"
+    catalog.tbar("stedy", bar_material="hdpe").save(path)
+    code = main(["simulate", str(path), "--t-final", "0.1", "--bars", "compressible",
+                 "--correction", "energy", "--out", str(tmp_path / "o.npz")])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tenscontrol: error: correction='energy' is not available for "
+                          "compressible bars")
+    assert "\n" not in err
