@@ -16,7 +16,8 @@ The format (node indices start at 0; members point from ``nodes[0]`` to ``nodes[
     }
 
 A string gives ``stiffness`` or (``youngs_modulus`` or ``material``, and ``radius``), and
-``rest_length`` or ``rest_fraction``. ``kind`` defaults to ``"string"`` and ``damping`` to 0.
+``rest_length`` or ``rest_fraction``. ``kind`` defaults to ``"string"``, ``damping`` to 0,
+``actuated`` to true and ``gamma_max`` (the actuator's force-density limit [N/m]) to none.
 A bar or string may name a ``material`` preset instead of density and Young's modulus. Unknown
 keys are errors.
 """
@@ -70,10 +71,10 @@ def structure_from_dict(d: dict) -> Structure:
 
 
 def _compact(member) -> dict:
-    """A member as a dict without the fields left at None."""
+    """A member as a dict without the fields left at None (and strings' default actuated)."""
     out = {}
     for key, value in asdict(member).items():
-        if value is None:
+        if value is None or (key == "actuated" and value is True):
             continue
         out[key] = list(value) if isinstance(value, tuple) else value
     return out

@@ -160,6 +160,31 @@ class LinearModel:
         return replace(self, A=self.A + self.B @ gain,
                        stiffness=self.stiffness - self.force_input @ grad, kind="passive")
 
+    def actuated(self) -> LinearModel:
+        """The model whose inputs are the actuated strings' force densities only.
+
+        The strings a controller commands are ``structure.actuated_strings``
+        (``String.actuated``, all by default). Members that are not commanded follow their
+        elastic law: in the control model their material stiffness moves into A,
+        ``A + B_k [du_law/dq, 0]_k`` for each such string k and, with compressible bars, for
+        every bar; in the passive model it is there already. B, ``force_input`` and
+        ``force_density_gradient`` keep the actuated members' columns and rows.
+        """
+        keep = np.asarray(self.structure.actuated_strings, dtype=np.int64)
+        names = tuple(f"gamma{k}" for k in keep)
+        if self.input_names == names:
+            return self
+        drop = np.setdiff1d(np.arange(self.B.shape[1]), keep)
+        model = self
+        if self.kind == "control" and drop.size:
+            grad = self.force_density_gradient[drop]
+            gain = np.hstack([grad, np.zeros_like(grad)])
+            model = replace(self, A=self.A + self.B[:, drop] @ gain,
+                            stiffness=self.stiffness - self.force_input[:, drop] @ grad)
+        return replace(model, B=self.B[:, keep], force_input=self.force_input[:, keep],
+                       force_density_gradient=self.force_density_gradient[keep],
+                       input_names=names)
+
     def with_outputs(self, nodes=None, axes="xyz", velocities=False) -> LinearModel:
         """The same model with outputs y = the chosen coordinates' deviations.
 

@@ -151,6 +151,12 @@ class String:
         given: the member starts exactly at its rest length).
     damping : float
         Damper coefficient c >= 0 [N s/m], acting along the member.
+    actuated : bool
+        Whether a controller commands this member's force density (the control inputs are
+        the force-density changes of the actuated members; all are actuated by default).
+    gamma_max : float, optional
+        Largest force density the actuator can apply [N/m]; a commanded value above it is
+        clipped (and recorded as saturation) by the closed-loop simulator. No limit by default.
     """
 
     nodes: tuple[int, int]
@@ -162,6 +168,8 @@ class String:
     rest_length: float | None = None
     rest_fraction: float | None = None
     damping: float = 0.0
+    actuated: bool = True
+    gamma_max: float | None = None
 
 
 @dataclass(frozen=True)
@@ -239,8 +247,12 @@ def _resolve_string(k: int, s: String, n_nodes: int) -> String:
         rest_fraction = 1.0 if s.rest_fraction is None else s.rest_fraction
         rest_fraction = _number(where, "rest_fraction", rest_fraction, positive=True)
     damping = _number(where, "damping", s.damping, nonnegative=True)
+    if not isinstance(s.actuated, (bool, np.bool_)):
+        raise ValueError(f"{where}: actuated must be True or False, got {s.actuated!r}")
+    gamma_max = None if s.gamma_max is None else _number(where, "gamma_max", s.gamma_max,
+                                                         positive=True)
     return String((i, j), s.kind, stiffness, E if stiffness is None else None, radius,
-                  s.material, rest_length, rest_fraction, damping)
+                  s.material, rest_length, rest_fraction, damping, bool(s.actuated), gamma_max)
 
 
 def _fixed_mask(fixed, n_nodes: int) -> np.ndarray:
@@ -550,6 +562,17 @@ class Structure:
     def string_is_spring(self) -> np.ndarray:
         """(n_strings,) bool: True for two-sided springs, False for one-sided strings."""
         return _readonly(np.array([s.kind == "spring" for s in self.strings], dtype=bool))
+
+    @cached_property
+    def actuated_strings(self) -> np.ndarray:
+        """Indices (int) of the strings a controller commands (``String.actuated``)."""
+        return _readonly(np.flatnonzero([s.actuated for s in self.strings]).astype(np.int64))
+
+    @cached_property
+    def string_gamma_max(self) -> np.ndarray:
+        """(n_strings,) actuator limits on the force density [N/m]; inf where none is set."""
+        return _readonly(np.array([np.inf if s.gamma_max is None else s.gamma_max
+                                   for s in self.strings], dtype=float))
 
     @cached_property
     def fixed_coordinates(self) -> np.ndarray:
