@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _compressible_kernels as CK
 from . import _kernels as K
+from .actuation import ClosedLoop, ControllerError
 from .compressible import compressible_model
 from .dynamics import rigid_model
 from .integrators import StepSizeError, dense_output, dopri54
@@ -153,7 +154,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
              integrator: str | None = None, kinetic: str = "consistent", force=None,
              progress: bool = False, velocities=None, max_step: float = np.inf,
              correction_tol: float = 1e-10, max_correction_iterations: int = 10,
-             include_radius: bool = False) -> Trajectory:
+             include_radius: bool = False, controller=None) -> Trajectory:
     """Simulate a tensegrity structure: rigid bars with the direct correction, or compressible bars.
 
     Parameters
@@ -212,6 +213,14 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         Give bars the transverse inertia of solid cylinders of their radius instead of
         slender rods (see :func:`tenscontrol.mass_matrix`; for compressible bars with the
         Poisson radius change of theory.md section 12.1).
+    controller : Controller, optional
+        Close the loop (:mod:`tenscontrol.controllers`): at every derivative evaluation the
+        controller's command sets the force densities of the strings it commands, clipped to
+        [0, gamma_max] (:mod:`tenscontrol.actuation`); its internal states are integrated with
+        the structure's. The actuators' work joins `work`, so the energy balance and the
+        correction hold in closed loop. The trajectory's ``control`` records commands,
+        applied force densities, slack and saturation. With ``"radau5"`` the Jacobian adds the
+        controller's coupling by central differences.
 
     Returns
     -------
@@ -240,11 +249,18 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         run = _CompressibleRun(structure, kinetic, include_radius)
     y0 = _initial_state(structure, velocities, run.constrained_bars)
     fext = _force_function(force, structure.n_nodes)
-    try:  # a force function that cannot be called at the start is a usage error
+    loop = None
+    if controller is not None:
+        loop = ClosedLoop(structure, controller)
+        y0 = np.concatenate([y0, loop.xc0])
+        fext = _with_control(fext, loop)
+    try:  # a force or controller function that fails at the start is a usage error
         fext(0.0, y0)
-    except _ForceError as exc:
+        if loop is not None:
+            loop.derivative(0.0, y0)
+    except (_ForceError, ControllerError) as exc:
         raise ValueError(str(exc)) from exc.__cause__
-    run.start(y0, fext)
+    run.start(y0, fext, loop)
     recorder = _Recorder(y0, t_eval, run.project)
     stats = {"integrator": integrator}
     start = time.perf_counter()
@@ -261,7 +277,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         else:
             dopri54(run.fun, 0.0, y0, float(t_final), correct=run.project,
                     record=recorder.dopri, **options)
-    except (StepSizeError, FloatingPointError, KeyboardInterrupt, _ForceError) as exc:
+    except (StepSizeError, FloatingPointError, KeyboardInterrupt, _ForceError,
+            ControllerError) as exc:
         if isinstance(exc, StepSizeError):
             stiff = ("stiff bars: try integrator='radau5'"
                      if (bars, integrator) == ("compressible", "dopri54")
@@ -280,7 +297,41 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     return result()
 
 
-class _RigidRun:
+def _with_control(fext, loop):
+    """The external force function plus the controller's nodal forces."""
+    def f(t, y):
+        return fext(t, y) + loop.forces(t, y)
+    return f
+
+
+class _Run:
+    """What the rigid and compressible runs share: the state layout and the closed loop."""
+
+    loop = None
+    nb = 0
+
+    def _attach(self, y0, loop):
+        self.loop, self.n_state = loop, y0.size
+        self.nb = y0.size - (loop.n_states if loop is not None else 0)
+
+    def _base_rhs(self, y, f):
+        dy = np.empty(self.nb)
+        self.kernel_rhs(y[:self.nb], f, *self.args, dy)
+        return dy
+
+    def fun(self, t, y):
+        dy = np.empty_like(y)
+        nb = self.nb
+        self.kernel_rhs(y[:nb], self.fext(t, y), *self.args, dy[:nb])
+        if self.loop is not None:
+            dy[nb:] = self.loop.derivative(t, y)
+        return dy
+
+    def _control_record(self, t, Y):
+        return None if self.loop is None else self.loop.record(t, Y)
+
+
+class _RigidRun(_Run):
     """The rigid-bar model in the step loop: derivative, correction and output quantities."""
 
     def __init__(self, structure, include_radius, correction, tol, max_iterations):
@@ -290,23 +341,21 @@ class _RigidRun:
         self.tol, self.max_iterations, self.failures = tol, max_iterations, 0
         self.project = None if correction == "none" else self._correct
 
-    def start(self, y0, fext):
+    kernel_rhs = staticmethod(K.rhs)
+
+    def start(self, y0, fext, loop):
         m = self.model
         self.fext = fext
+        self._attach(y0, loop)
         self.args = (m.W, m.G, *m.bar_args[:2], *m.member_args)
         nq = m.n_coordinates
         si, sj, sk, sl0, _, ssp = m.member_args
         self.correct_args = (m.M, m.G, *m.bar_args, si, sj, sk, sl0, ssp, m.col)
         self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], m.M, m.G, si, sj, sk, sl0, ssp))
 
-    def fun(self, t, y):
-        dy = np.empty_like(y)
-        K.rhs(y, self.fext(t, y), *self.args, dy)
-        return dy
-
     def _correct(self, t, y):
         tol = self.tol
-        it, ok = K.correct(y, self.E0, self.correction == "energy", tol, tol, tol,
+        it, ok = K.correct(y[:self.nb], self.E0, self.correction == "energy", tol, tol, tol,
                            self.max_iterations, *self.correct_args)
         if not ok:
             if self.failures == 0:
@@ -320,17 +369,17 @@ class _RigidRun:
 
     def trajectory(self, recorder, stats, wall):
         s, m = self.structure, self.model
-        t, Y = recorder.arrays(2 * m.n_coordinates + 1)
+        t, Y = recorder.arrays(self.n_state)
         si, sj, sk, sl0, _, ssp = m.member_args
         energy = K.energies(Y, m.M, m.G, si, sj, sk, sl0, ssp)
         bars = s.bar_nodes
         viol = K.bar_violations(Y, np.ascontiguousarray(bars[:, 0]),
                                 np.ascontiguousarray(bars[:, 1]), np.array(s.bar_lengths))
         return _trajectory(s, t, Y, energy, viol, self.E0, stats, self.failures, wall,
-                           self.correction, "rigid", None)
+                           self.correction, "rigid", None, self._control_record(t, Y))
 
 
-class _CompressibleRun:
+class _CompressibleRun(_Run):
     """The compressible-bar model in the step loop: derivative and its analytic Jacobian."""
 
     constrained_bars = ()
@@ -341,26 +390,60 @@ class _CompressibleRun:
         self.model = compressible_model(structure, kinetic, include_radius)
         self.args = self.model.kernel_args
 
-    def start(self, y0, fext):
+    kernel_rhs = staticmethod(CK.rhs)
+
+    def start(self, y0, fext, loop):
         self.fext = fext
+        self._attach(y0, loop)
         self.E0 = float(CK.energies(y0[None, :], *self.args)[0])
 
-    def fun(self, t, y):
-        dy = np.empty_like(y)
-        CK.rhs(y, self.fext(t, y), *self.args, dy)
-        return dy
-
     def jac(self, t, y):
-        J = np.empty((y.size, y.size))
-        CK.jacobian(y, self.fext(t, y), *self.args, J)
-        return J
+        nb, f = self.nb, self.fext(t, y)
+        if self.loop is None:
+            J = np.empty((nb, nb))
+            CK.jacobian(y, f, *self.args, J)
+            return J
+        J = np.zeros((y.size, y.size))
+        Jp = np.empty((nb, nb))
+        CK.jacobian(np.ascontiguousarray(y[:nb]), f, *self.args, Jp)
+        J[:nb, :nb] = Jp
+        return J + self._coupling(t, y, f)
+
+    def _coupling(self, t, y, f0):
+        """The controller's (and load's) dependence on the state, for the Newton matrix.
+
+        The derivative is affine in the nodal load (qdd = W (... + f)), so its load columns come
+        exactly from unit loads; the loads' and the controller's own derivatives with respect to
+        the state come from central differences.
+        """
+        nq, nb = f0.size, self.nb
+        base = self._base_rhs(y, f0)
+        Jf = np.zeros((nb, nq))
+        for a in self.structure.free_coordinates:
+            f = f0.copy()
+            f[a] += 1.0
+            Jf[:, a] = self._base_rhs(y, f) - base
+        g = lambda yy: np.concatenate([self.fext(t, yy), self.loop.derivative(t, yy)])  # noqa
+        D = np.zeros((nq + self.loop.n_states, y.size))
+        for c in range(y.size):
+            if c == 2 * nq:
+                continue                     # the work state drives nothing
+            h = 1e-6 * max(1.0, abs(y[c]))
+            yp, ym = y.copy(), y.copy()
+            yp[c] += h
+            ym[c] -= h
+            D[:, c] = (g(yp) - g(ym)) / (2 * h)
+        out = np.zeros((y.size, y.size))
+        out[:nb] = Jf @ D[:nq]
+        out[nb:] = D[nq:]
+        return out
 
     def trajectory(self, recorder, stats, wall):
         s = self.structure
-        t, Y = recorder.arrays(6 * s.n_nodes + 1)
+        t, Y = recorder.arrays(self.n_state)
         energy = CK.energies(Y, *self.args)
         return _trajectory(s, t, Y, energy, np.zeros((len(t), 0)), self.E0, stats, 0, wall,
-                           "none", "compressible", self.kinetic)
+                           "none", "compressible", self.kinetic, self._control_record(t, Y))
 
 
 class _Recorder:
@@ -416,7 +499,7 @@ class _Recorder:
 
 
 def _trajectory(structure, t, Y, energy, viol, E0, stats, failures, wall, correction, bars,
-                kinetic):
+                kinetic, control=None):
     nq = 3 * structure.n_nodes
     work = Y[:, 2 * nq].copy()
     st = SimulationStats(stats.get("accepted", 0), stats.get("rejected", 0), stats.get("rhs", 0),
@@ -425,4 +508,5 @@ def _trajectory(structure, t, Y, energy, viol, E0, stats, failures, wall, correc
                          stats.get("newton_iterations", 0))
     n = structure.n_nodes
     return Trajectory(t, Y[:, :nq].reshape(-1, n, 3), Y[:, nq:2 * nq].reshape(-1, n, 3), energy,
-                      work, viol, energy - work - E0, E0, st, structure, correction, bars, kinetic)
+                      work, viol, energy - work - E0, E0, st, structure, correction, bars, kinetic,
+                      control)

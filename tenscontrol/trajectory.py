@@ -87,6 +87,10 @@ class Trajectory:
         ``"rigid"`` or ``"compressible"``.
     kinetic : str or None
         The kinetic-energy form of compressible bars (``"consistent"`` or ``"paper"``).
+    control : ControlRecord or None
+        Closed loop only (``simulate(..., controller=...)``): the commands, applied force
+        densities, slack and saturation of the commanded strings, and the controller's states
+        (:class:`tenscontrol.actuation.ControlRecord`). The actuators' work is part of `work`.
     """
 
     t: np.ndarray
@@ -102,6 +106,7 @@ class Trajectory:
     correction: str
     bars: str = "rigid"
     kinetic: str | None = None
+    control: object = None
 
     @property
     def bar_lengths(self) -> np.ndarray:
@@ -146,6 +151,14 @@ class Trajectory:
         lines.append(f"  max |energy violation|  {max_abs(self.energy_violation):.3e} J"
                      + (f" ({max_abs(self.energy_violation) / abs(self.E0):.2e} of E0)"
                         if self.E0 else ""))
+        if self.control is not None:
+            c = self.control
+            slack = [f"{int(k)} ({t:.3g} s)" for k, t in zip(c.strings, c.slack_time) if t > 0]
+            sat = [f"{int(k)} ({t:.3g} s)" for k, t in zip(c.strings, c.saturated_time) if t > 0]
+            lines.append(f"  control |u| max         {max_abs(c.u):.4g} N/m over "
+                         f"{c.strings.size} strings")
+            lines.append(f"  slack strings           {', '.join(slack) or 'none'}")
+            lines.append(f"  saturated strings       {', '.join(sat) or 'none'}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
