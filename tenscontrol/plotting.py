@@ -17,7 +17,7 @@ from .trajectory import Trajectory
 from .structure import Structure
 
 __all__ = ["plot_node_paths", "plot_violations", "plot_structure", "plot_bar_models",
-           "plot_hankel_singular_values", "plot_material_comparison"]
+           "plot_hankel_singular_values", "plot_material_comparison", "plot_closed_loop"]
 
 _AXES = "xyz"
 _PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}
@@ -363,4 +363,49 @@ def plot_material_comparison(result) -> Figure:
     for ax in (ax_t, ax_n):
         ax.grid(alpha=0.3, which="both")
         ax.legend(loc="best", fontsize="small")
+    return fig
+
+
+def plot_closed_loop(report, output=None) -> Figure:
+    """A :class:`tenscontrol.verify.ClosedLoopReport`: one output's deflection (open loop,
+    closed loop, linear prediction) above the commanded strings' applied force densities.
+
+    Parameters
+    ----------
+    report : ClosedLoopReport
+    output : int or str, optional
+        Index or name of the output; the one with the largest open-loop peak by default.
+    """
+    names = list(report.output_names)
+    if output is None:
+        k = int(np.argmax(np.abs(report.y_open).max(axis=0)))
+    elif isinstance(output, str):
+        if output not in names:
+            raise ValueError(f"output {output!r} is not one of the report's outputs {names}")
+        k = names.index(output)
+    elif isinstance(output, (int, np.integer)) and 0 <= output < len(names):
+        k = int(output)
+    else:
+        raise ValueError(f"output must be a name from {names} or an index below {len(names)}, "
+                         f"got {output!r}")
+    fig = Figure(figsize=(6.4, 6.4), layout="constrained")
+    ax, ax2 = fig.subplots(2, 1, sharex=True)
+    t = report.t
+    ax.plot(t, 1e3 * report.y_open[:, k], color="0.5", label="open loop (nonlinear)")
+    ax.plot(t, 1e3 * report.y_closed[:, k], color="C0", label="closed loop (nonlinear)")
+    ax.plot(t, 1e3 * report.y_linear[:, k], color="C1", linestyle="--",
+            label="closed loop (linear prediction)")
+    ax.set_ylabel(f"deflection {names[k]} [mm]")
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(True, alpha=0.3)
+    c = report.closed_loop.control
+    for col, string in enumerate(c.strings):
+        ax2.plot(t, c.applied[:, col], label=f"string {int(string)}")
+    ax2.axhline(0.0, color="k", linewidth=0.8)
+    ax2.set_xlabel("t [s]")
+    ax2.set_ylabel("applied force density [N/m]")
+    ax2.legend(loc="best", fontsize="small", ncol=2)
+    ax2.grid(True, alpha=0.3)
+    fig.suptitle(f"{report.closed_loop.structure.name}: closed-loop check "
+                 f"(peak {100 * report.peak_reduction:.0f} % lower than open loop)")
     return fig
