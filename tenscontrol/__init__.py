@@ -9,6 +9,8 @@ Quick start::
 """
 
 from . import catalog, materials
+from .actuation import ControlRecord
+from .controllers import Controller, Measurement, OutputFeedback, StateFeedback, measurement
 from .compressible import (bar_force_densities, compressible_accelerations, compressible_energy,
                            compressible_jacobians, compressible_mass_matrix, compressible_model)
 from .dynamics import (accelerations, constraint_jacobian, force_densities, gravity_vector,
@@ -20,9 +22,12 @@ from .simulation import SimulationError, SimulationStats, Trajectory, simulate
 from .statics import Equilibrium, PrestressError, equilibrium
 from .stiffness import Compliance, compliance, tangent_stiffness
 from .structure import Bar, PointMass, String, Structure
+from .verify import ClosedLoopReport, verify
 
 __all__ = [
-    "Bar", "Compliance", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
+    "Bar", "ClosedLoopReport", "Compliance", "ControlRecord", "Controller", "HinfDesign",
+    "LQRDesign", "Measurement", "OutputFeedback", "StateFeedback", "hinfsyn", "lqr",
+    "measurement", "to_iosystem", "verify", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
     "MaterialComparison", "MaterialFigures", "MinimalRealization", "PointMass", "PrestressError",
     "SimulationError", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
     "bar_force_densities", "catalog", "compare_materials", "compliance",
@@ -42,6 +47,8 @@ _LAZY = {
     "h2_norm": "norms", "hinf_norm": "norms",
     "ElasticModel": "reduction", "MinimalRealization": "reduction",
     "elastic_model": "reduction", "minimal_realization": "reduction",
+    "HinfDesign": "synthesis", "LQRDesign": "synthesis", "hinfsyn": "synthesis",
+    "lqr": "synthesis", "to_iosystem": "iosystem",
 }
 
 

@@ -2,7 +2,8 @@
 
 Each stage is a function of one :class:`DemoContext`; :data:`DEMO_STEPS` runs them in order:
 the rigid T-bar with and without the energy correction, compressible HDPE and aluminium bars,
-prestress, linearization, reduction, norms and the soft-against-metallic table. Every stage
+prestress, linearization, reduction, norms, the soft-against-metallic table, and an LQR
+design checked in closed loop on the nonlinear model. Every stage
 prints its figures and may write plots into ``ctx.out_dir``; later work appends stages.
 """
 
@@ -185,9 +186,38 @@ def _demo_materials(ctx: DemoContext) -> None:
     _save(ctx, "tbar-soft-vs-metallic.png", table.plot())
 
 
+DEMO_EFFORT = 1e-2      # LQR: a force-density change of 1/10 of the prestress costs as much
+DEMO_DOUBLET = 10.0     # as a deflection of 1/10 of a bar length; the doublet amplitude [N]
+DEMO_OUTPUTS = {"nodes": [2, 3], "axes": "xz"}
+
+
+def _demo_control(ctx: DemoContext) -> None:
+    from .comparison import doublet
+    from .linearization import linearize
+    from .synthesis import lqr
+    from .verify import verify
+
+    s = ctx.equilibria["rigid"].structure
+    model = linearize(s, kind="passive", outputs=DEMO_OUTPUTS)
+    start = time.perf_counter()
+    design = lqr(model, effort=DEMO_EFFORT)
+    elapsed = time.perf_counter() - start
+    print(f"\n== LQR on the string force densities (passive model, effort {DEMO_EFFORT:g}), "
+          f"designed in {elapsed:.2g} s ==")
+    print(f"  closed-loop poles [1/s]: {np.array2string(design.poles, precision=4)}")
+    print(f"  gain ||K||_F = {np.linalg.norm(design.K):.4g} (N/m per m, N/m per m/s)")
+    print(f"\n== closed-loop check on the corrected nonlinear model: {DEMO_DOUBLET:g} N doublet "
+          "on node 2 along z ==")
+    report = verify(s, design.controller, doublet(s.n_nodes, 2, "z", DEMO_DOUBLET),
+                    DEMO_T_FINAL, outputs=DEMO_OUTPUTS)
+    ctx.runs["closed-loop"] = report.closed_loop
+    print(report)
+    _save(ctx, "tbar-lqr-closed-loop.png", report.plot())
+
+
 DEMO_STEPS: list[Callable[[DemoContext], None]] = [
     _demo_structure, _demo_warm_up, _demo_energy_correction, _demo_drift, _demo_plots,
-    _demo_compressible, _demo_prestress, _demo_linear_model, _demo_materials,
+    _demo_compressible, _demo_prestress, _demo_linear_model, _demo_materials, _demo_control,
 ]
 """The demo's stages, run in order on one :class:`DemoContext`; append to extend the demo."""
 

@@ -126,7 +126,7 @@ def test_demo_writes_plots_and_prints_the_figures(tmp_path, capsys):
     assert main(["demo", "--out-dir", str(out_dir)]) == 0
     text = capsys.readouterr().out
     pngs = sorted(out_dir.glob("*.png"))
-    assert len(pngs) == 6
+    assert len(pngs) == 7
     for png in pngs:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert str(png) in text
@@ -144,6 +144,12 @@ def test_demo_writes_plots_and_prints_the_figures(tmp_path, capsys):
     orders = re.findall(r"^(rigid|compressible)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", text, re.M)
     assert [(b, int(m), int(t)) for b, _, _, m, t in orders] == [("rigid", 4, 4),
                                                                  ("compressible", 8, 8)]
+    # the last stage: LQR on the T-bar checked in closed loop on the nonlinear model
+    assert "LQR on the string force densities" in text and "tbar-lqr-closed-loop.png" in text
+    reduction = float(re.search(r"peak reduction \(closed vs open loop\)\s+(\S+) %", text)[1])
+    error = float(re.search(r"linear prediction error \(vs nonlinear\)\s+(\S+) %", text)[1])
+    assert reduction >= 50.0 and error < 5.0
+    assert re.search(r"slack strings \[s\]\s+none", text)
 
 
 def test_python_m_tenscontrol_bad_file_exits_2_without_traceback(tmp_path):
