@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
+import scipy.linalg
 
 from .controllers import OutputFeedback, StateFeedback, measurement
 from .linearization import linearize
@@ -151,10 +152,12 @@ class ClosedLoopReport:
 
 
 def _linear_prediction(structure, controller, disturbance, t, bars, meas):
-    """Nonlinear-free prediction: the controller around the analytic linearization."""
+    """The linear prediction: the controller around the analytic linearization."""
     model = linearize(structure, q=_q_ref(controller), bars=bars,
                       kind=controller.kind).actuated()
-    A, B, E = model.A, model.B, model.E
+    actuated = list(structure.actuated_strings)
+    A, E = model.A, model.E
+    B = model.B[:, [actuated.index(int(k)) for k in controller.strings]]
     nx = A.shape[0]
     if isinstance(controller, StateFeedback):
         Acl, Bd, Cu = A - B @ controller.K, E, -controller.K
@@ -168,18 +171,37 @@ def _linear_prediction(structure, controller, disturbance, t, bars, meas):
         return None, None
     nq = nx // 2
     q0, z = model.q, np.zeros(nq)
-
-    def d(tt):
-        return np.asarray(disturbance(tt, q0, z), dtype=float).reshape(-1)
-
-    # the compressible bars' axial modes make the linear loop stiff too
-    stiff = {"method": "Radau", "jac": Acl} if bars == "compressible" else {"method": "DOP853"}
-    sol = scipy.integrate.solve_ivp(lambda tt, x: Acl @ x + Bd @ d(tt), (t[0], t[-1]),
-                                    np.zeros(Acl.shape[0]), t_eval=t, rtol=1e-9, atol=1e-13,
-                                    max_step=np.min(np.diff(t)), **stiff)
-    X = sol.y.T
+    X = _lti_response(Acl, Bd, lambda tt: np.asarray(disturbance(tt, q0, z),
+                                                     dtype=float).reshape(-1), t)
     y = X[:, :nx] @ meas.C.T
     return y, X @ Cu.T
+
+
+def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
+    """States (nt, nx) of x' = A x + B d(t), x(0) = 0, at the times t (uniform grid).
+
+    Exact for a load that is linear between the substeps (a first-order hold on t split into
+    `substeps` parts): the matrix exponential handles stiff modes (compressible bars' axial
+    vibrations) that would hold an explicit integrator to tiny steps. A load step (a doublet)
+    is smeared over one substep.
+    """
+    nx, nd = A.shape[0], B.shape[1]
+    h = (t[1] - t[0]) / substeps
+    # expm([[A, B, 0], [0, 0, I/h], [0, 0, 0]] h) = [[Phi, G0, G1], ...]: x+ = Phi x + G0 d0 + G1 (d1 - d0)
+    big = np.zeros((nx + 2 * nd, nx + 2 * nd))
+    big[:nx, :nx], big[:nx, nx:nx + nd] = A * h, B * h
+    big[nx:nx + nd, nx + nd:] = np.eye(nd)
+    E = scipy.linalg.expm(big)
+    Phi, G0, G1 = E[:nx, :nx], E[:nx, nx:nx + nd], E[:nx, nx + nd:]
+    X = np.zeros((t.size, nx))
+    x, d0 = np.zeros(nx), d(t[0])
+    for k in range(1, t.size):
+        for j in range(1, substeps + 1):
+            d1 = d(t[k - 1] + j * h)
+            x = Phi @ x + G0 @ d0 + G1 @ (d1 - d0)
+            d0 = d1
+        X[k] = x
+    return X
 
 
 def _q_ref(controller) -> np.ndarray:
