@@ -61,25 +61,38 @@ class Actuators:
         self.k = structure.string_stiffness[strings]
         self.l0 = structure.string_rest_lengths[strings]
         self.spring = structure.string_is_spring[strings]
+        self.c = structure.string_damping[strings]
         self.lower = np.where(self.spring, -np.inf, 0.0)
         self.upper = structure.string_gamma_max[strings]
         self.n_nodes = structure.n_nodes
 
-    def law(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Member vectors s (nu, 3) [m] and elastic-law force densities (nu,) [N/m] at q."""
+    def law(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Member vectors s (nu, 3) [m], elastic-law force densities (nu,) [N/m] at q, and
+        whether the kernels count each member active (bool (nu,): springs, or l > l0)."""
         N = q.reshape(-1, 3)
         s = N[self.j] - N[self.i]
         length = np.sqrt((s * s).sum(axis=1))
-        taut = self.spring | (length > self.l0)
-        return s, np.where(taut, self.k * (1.0 - self.l0 / length), 0.0)
+        active = self.spring | (length > self.l0)
+        return s, np.where(active, self.k * (1.0 - self.l0 / length), 0.0), active
 
-    def apply(self, q: np.ndarray, u: np.ndarray):
-        """Nodal forces (3n,) [N] of the command u (nu,) [N/m], with the applied and commanded
-        force densities (nu,) [N/m]."""
-        s, law = self.law(q)
+    def apply(self, q: np.ndarray, u: np.ndarray, qd: np.ndarray | None = None):
+        """Nodal forces (3n,) [N] of the command u (nu,) [N/m] at positions q and velocities
+        qd (3n,), with the applied and commanded force densities (nu,) [N/m].
+
+        A string's damper acts while the string pulls (theory.md section 6): the kernels
+        switch it by length (l > l0), so it is taken out here for a string the command
+        leaves slack, and put in for a string the command pulls although l <= l0.
+        """
+        s, law, active = self.law(q)
         cmd = (law if self.kind == "passive" else self.gamma_ref) + u
         applied = np.minimum(np.maximum(cmd, self.lower), self.upper)
-        extra = (applied - law)[:, None] * s
+        density = applied - law
+        if qd is not None and self.c.any():
+            V = qd.reshape(-1, 3)
+            rate = self.c * ((V[self.j] - V[self.i]) * s).sum(axis=1) / (s * s).sum(axis=1)
+            pulls = self.spring | (applied > 0.0)
+            density += np.where(pulls, rate, 0.0) - np.where(active, rate, 0.0)
+        extra = density[:, None] * s
         f = np.zeros((self.n_nodes, 3))
         np.add.at(f, self.i, extra)
         np.add.at(f, self.j, -extra)
@@ -157,7 +170,7 @@ def control_record(actuators: Actuators, controller, t, Q, QD, XC) -> ControlRec
     u, cmd, applied = (np.empty((nt, nu)) for _ in range(3))
     for r in range(nt):
         u[r] = controller.force_densities(t[r], Q[r], QD[r], XC[r])
-        _, applied[r], cmd[r] = actuators.apply(Q[r], u[r])
+        _, applied[r], cmd[r] = actuators.apply(Q[r], u[r], QD[r])
     slack = (applied <= 0.0) & ~actuators.spring[None, :]
     saturated = cmd > actuators.upper[None, :]
     return ControlRecord(t, actuators.strings, u, cmd, applied, slack, saturated, XC)
@@ -217,7 +230,7 @@ class ClosedLoop:
         if not np.all(np.isfinite(u)):
             raise ControllerError(f"controller.force_densities returned non-finite values at "
                                   f"t = {t:g} s")
-        return self.actuators.apply(q, u)[0]
+        return self.actuators.apply(q, u, qd)[0]
 
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
         """d xc / dt, shape (n_states,)."""

@@ -33,13 +33,20 @@ _KINDS = ("control", "passive")
 
 
 def _frozen_arrays(obj) -> None:
-    """Store the float array fields of a frozen dataclass as read-only copies."""
+    """Store the array fields of a frozen dataclass (lists accepted) as read-only float copies."""
     for f in fields(obj):
+        if f.type not in ("np.ndarray", np.ndarray):
+            continue
         value = getattr(obj, f.name)
-        if isinstance(value, np.ndarray):
+        try:
             value = np.array(value, dtype=float)
-            value.setflags(write=False)
-            object.__setattr__(obj, f.name, value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{type(obj).__name__}: {f.name} must be an array of numbers, got "
+                             f"{type(value).__name__}") from None
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{type(obj).__name__}: {f.name} must be finite")
+        value.setflags(write=False)
+        object.__setattr__(obj, f.name, value)
 
 
 class Controller:
@@ -221,9 +228,9 @@ class StateFeedback(Controller):
 
     def __post_init__(self):
         _frozen_arrays(self)
-        object.__setattr__(self, "strings", np.asarray(self.strings, dtype=np.int64))
+        object.__setattr__(self, "strings", np.asarray(self.strings, dtype=np.int64).reshape(-1))
         _check_kind(self.kind)
-        nu, nx = self.K.shape
+        nu, nx = self.K.shape if self.K.ndim == 2 else (-1, -1)
         if nx != 2 * self.q_ref.size or nu != self.strings.size or self.gamma_ref.size != nu:
             raise ValueError(f"StateFeedback: K must be (n_strings, 2 nq) = ({self.strings.size}, "
                              f"{2 * self.q_ref.size}), got {self.K.shape}")
@@ -261,7 +268,7 @@ class OutputFeedback(Controller):
 
     def __post_init__(self):
         _frozen_arrays(self)
-        object.__setattr__(self, "strings", np.asarray(self.strings, dtype=np.int64))
+        object.__setattr__(self, "strings", np.asarray(self.strings, dtype=np.int64).reshape(-1))
         _check_kind(self.kind)
         nk, ny, nu = self.AK.shape[0], self.measurement.n_signals, self.strings.size
         shapes = {"AK": (nk, nk), "BK": (nk, ny), "CK": (nu, nk), "DK": (nu, ny)}

@@ -84,7 +84,7 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
 
     def update(t, x, u, params):
         y = np.concatenate([x, [0.0]])
-        f = u[nu:] + acts.apply(x[:nq], u[:nu])[0]
+        f = u[nu:] + acts.apply(x[:nq], u[:nu], x[nq:])[0]
         return run._base_rhs(y, f)[:2 * nq]
 
     def output(t, x, u, params):

@@ -153,7 +153,7 @@ class ClosedLoopReport:
 
 def _linear_prediction(structure, controller, disturbance, t, bars, meas):
     """The linear prediction: the controller around the analytic linearization."""
-    model = linearize(structure, q=_q_ref(controller), bars=bars,
+    model = linearize(structure, q=_q_ref(controller, structure), bars=bars,
                       kind=controller.kind).actuated()
     actuated = list(structure.actuated_strings)
     A, E = model.A, model.E
@@ -204,10 +204,13 @@ def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
     return X
 
 
-def _q_ref(controller) -> np.ndarray:
+def _q_ref(controller, structure) -> np.ndarray:
+    """The controller's operating point: its q_ref, its measurement's, or the nodes."""
     if hasattr(controller, "q_ref"):
-        return np.asarray(controller.q_ref)
-    return np.asarray(controller.measurement.q_ref)
+        return np.asarray(controller.q_ref, dtype=float).reshape(-1)
+    if hasattr(controller, "measurement") and hasattr(controller.measurement, "q_ref"):
+        return np.asarray(controller.measurement.q_ref, dtype=float).reshape(-1)
+    return structure.nodes.reshape(-1)
 
 
 def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs=None,
@@ -246,7 +249,7 @@ def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs
     -------
     ClosedLoopReport
     """
-    q_ref = _q_ref(controller)
+    q_ref = _q_ref(controller, structure)
     gap = float(np.abs(q_ref - structure.nodes.reshape(-1)).max()) if q_ref.size else 0.0
     if q_ref.shape != (structure.nodes.size,):
         raise ValueError(f"verify: the controller was designed for {q_ref.size // 3} nodes, the "
