@@ -27,7 +27,7 @@ from .verify import ClosedLoopReport, verify
 __all__ = [
     "Bar", "ClosedLoopReport", "Compliance", "ControlRecord", "Controller", "HinfDesign",
     "LQRDesign", "Measurement", "OutputFeedback", "StateFeedback", "hinfsyn", "lqr",
-    "measurement", "to_iosystem", "verify", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
+    "measurement", "to_iosystem", "verify", "ClosedLoopComparison", "compare_closed_loop", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
     "MaterialComparison", "MaterialFigures", "MinimalRealization", "PointMass", "PrestressError",
     "SimulationError", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
     "bar_force_densities", "catalog", "compare_materials", "compliance",
@@ -49,6 +49,8 @@ _LAZY = {
     "elastic_model": "reduction", "minimal_realization": "reduction",
     "HinfDesign": "synthesis", "LQRDesign": "synthesis", "hinfsyn": "synthesis",
     "lqr": "synthesis", "to_iosystem": "iosystem",
+    "ClosedLoopComparison": "closed_loop_materials",
+    "compare_closed_loop": "closed_loop_materials",
 }
 
 

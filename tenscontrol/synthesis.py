@@ -339,7 +339,8 @@ def _ss(arrays, inputs, outputs) -> ct.StateSpace:
 
 
 def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scale=1.0,
-            y_scale=1.0, u_scale=None, rho=0.1, eps=0.01, tol=1e-3, order=None) -> HinfDesign:
+            y_scale=1.0, u_scale=None, rho=0.1, eps=0.01, tol=1e-3, order=None,
+            backoff=1.0) -> HinfDesign:
     """H-infinity design on the actuated strings (control-notes.md section 6).
 
     Generalized plant on the minimal realization of ``model.actuated().with_outputs(**outputs)``
@@ -374,6 +375,11 @@ def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scal
         Relative width of the final gamma bracket.
     order : int, optional
         Order of the minimal realization.
+    backoff : float
+        Output feedback: return the central controller at ``backoff`` times the optimal gamma
+        found (>= 1; see :func:`tenscontrol.hinf.hinf_output_feedback`). Near-optimal H-inf
+        controllers have very fast poles; 1.1-1.5 gives much slower ones for a slightly
+        larger gamma.
 
     Returns
     -------
@@ -401,6 +407,8 @@ def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scal
     for name, val in (("rho", rho), ("eps", eps), ("tol", tol)):
         if not (np.isscalar(val) and np.isfinite(val) and val > 0):
             raise ValueError(f"hinfsyn: {name} must be a positive number, got {val!r}")
+    if not (np.isscalar(backoff) and np.isfinite(backoff) and backoff >= 1):
+        raise ValueError(f"hinfsyn: backoff must be a number >= 1, got {backoff!r}")
     meas = _measurement(model, measurements)
     p = _prepare(model, "hinfsyn", outputs, order, None if meas is None else meas.C)
     m, nu, r = p.model, p.B.shape[1], p.A.shape[0]
@@ -435,7 +443,7 @@ def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scal
         scaled = ct.ss(p.A, plant.B * np.concatenate([np.ones(B1.shape[1]), us]), plant.C,
                        plant.D * np.concatenate([np.ones(B1.shape[1]), us]))
         try:
-            res = _hinf.hinf_output_feedback(scaled, nm, nu, tol=tol)
+            res = _hinf.hinf_output_feedback(scaled, nm, nu, tol=tol, backoff=backoff)
         except ValueError as exc:
             raise ValueError(f"hinfsyn: {exc}; a lightly damped mode is probably barely seen "
                              "by z or y_m: add outputs or measurements, or damping") from None

@@ -245,3 +245,16 @@ def test_hinf_output_feedback_on_the_stedy_tbar(stedy):
     assert norm == pytest.approx(h.closed_loop_norm, rel=1e-6)
     with pytest.raises(ValueError, match=r"disturbance 'fz0' acts on a fixed coordinate"):
         hinfsyn(stedy, disturbances=["fz0"])
+
+
+def test_hinf_backoff_trades_gamma_for_slower_controller_poles(xmodel, x_hinf):
+    relaxed = hinfsyn(xmodel, measurements=x_measurement(xmodel), rho=0.1, eps=0.01,
+                      backoff=1.5)
+    # the same bisection, then the central controller at 1.5 x the final upper bound
+    assert relaxed.gamma == pytest.approx(1.5 * x_hinf.gamma, rel=2e-3)
+    assert relaxed.gamma_lower <= 0.057047
+    assert x_hinf.gamma <= relaxed.closed_loop_norm <= relaxed.gamma * (1 + 1e-6)
+    fast = lambda h: np.abs(np.linalg.eigvals(h.controller.AK)).max()     # noqa: E731
+    assert fast(relaxed) < 0.5 * fast(x_hinf)
+    with pytest.raises(ValueError, match="backoff must be a number >= 1"):
+        hinfsyn(xmodel, measurements=x_measurement(xmodel), backoff=0.9)
