@@ -252,6 +252,7 @@ def lqr(model, *, Q=None, R=None, outputs=None, order=None, effort=1.0) -> LQRDe
     R = Rd if R is None else _matrix(R, "R (weight on u)", nu, who, True)
     T, L = p.mr.basis, p.mr.left_inverse
     Qr = T.T @ Q @ T
+    Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
     w = _hinf.reference_frequency(p.A)      # time scaling (control-notes 3); K is invariant
     try:
         Kr, Sr, _ = ct.lqr(p.A / w, p.B / w, Qr / w, R / w)

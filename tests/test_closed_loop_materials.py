@@ -1,6 +1,5 @@
 """compare_closed_loop: the same LQR procedure on HDPE and aluminium T-bars, compressible bars."""
 
-import numpy as np
 import pytest
 
 import tenscontrol as tc
