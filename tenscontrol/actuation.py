@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .controllers import check_kind
+
 __all__ = ["Actuators", "ControlRecord"]
 
 
@@ -48,8 +50,7 @@ class Actuators:
                                  "model.actuated() or mark the string actuated")
         if len(set(strings.tolist())) != strings.size:
             raise ValueError("controller: a string appears twice in controller.strings")
-        if kind not in ("passive", "control"):
-            raise ValueError(f"controller.kind must be 'passive' or 'control', got {kind!r}")
+        check_kind(kind)
         gamma_ref = np.asarray(gamma_ref, dtype=float).reshape(-1)
         if gamma_ref.shape != strings.shape:
             raise ValueError(f"controller.gamma_ref must have one entry per commanded string "
@@ -198,7 +199,8 @@ class ClosedLoop:
         missing = [a for a in _NEEDED if not hasattr(controller, a)]
         if missing:
             raise TypeError(f"controller: {type(controller).__name__} lacks {', '.join(missing)}; "
-                            "subclass tenscontrol.controllers.Controller")
+                            "a controller needs the attributes strings, gamma_ref, kind, "
+                            "n_states and the methods of tenscontrol.controllers.Controller")
         self.controller = controller
         self.actuators = Actuators(structure, controller.strings, controller.gamma_ref,
                                    controller.kind)

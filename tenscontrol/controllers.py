@@ -9,8 +9,9 @@ A controller commands the force densities of the actuated strings
 - ``kind="control"``: u moves the commanded force density away from the prestress,
   ``gamma_k = gamma*_k + u_k`` (the string is a pure force-density actuator).
 
-Either way a string can only pull: the simulator clips each applied force density to
-``[0, gamma_max]`` (``String.gamma_max``) and records when it did.
+Either way a string can only pull: the simulator clips each applied force density of a
+one-sided string to ``[0, gamma_max]`` (``String.gamma_max``; a two-sided spring to
+``(-inf, gamma_max]``) and records when it did.
 
 Any object with the attributes and methods of :class:`Controller` works; subclass it and
 write :meth:`Controller.force_densities` for a static law of your own. :class:`StateFeedback`
@@ -30,12 +31,13 @@ __all__ = ["Controller", "Measurement", "OutputFeedback", "StateFeedback", "meas
 
 _AXES = "xyz"
 _KINDS = ("control", "passive")
+_INDEX_FIELDS = ("strings", "coordinates", "string_nodes")   # integer arrays, not floats
 
 
 def _frozen_arrays(obj) -> None:
     """Store the array fields of a frozen dataclass (lists accepted) as read-only float copies."""
     for f in fields(obj):
-        if f.type not in ("np.ndarray", np.ndarray):
+        if f.type not in ("np.ndarray", np.ndarray) or f.name in _INDEX_FIELDS:
             continue
         value = getattr(obj, f.name)
         try:
@@ -199,9 +201,24 @@ def measurement(structure, q_ref=None, *, nodes=None, axes="xyz", strings=()) ->
     return Measurement(C, q_ref, coords, strings, pairs.reshape(-1, 2), lengths, names)
 
 
-def _check_kind(kind: str) -> None:
+def check_kind(kind: str) -> None:
+    """Reject a kind other than "passive" and "control"."""
     if kind not in _KINDS:
-        raise ValueError(f"kind must be 'passive' or 'control', got {kind!r}")
+        raise ValueError(f"controller kind must be 'passive' or 'control', got {kind!r}")
+
+
+def _common_fields(obj) -> None:
+    """Arrays, string indices and kind of a StateFeedback/OutputFeedback, checked."""
+    _frozen_arrays(obj)
+    strings = np.asarray(obj.strings).reshape(-1)
+    if strings.size and not np.issubdtype(strings.dtype, np.integer):
+        raise ValueError(f"{type(obj).__name__}: strings must be string indices (integers), "
+                         f"got {strings.tolist()}")
+    object.__setattr__(obj, "strings", strings.astype(np.int64))
+    check_kind(obj.kind)
+    if obj.gamma_ref.shape != (strings.size,):
+        raise ValueError(f"{type(obj).__name__}: gamma_ref must have one force density per "
+                         f"string ({strings.size}), got shape {obj.gamma_ref.shape}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,11 +244,9 @@ class StateFeedback(Controller):
     n_states = 0
 
     def __post_init__(self):
-        _frozen_arrays(self)
-        object.__setattr__(self, "strings", np.asarray(self.strings, dtype=np.int64).reshape(-1))
-        _check_kind(self.kind)
+        _common_fields(self)
         nu, nx = self.K.shape if self.K.ndim == 2 else (-1, -1)
-        if nx != 2 * self.q_ref.size or nu != self.strings.size or self.gamma_ref.size != nu:
+        if nx != 2 * self.q_ref.size or nu != self.strings.size:
             raise ValueError(f"StateFeedback: K must be (n_strings, 2 nq) = ({self.strings.size}, "
                              f"{2 * self.q_ref.size}), got {self.K.shape}")
 
@@ -267,9 +282,7 @@ class OutputFeedback(Controller):
     kind: str = "passive"
 
     def __post_init__(self):
-        _frozen_arrays(self)
-        object.__setattr__(self, "strings", np.asarray(self.strings, dtype=np.int64).reshape(-1))
-        _check_kind(self.kind)
+        _common_fields(self)
         nk, ny, nu = self.AK.shape[0], self.measurement.n_signals, self.strings.size
         shapes = {"AK": (nk, nk), "BK": (nk, ny), "CK": (nu, nk), "DK": (nu, ny)}
         for name, shape in shapes.items():

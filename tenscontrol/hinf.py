@@ -50,7 +50,8 @@ class BisectionResult:
     K : tuple of ndarray
         Output feedback: ``(AK, BK, CK, DK)``; state feedback: ``(F,)`` with ``u = -F x``.
     gamma : float
-        The gamma the returned controller was synthesized at (the final upper bound).
+        The gamma the returned controller was synthesized at (backoff times the final upper
+        bound).
     gamma_lower : float
         Largest gamma found infeasible (0 if none was tried).
     iterations : int
@@ -124,7 +125,7 @@ def _bisect(trial, hi: float, tol: float, what: str):
         hi *= 2.0
     if best is None:
         raise ValueError(f"{what}: no gamma up to {hi:.3g} gives a stabilizing controller")
-    lo = 0.0
+    lo = 0.5 * hi if count > 1 else 0.0      # the last doubling's start failed
     while hi - lo > tol * hi:
         mid = 0.5 * (lo + hi)
         res, count = trial(mid), count + 1
@@ -335,7 +336,7 @@ class HinfDesign:
     gamma : float
         The gamma the returned controller was synthesized at (bisection upper bound).
     gamma_lower : float
-        Largest gamma found infeasible: the optimum lies in [gamma_lower, gamma].
+        Largest gamma found infeasible: the optimum lies in [gamma_lower, gamma / backoff].
     closed_loop_norm : float
         ``||closed_loop||_inf`` recomputed by tenscontrol.norms.hinf_norm after a stability
         check; <= gamma (1 + 1e-6).

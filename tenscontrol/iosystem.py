@@ -44,7 +44,8 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     structure : Structure
     kind : {"passive", "control"}
         How the force-density inputs act (:mod:`tenscontrol.controllers`): added to the
-        elastic law, or added to `gamma_ref` in place of it; clipped to [0, gamma_max].
+        elastic law, or added to `gamma_ref` in place of it; clipped to [0, gamma_max]
+        (two-sided springs: below gamma_max only).
     bars : {"rigid", "compressible"}
     gamma_ref : array_like, shape (n_actuated,), optional
         Operating force densities of the actuated strings [N/m] for ``kind="control"``;

@@ -160,20 +160,39 @@ class LinearModel:
         return replace(self, A=self.A + self.B @ gain,
                        stiffness=self.stiffness - self.force_input @ grad, kind="passive")
 
-    def actuated(self) -> LinearModel:
-        """The model whose inputs are the actuated strings' force densities only.
+    def actuated(self, strings=None) -> LinearModel:
+        """The model whose inputs are the commanded strings' force densities only.
 
-        The strings a controller commands are ``structure.actuated_strings``
-        (``String.actuated``, all by default). Members that are not commanded follow their
-        elastic law: in the control model their material stiffness moves into A,
-        ``A + B_k [du_law/dq, 0]_k`` for each such string k and, with compressible bars, for
-        every bar; in the passive model it is there already. B, ``force_input`` and
-        ``force_density_gradient`` keep the actuated members' columns and rows.
+        Parameters
+        ----------
+        strings : sequence of int, optional
+            The commanded strings, in input order; ``structure.actuated_strings``
+            (``String.actuated``, all by default) if omitted.
+
+        Notes
+        -----
+        Members that are not commanded follow their elastic law: in the control model their
+        material stiffness moves into A, ``A + B_k [du_law/dq, 0]_k`` for each such string k
+        and, with compressible bars, for every bar; in the passive model it is there
+        already. B, ``force_input`` and ``force_density_gradient`` keep the commanded
+        strings' columns and rows. Call it on the model as linearized (inputs: every string).
         """
-        keep = np.asarray(self.structure.actuated_strings, dtype=np.int64)
+        if strings is None:
+            keep = np.asarray(self.structure.actuated_strings, dtype=np.int64)
+        else:
+            keep = np.asarray(strings).reshape(-1)
+            if keep.size and (not np.issubdtype(keep.dtype, np.integer)
+                              or keep.min() < 0 or keep.max() >= self.structure.n_strings):
+                raise ValueError(f"actuated: strings must be string indices below "
+                                 f"{self.structure.n_strings}, got {list(keep)}")
+            keep = keep.astype(np.int64)
         names = tuple(f"gamma{k}" for k in keep)
         if self.input_names == names:
             return self
+        full = tuple(f"gamma{k}" for k in range(self.structure.n_strings))
+        if self.input_names[:len(full)] != full:
+            raise ValueError("actuated: call it on the model as linearized (one input per "
+                             f"string), not on one with inputs {list(self.input_names)}")
         drop = np.setdiff1d(np.arange(self.B.shape[1]), keep)
         model = self
         if self.kind == "control" and drop.size:

@@ -195,7 +195,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         translation + rotation, singular for a bar whose end nodes carry no other mass.
     force : callable ``force(t, q, qd) -> ndarray (n_nodes, 3)``, optional
         External nodal forces [N]; q and qd are flat (3 n_nodes,) arrays (x0, y0, z0, x1, ...).
-        The implicit integrator's Jacobian treats it as independent of the state.
+        The implicit integrator's Jacobian treats it as independent of the state (with a
+        controller, its state dependence enters by central differences).
     progress : bool
         Show a progress bar on stderr.
     velocities : array_like, shape (n_nodes, 3), optional
@@ -216,7 +217,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     controller : Controller, optional
         Close the loop (:mod:`tenscontrol.controllers`): at every derivative evaluation the
         controller's command sets the force densities of the strings it commands, clipped to
-        [0, gamma_max] (:mod:`tenscontrol.actuation`); its internal states are integrated with
+        [0, gamma_max] for one-sided strings (:mod:`tenscontrol.actuation`), with the damper of
+        a string the command leaves slack off; its internal states are integrated with
         the structure's. The actuators' work joins `work`, so the energy balance and the
         correction hold in closed loop. The trajectory's ``control`` records commands,
         applied force densities, slack and saturation. With ``"radau5"`` the Jacobian adds the

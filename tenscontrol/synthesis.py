@@ -75,6 +75,9 @@ def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
                             f"{type(outputs).__name__} on {type(model).__name__}")
         model = model.with_outputs(**outputs)
     nu, ny = model.B.shape[1], model.C.shape[0]
+    if nu == 0:
+        raise ValueError(f"{who}: the model has no actuated strings (every String.actuated is "
+                         "False); mark the strings the controller may command actuated")
     reduced_from = model
     if extra_rows is not None:              # keep the modes the measurements see, too
         view = {f: getattr(model, f) for f in _MODEL_FIELDS}
@@ -399,9 +402,10 @@ def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scal
     -----
     Output feedback: :func:`tenscontrol.hinf.hinf_output_feedback`, gamma bisection on slycot
     sb10fd from ``1.01 ||F_l(P, K_H2)||_inf`` down to ``(hi - lo) <= tol hi``. The controller
-    returned is the one synthesized at the final upper bound, with no enlargement factor (the
-    1.05 of control-notes.md): every accepted gamma already passed the Hurwitz test, the
-    rcond floor and a norm check, and the loop norm is recomputed here. State feedback:
+    returned is the one synthesized at ``backoff`` times the final upper bound (no
+    enlargement by default, where control-notes.md suggests 1.05): every accepted gamma
+    already passed the Hurwitz test, the rcond floor and a norm check, and the loop norm is
+    recomputed here. State feedback:
     :func:`tenscontrol.hinf.hinf_state_feedback`, ``K = u_scale F_r left_inverse``. Slycot
     and the Riccati solvers run in time scaled by a reference frequency, undone on the result.
     """

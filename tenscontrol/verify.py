@@ -138,7 +138,8 @@ class ClosedLoopReport:
         return self.summary()
 
     def plot(self, output: int | str | None = None):
-        """Deflection (open, closed, linear) of one output and the commands; a matplotlib Figure.
+        """Deflection (open, closed, linear) of one output and the applied force densities of
+        the commanded strings; a matplotlib Figure.
 
         Parameters
         ----------
@@ -153,11 +154,10 @@ class ClosedLoopReport:
 
 def _linear_prediction(structure, controller, disturbance, t, bars, meas):
     """The linear prediction: the controller around the analytic linearization."""
+    # the strings the controller does not command follow their laws, as in the simulator
     model = linearize(structure, q=_q_ref(controller, structure), bars=bars,
-                      kind=controller.kind).actuated()
-    actuated = list(structure.actuated_strings)
-    A, E = model.A, model.E
-    B = model.B[:, [actuated.index(int(k)) for k in controller.strings]]
+                      kind=controller.kind).actuated(controller.strings)
+    A, B, E = model.A, model.B, model.E
     nx = A.shape[0]
     if isinstance(controller, StateFeedback):
         Acl, Bd, Cu = A - B @ controller.K, E, -controller.K
@@ -180,28 +180,31 @@ def _linear_prediction(structure, controller, disturbance, t, bars, meas):
 def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
     """States (nt, nx) of x' = A x + B d(t), x(0) = 0, at the times t (uniform grid).
 
-    Exact for a load that is linear between the substeps (a first-order hold on t split into
-    `substeps` parts): the matrix exponential handles stiff modes (compressible bars' axial
-    vibrations) that would hold an explicit integrator to tiny steps. A load step (a doublet)
-    is smeared over one substep.
+    Each output interval is split into `substeps` parts over which the load is held at its
+    midpoint value: exact for loads that are constant between substep boundaries (a doublet
+    whose steps fall on the grid) and second order for smooth loads in modes slower than the
+    substep; a faster mode (compressible bars' axial vibrations) stays stable and follows the
+    held load, with a lag of half a substep.
     """
-    nx, nd = A.shape[0], B.shape[1]
+    nx = A.shape[0]
     h = (t[1] - t[0]) / substeps
-    # expm([[A, B, 0], [0, 0, I/h], [0, 0, 0]] h) = [[Phi, G0, G1], ...]: x+ = Phi x + G0 d0 + G1 (d1 - d0)
-    big = np.zeros((nx + 2 * nd, nx + 2 * nd))
-    big[:nx, :nx], big[:nx, nx:nx + nd] = A * h, B * h
-    big[nx:nx + nd, nx + nd:] = np.eye(nd)
+    # expm([[A, B], [0, 0]] h) = [[Phi, Gamma], [0, I]]: x+ = Phi x + Gamma d(t + h/2)
+    big = np.zeros((nx + B.shape[1], nx + B.shape[1]))
+    big[:nx, :nx], big[:nx, nx:] = A * h, B * h
     E = scipy.linalg.expm(big)
-    Phi, G0, G1 = E[:nx, :nx], E[:nx, nx:nx + nd], E[:nx, nx + nd:]
+    Phi, Gamma = E[:nx, :nx], E[:nx, nx:]
     X = np.zeros((t.size, nx))
-    x, d0 = np.zeros(nx), d(t[0])
+    x = np.zeros(nx)
     for k in range(1, t.size):
-        for j in range(1, substeps + 1):
-            d1 = d(t[k - 1] + j * h)
-            x = Phi @ x + G0 @ d0 + G1 @ (d1 - d0)
-            d0 = d1
+        for j in range(substeps):
+            x = Phi @ x + Gamma @ d(t[k - 1] + (j + 0.5) * h)
         X[k] = x
     return X
+
+
+def _no_load(n_nodes: int):
+    zeros = np.zeros((n_nodes, 3))
+    return lambda t, q=None, qd=None: zeros
 
 
 def _q_ref(controller, structure) -> np.ndarray:
@@ -226,14 +229,16 @@ def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs
         simulation starts there, at rest.
     controller : Controller
         E.g. ``lqr(model).controller``; designed about the structure's nodes.
-    disturbance : callable ``force(t, q, qd) -> (n_nodes, 3)``
+    disturbance : callable ``force(t, q, qd) -> (n_nodes, 3)`` or None
         Nodal loads [N], as :func:`tenscontrol.simulate`'s ``force``; the linear prediction
-        evaluates it at the operating point.
+        evaluates it at the operating point. None: no load.
     t_final : float
         Simulated time [s].
     outputs : dict, optional
         Keywords of :func:`tenscontrol.controllers.measurement` choosing the deflection
-        outputs (``{"nodes": [2, 3], "axes": "xz"}``); all free coordinates by default.
+        outputs (``{"nodes": [2, 3], "axes": "xz"}``); all free coordinates by default (for a
+        free-floating structure these include its rigid drift: choose relative outputs such
+        as string lengths, ``{"strings": [...]}``, there).
     n_samples : int
         Output samples on [0, t_final] (the rms and time figures use this grid).
     bars : {"rigid", "compressible"}
@@ -250,10 +255,16 @@ def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs
     ClosedLoopReport
     """
     q_ref = _q_ref(controller, structure)
-    gap = float(np.abs(q_ref - structure.nodes.reshape(-1)).max()) if q_ref.size else 0.0
     if q_ref.shape != (structure.nodes.size,):
         raise ValueError(f"verify: the controller was designed for {q_ref.size // 3} nodes, the "
                          f"structure has {structure.n_nodes}")
+    if disturbance is None:
+        disturbance = _no_load(structure.n_nodes)
+    elif not callable(disturbance):
+        raise TypeError("verify: disturbance must be a callable force(t, q, qd) -> (n_nodes, 3) "
+                        f"array [N] (e.g. tenscontrol.doublet(...)) or None, got "
+                        f"{type(disturbance).__name__}")
+    gap = float(np.abs(q_ref - structure.nodes.reshape(-1)).max())
     if gap > 1e-9 * max(1.0, float(np.abs(q_ref).max())):
         warnings.warn(f"verify: the controller's operating point differs from the structure's "
                       f"nodes by up to {gap:.3g} m; the simulations start from the nodes",

@@ -1,0 +1,110 @@
+"""The linear prediction of verify(): the exact midpoint-hold response against closed forms."""
+
+import sys
+
+import numpy as np
+import pytest
+
+import tenscontrol.verify  # noqa: F401 (the package attribute `verify` is the function)
+
+V = sys.modules["tenscontrol.verify"]
+
+
+def test_piecewise_constant_load_is_exact():
+    # x' = -2 x + d, d = 1 on [0, 1), -1 on [1, 2), 0 after: closed form by pieces
+    A, B = np.array([[-2.0]]), np.array([[1.0]])
+    t = np.linspace(0.0, 3.0, 301)
+    d = lambda s: np.array([1.0 if s < 1 else (-1.0 if s < 2 else 0.0)])  # noqa: E731
+    x = V._lti_response(A, B, d, t)[:, 0]
+
+    def exact(s):
+        x1 = 0.5 * (1 - np.exp(-2.0))                     # x(1)
+        x2 = -0.5 + (x1 + 0.5) * np.exp(-2.0)            # x(2)
+        if s < 1:
+            return 0.5 * (1 - np.exp(-2 * s))
+        if s < 2:
+            return -0.5 + (x1 + 0.5) * np.exp(-2 * (s - 1))
+        return x2 * np.exp(-2 * (s - 2))
+
+    assert np.abs(x - [exact(s) for s in t]).max() < 1e-13
+
+
+def test_smooth_load_and_stiff_mode():
+    # a stiff (1e5 rad/s) and a light (omega 3, zeta 0.01) mode under sin(t):
+    # the steady-state-plus-transient solution of each mode, second order in the substep
+    A = np.array([[-1e5, 0, 0], [0, 0, 1], [0, -9.0, -0.06]])
+    B = np.array([[1e5], [0.0], [1.0]])
+    t = np.linspace(0.0, 5.0, 501)
+    x = V._lti_response(A, B, lambda s: np.array([np.sin(s)]), t)
+    # first mode: x' = -a x + a sin t  ->  x = a (a sin t - cos t + e^{-a t}) / (a^2 + 1)
+    # (a mode faster than the substep h = 1e-3 s follows the held load: a lag of h/2)
+    a = 1e5
+    first = a * (a * np.sin(t) - np.cos(t) + np.exp(-a * t)) / (a**2 + 1)
+    assert np.abs(x[:, 0] - first).max() < 0.6e-3
+    assert np.all(np.isfinite(x))
+    from scipy.integrate import solve_ivp
+    ref = solve_ivp(lambda s, y: A[1:, 1:] @ y + B[1:, 0] * np.sin(s), (0, 5), [0.0, 0.0],
+                    t_eval=t, rtol=1e-12, atol=1e-14, method="DOP853").y.T
+    assert np.abs(x[:, 1:] - ref).max() < 1e-6 * np.abs(ref).max()
+
+
+def test_report_table_and_plot_choices(tmp_path):
+    import tenscontrol as tc
+
+    s = tc.equilibrium(tc.catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
+    design = tc.lqr(tc.linearize(s, kind="passive", outputs={"nodes": [2, 3], "axes": "xz"}),
+                    effort=1e-2)
+    report = tc.verify(s, design.controller, tc.doublet(s.n_nodes, 2, "z", 0.1), 3.0,
+                       outputs={"nodes": [2, 3], "axes": "xz"}, n_samples=301)
+    # at 0.1 N the nonlinear and linear closed loops agree to the nonlinearity, 2e-4 of peak
+    assert report.linear_error < 1e-3
+    assert report.output_names == ("x2", "z2", "x3", "z3")
+    assert report.plot("z3").axes[0].get_ylabel() == "deflection z3 [mm]"
+    with pytest.raises(ValueError, match="not one of the report's outputs"):
+        report.plot("y2")
+    with pytest.raises(ValueError, match="n_samples"):
+        tc.verify(s, design.controller, tc.doublet(s.n_nodes, 2, "z", 0.1), 1.0, n_samples=1)
+
+
+@pytest.fixture(scope="module")
+def tbar():
+    import tenscontrol as tc
+
+    return tc.equilibrium(tc.catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
+
+
+def test_prediction_for_a_controller_on_some_strings_of_the_control_model(tbar):
+    # the strings the controller does not command follow their elastic law in the simulator,
+    # so the linear prediction must give them their material stiffness (review finding)
+    import tenscontrol as tc
+
+    out = {"nodes": [2, 3], "axes": "xz"}
+    c = tc.lqr(tc.linearize(tbar, kind="control", outputs=out), effort=1e-2).controller
+    some = tc.StateFeedback(c.K[:2], c.q_ref, c.strings[:2], c.gamma_ref[:2], "control")
+    report = tc.verify(tbar, some, tc.doublet(tbar.n_nodes, 2, "z", 1.0), 3.0, outputs=out,
+                       n_samples=301)
+    assert report.linear_error < 0.01              # 0.95 when they were held at gamma*
+
+
+def test_verify_and_design_errors_name_the_fix(tbar):
+    import dataclasses
+
+    import tenscontrol as tc
+
+    c = tc.lqr(tc.linearize(tbar, kind="passive"), effort=1e-2).controller
+    with pytest.raises(ValueError, match="designed for 4 nodes, the structure has 13"):
+        tc.verify(tc.catalog.ball(), c, None, 1.0)
+    with pytest.raises(TypeError, match="disturbance must be a callable"):
+        tc.verify(tbar, c, 10.0, 1.0)
+    quiet = tc.verify(tbar, c, None, 0.5, n_samples=51)           # None: no load, nothing moves
+    assert quiet.closed.peak < 1e-9 and quiet.open.peak < 1e-9
+    with pytest.raises(ValueError, match="strings must be string indices"):
+        tc.StateFeedback(c.K, c.q_ref, [0.5, 1, 2, 3], c.gamma_ref)
+    with pytest.raises(ValueError, match="gamma_ref must have one force density per string"):
+        tc.StateFeedback(c.K, c.q_ref, c.strings, c.gamma_ref[:2])
+    none = dataclasses.replace(tbar, strings=tuple(dataclasses.replace(s, actuated=False)
+                                                   for s in tbar.strings))
+    model = tc.linearize(none, kind="passive")
+    for design in (tc.lqr, tc.hinfsyn):
+        with pytest.raises(ValueError, match="no actuated strings"):
+            design(model)
