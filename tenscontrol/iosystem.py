@@ -13,6 +13,7 @@ import numpy as np
 
 from .actuation import Actuators
 from .controllers import measurement
+from .runs import CompressibleRun, RigidRun
 
 __all__ = ["to_iosystem"]
 
@@ -21,12 +22,10 @@ _AXES = "xyz"
 
 def _run(structure, bars, kinetic, include_radius):
     # the simulator's own model objects, so that both evaluate the same compiled kernels
-    from .simulation import _CompressibleRun, _RigidRun
-
     if bars == "rigid":
-        run = _RigidRun(structure, include_radius, "none", 1e-10, 10)
+        run = RigidRun(structure, include_radius, "none", 1e-10, 10)
     elif bars == "compressible":
-        run = _CompressibleRun(structure, kinetic, include_radius)
+        run = CompressibleRun(structure, kinetic, include_radius)
     else:
         raise ValueError(f"bars must be 'rigid' or 'compressible', got {bars!r}")
     y0 = np.concatenate([structure.nodes.reshape(-1), np.zeros(3 * structure.n_nodes), [0.0]])

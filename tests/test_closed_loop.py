@@ -22,7 +22,7 @@ import scipy.interpolate  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import tenscontrol as tc  # noqa: E402
-from tenscontrol import simulation  # noqa: E402
+from tenscontrol import runs, simulation  # noqa: E402
 from tenscontrol.actuation import Actuators, ClosedLoop  # noqa: E402
 from tenscontrol.controllers import (Controller, OutputFeedback, StateFeedback,  # noqa: E402
                                      measurement)
@@ -356,7 +356,7 @@ def test_compressible_closed_loop_reduces_peak(compressible):
 
 def _compressible_run(structure, controller, force=None):
     n = structure.n_nodes
-    run = simulation._CompressibleRun(structure, "consistent", False)
+    run = runs.CompressibleRun(structure, "consistent", False)
     loop = ClosedLoop(structure, controller)
     y0 = np.concatenate([simulation._initial_state(structure, None, ()), loop.xc0])
     fext = simulation._with_control(simulation._force_function(force, n), loop)
@@ -402,7 +402,7 @@ def test_compressible_jacobian_with_controller(compressible, which):
     # the bar stiffness, so check it separately against differences of the controller's
     # share of the derivative: it must be right to 1e-5 of its own size
     nb = 2 * nq + 1
-    plain = simulation._CompressibleRun(st, "consistent", False)
+    plain = runs.CompressibleRun(st, "consistent", False)
     plain.start(y[:nb].copy(), simulation._force_function(None, st.n_nodes), None)
     share = J[:nb, :nb] - plain.jac(0.3, y[:nb].copy())
     share_fd = _fd_jacobian(lambda t, yy: run.fun(t, yy)[:nb] - plain.fun(t, yy[:nb]),
