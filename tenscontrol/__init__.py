@@ -37,7 +37,7 @@ __all__ = [
     "linearize", "load_structure", "mass_matrix", "materials", "minimal_realization",
     "rigid_model", "save_structure", "simulate", "tangent_stiffness", "total_energy",
 ]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # The linear-systems tools import python-control (about 0.5 s); they load on first use so that
 # `import tenscontrol` stays quick for simulation-only work (PEP 562).

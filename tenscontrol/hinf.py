@@ -325,6 +325,12 @@ def verified_loop(arrays: tuple, K: tuple, res: BisectionResult, inputs, outputs
     return closed, norm
 
 
+def summary_table(rows) -> str:
+    """(label, value) rows as indented, aligned text lines (the designs' summaries)."""
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+
+
 @dataclass(frozen=True, eq=False)
 class HinfDesign:
     """Result of :func:`tenscontrol.synthesis.hinfsyn`.
@@ -379,7 +385,6 @@ class HinfDesign:
                 ("||closed loop||_inf", f"{self.closed_loop_norm:.6g}"),
                 ("iterations, time", f"{self.iterations}, {self.synthesis_time:.3g} s"),
                 ("sb10fd rcond", f"{self.rcond:.3g}")]
-        width = max(len(k) for k, _ in rows)
-        return "HinfDesign\n" + "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+        return "HinfDesign\n" + summary_table(rows)
 
     __repr__ = summary

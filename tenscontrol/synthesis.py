@@ -139,11 +139,6 @@ def _lowest_frequency(mr: MinimalRealization) -> float:
     return float(np.sqrt(w2.min())) if w2.size else 1.0
 
 
-def _table(rows) -> str:
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
-
-
 # ---- LQR ------------------------------------------------------------------------------------
 
 
@@ -184,7 +179,7 @@ class LQRDesign:
     def summary(self) -> str:
         slowest = self.poles[np.argmax(self.poles.real)]
         nu, nx = self.K.shape
-        return "LQRDesign\n" + _table([
+        return "LQRDesign\n" + _hinf.summary_table([
             ("inputs x states", f"{nu} x {nx} (reduced {self.minimal.order})"),
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("slowest pole", f"{slowest:.6g} 1/s"),

@@ -108,3 +108,19 @@ def test_verify_and_design_errors_name_the_fix(tbar):
     for design in (tc.lqr, tc.hinfsyn):
         with pytest.raises(ValueError, match="no actuated strings"):
             design(model)
+
+
+def test_hinf_from_string_lengths_closes_the_nonlinear_loop(tbar):
+    # output feedback from the four string lengths (not node positions): the measurement's
+    # nonlinear lengths in the simulator, its linearization C_m in the design
+    import tenscontrol as tc
+
+    model = tc.linearize(tbar, kind="passive", outputs={"nodes": [2, 3], "axes": "xz"})
+    design = tc.hinfsyn(model, disturbances=["fz2"], d_scale=1.0, y_scale=1e-2,
+                        measurements={"strings": [0, 1, 2, 3]}, eps=1e-4, rho=1.0,
+                        backoff=1.2)
+    assert design.controller.measurement.names == ("l0", "l1", "l2", "l3")
+    assert design.closed_loop_norm <= design.gamma * (1 + 1e-6)
+    report = tc.verify(tbar, design.controller, tc.doublet(tbar.n_nodes, 2, "z", 0.1), 5.0,
+                       outputs={"nodes": [2, 3], "axes": "xz"}, n_samples=501)
+    assert report.linear_error < 0.01 and report.peak_reduction > 0.3
