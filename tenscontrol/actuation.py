@@ -217,37 +217,34 @@ class ClosedLoop:
         nq = self.nq
         return y[:nq].copy(), y[nq:2 * nq].copy(), y[self.nb:].copy()
 
-    def forces(self, t: float, y: np.ndarray) -> np.ndarray:
-        """Nodal forces (3n,) [N] of the controller's command at (t, y)."""
+    def _call(self, method: str, t: float, y: np.ndarray, n: int, what: str):
+        """(q, qd, controller.<method>(t, q, qd, xc)) with its shape and values checked."""
         q, qd, xc = self._split(y)
         try:
-            u = np.asarray(self.controller.force_densities(t, q, qd, xc), dtype=float)
+            out = np.asarray(getattr(self.controller, method)(t, q, qd, xc), dtype=float)
         except Exception as exc:
-            raise ControllerError(f"controller.force_densities raised {type(exc).__name__}: "
+            raise ControllerError(f"controller.{method} raised {type(exc).__name__}: "
                                   f"{exc}") from exc
-        if u.shape != (self.actuators.n,):
-            raise ControllerError(f"controller.force_densities must return {self.actuators.n} "
-                                  f"force densities [N/m] (one per controller.strings), got "
-                                  f"shape {u.shape}")
-        if not np.all(np.isfinite(u)):
-            raise ControllerError(f"controller.force_densities returned non-finite values at "
+        if out.shape != (n,):
+            raise ControllerError(f"controller.{method} must return {n} {what}, got shape "
+                                  f"{out.shape}")
+        if not np.all(np.isfinite(out)):
+            raise ControllerError(f"controller.{method} returned non-finite values at "
                                   f"t = {t:g} s")
+        return q, qd, out
+
+    def forces(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Nodal forces (3n,) [N] of the controller's command at (t, y)."""
+        q, qd, u = self._call("force_densities", t, y, self.actuators.n,
+                              "force densities [N/m] (one per controller.strings)")
         return self.actuators.apply(q, u, qd)[0]
 
     def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
         """d xc / dt, shape (n_states,)."""
         if self.n_states == 0:
             return np.zeros(0)
-        q, qd, xc = self._split(y)
-        try:
-            d = np.asarray(self.controller.state_derivative(t, q, qd, xc), dtype=float)
-        except Exception as exc:
-            raise ControllerError(f"controller.state_derivative raised {type(exc).__name__}: "
-                                  f"{exc}") from exc
-        if d.shape != (self.n_states,):
-            raise ControllerError(f"controller.state_derivative must return {self.n_states} "
-                                  f"values (controller.n_states), got shape {d.shape}")
-        return d
+        return self._call("state_derivative", t, y, self.n_states,
+                          "values (controller.n_states)")[2]
 
     def record(self, t: np.ndarray, Y: np.ndarray) -> ControlRecord:
         """The :class:`ControlRecord` of the output samples Y (nt, nb + n_states)."""

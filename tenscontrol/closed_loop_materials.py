@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .comparison import _channel, doublet, with_bar_material
+from .comparison import _channel, doublet, material_table, with_bar_material
 from .linearization import linearize
 from .materials import material
 from .norms import h2_norm, hinf_norm
@@ -90,16 +90,11 @@ class ClosedLoopComparison:
     effort: float
 
     def __str__(self) -> str:
-        names = [r.material for r in self.rows]
-        width = max(14, *(len(n) + 2 for n in names))
-        lines = [f"closed loop, LQR (effort {self.effort:g}) on every material: disturbance "
-                 f"{self.disturbance} -> outputs {', '.join(self.outputs)}; doublet "
-                 f"{self.amplitude:g} N, half period {self.half_period:g} s, window "
-                 f"{self.t_final:g} s",
-                 f"{'':<36}" + "".join(f"{n:>{width}}" for n in names)]
-
-        def row(label, values, fmt):
-            lines.append(f"{label:<36}" + "".join(f"{format(v, fmt):>{width}}" for v in values))
+        lines, row = material_table(
+            f"closed loop, LQR (effort {self.effort:g}) on every material: disturbance "
+            f"{self.disturbance} -> outputs {', '.join(self.outputs)}; doublet "
+            f"{self.amplitude:g} N, half period {self.half_period:g} s, window "
+            f"{self.t_final:g} s", [r.material for r in self.rows], 36, 14)
 
         row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
         row("slowest pole, real part [1/s]", [r.slowest_pole.real for r in self.rows], ".4g")
@@ -112,8 +107,8 @@ class ClosedLoopComparison:
         row("closed-loop peak [m]", [r.closed_peak for r in self.rows], ".4g")
         row("peak |command| [N/m]", [r.effort_peak for r in self.rows], ".4g")
         row("linear prediction error [%]", [100 * r.linear_error for r in self.rows], ".3g")
-        lines.append(f"{'slack strings':<36}" + "".join(
-            f"{(', '.join(map(str, r.slack_time)) or 'none'):>{width}}" for r in self.rows))
+        row("slack strings", [", ".join(map(str, r.slack_time)) or "none" for r in self.rows],
+            "")
         return "\n".join(lines)
 
 

@@ -129,15 +129,11 @@ class MaterialComparison:
     responses: tuple
 
     def __str__(self) -> str:
-        names = [r.material for r in self.rows]
-        width = max(12, *(len(n) + 2 for n in names))
-        lines = [f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
-                 f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "
-                 f"{self.half_period:g} s, window {self.t_final:g} s",
-                 f"{'':<34}" + "".join(f"{n:>{width}}" for n in names)]
-
-        def row(label, values, fmt):
-            lines.append(f"{label:<34}" + "".join(f"{format(v, fmt):>{width}}" for v in values))
+        lines, row = material_table(
+            f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
+            f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "
+            f"{self.half_period:g} s, window {self.t_final:g} s",
+            [r.material for r in self.rows], 34, 12)
 
         row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
         row("minimal order", [r.order for r in self.rows], "d")
@@ -161,6 +157,19 @@ class MaterialComparison:
         from .plotting import plot_material_comparison
 
         return plot_material_comparison(self)
+
+
+def material_table(title: str, names, label_width: int, min_width: int):
+    """A table with one column per material: its lines so far, and ``row(label, values,
+    fmt)`` that appends one formatted row to them."""
+    width = max(min_width, *(len(n) + 2 for n in names))
+    lines = [title, f"{'':<{label_width}}" + "".join(f"{n:>{width}}" for n in names)]
+
+    def row(label, values, fmt):
+        lines.append(f"{label:<{label_width}}" + "".join(f"{format(v, fmt):>{width}}"
+                                                         for v in values))
+
+    return lines, row
 
 
 def with_bar_material(structure: Structure, material_name: str) -> Structure:

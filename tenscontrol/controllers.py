@@ -26,6 +26,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .geometry import member_columns
+from .linearization import output_coordinates
 
 __all__ = ["Controller", "Measurement", "OutputFeedback", "StateFeedback", "measurement"]
 
@@ -169,23 +170,10 @@ def measurement(structure, q_ref=None, *, nodes=None, axes="xyz", strings=()) ->
     if bad:
         raise ValueError(f"measurement: string {bad[0]} does not exist; the structure has "
                          f"{structure.n_strings} strings (indices 0 to {structure.n_strings - 1})")
-    if nodes is None:
-        nodes = [] if strings.size else range(n)
-    elif isinstance(nodes, (int, np.integer)):
-        nodes = [nodes]
-    nodes = list(nodes)
-    for node in nodes:
-        if not isinstance(node, (int, np.integer)) or not 0 <= node < n:
-            raise ValueError(f"measurement: node {node!r} is not a node index; the structure "
-                             f"has {n} nodes (indices 0 to {n - 1})")
-    if not isinstance(axes, str) or not axes or any(a not in _AXES for a in axes):
-        raise ValueError(f"measurement: axes must be letters from 'xyz', got {axes!r}")
-    fixed = structure.fixed.reshape(-1)
-    coords = np.array([3 * int(i) + _AXES.index(a) for i in nodes for a in axes
-                       if not fixed[3 * int(i) + _AXES.index(a)]], dtype=np.int64)
-    if coords.size + strings.size == 0:
-        raise ValueError("measurement: nothing is measured (every chosen coordinate is fixed); "
-                         "choose free node coordinates or strings")
+    if strings.size and (nodes is None or np.size(nodes) == 0):
+        coords = np.zeros(0, dtype=np.int64)        # string lengths only
+    else:
+        coords = output_coordinates(structure, nodes, axes, "measurement")
     nq = 3 * n
     C = np.zeros((coords.size + strings.size, 2 * nq))
     C[np.arange(coords.size), coords] = 1.0

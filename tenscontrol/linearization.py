@@ -222,19 +222,20 @@ class LinearModel:
         yourself to keep them. The default ``C`` of :func:`linearize` is all positions,
         fixed ones included.
         """
-        rows = _output_coordinates(self.structure, nodes, axes)
+        rows = output_coordinates(self.structure, nodes, axes)
         if velocities:
             rows = np.concatenate([rows, self.q.size + rows])
         return replace(self, C=np.eye(self.A.shape[0])[rows],
                        output_names=tuple(self.state_names[r] for r in rows))
 
 
-def _output_coordinates(structure: Structure, nodes, axes) -> np.ndarray:
-    """Indices into q of the free coordinates selected by `nodes` and `axes`."""
+def output_coordinates(structure: Structure, nodes, axes, what: str = "outputs") -> np.ndarray:
+    """Indices into q of the free coordinates selected by `nodes` (all if None) and `axes`;
+    errors start with `what`."""
     n = structure.n_nodes
     if not isinstance(axes, str) or not axes or any(a not in _AXES for a in axes) \
             or len(set(axes)) != len(axes):
-        raise ValueError(f"outputs: axes must be distinct letters from 'xyz', got {axes!r}")
+        raise ValueError(f"{what}: axes must be distinct letters from 'xyz', got {axes!r}")
     if nodes is None:
         nodes = range(n)
     elif isinstance(nodes, (int, np.integer)):
@@ -242,13 +243,13 @@ def _output_coordinates(structure: Structure, nodes, axes) -> np.ndarray:
     nodes = list(nodes)
     for node in nodes:
         if not isinstance(node, (int, np.integer)) or not 0 <= node < n:
-            raise ValueError(f"outputs: node {node!r} is not a node index; the structure has "
+            raise ValueError(f"{what}: node {node!r} is not a node index; the structure has "
                              f"{n} nodes (indices 0 to {n - 1})")
     fixed = structure.fixed.reshape(-1)
     rows = [3 * int(i) + _AXES.index(a) for i in nodes for a in axes]
     rows = np.array([r for r in rows if not fixed[r]], dtype=np.int64)
     if rows.size == 0:
-        raise ValueError(f"outputs: every selected coordinate (nodes {nodes}, axes {axes!r}) is "
+        raise ValueError(f"{what}: every selected coordinate (nodes {nodes}, axes {axes!r}) is "
                          "fixed; choose free coordinates")
     return rows
 
