@@ -152,11 +152,13 @@ class ClosedLoopReport:
         return plot_closed_loop(self, output)
 
 
-def _linear_prediction(structure, controller, disturbance, t, bars, meas):
+def _linear_prediction(structure, controller, disturbance, t, bars, meas, options):
     """The linear prediction: the controller around the analytic linearization."""
     # the strings the controller does not command follow their laws, as in the simulator
     model = linearize(structure, q=_q_ref(controller, structure), bars=bars,
-                      kind=controller.kind).actuated(controller.strings)
+                      kind=controller.kind, kinetic=options.get("kinetic", "consistent"),
+                      include_radius=options.get("include_radius", False)
+                      ).actuated(controller.strings)
     A, B, E = model.A, model.B, model.E
     nx = A.shape[0]
     if isinstance(controller, StateFeedback):
@@ -248,7 +250,8 @@ def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs
         Largest integration step [s]; the sample spacing by default, so that load steps
         (a doublet) are not stepped over.
     **simulate_options
-        Passed on to :func:`tenscontrol.simulate` (e.g. ``kinetic``).
+        Passed on to :func:`tenscontrol.simulate` (e.g. ``kinetic``; ``kinetic`` and
+        ``include_radius`` also to the linear prediction's :func:`tenscontrol.linearize`).
 
     Returns
     -------
@@ -281,7 +284,8 @@ def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs
     y_open = np.array([meas(q) for q in open_loop.nodes.reshape(t.size, -1)])
     y_closed = np.array([meas(q) for q in closed_loop.nodes.reshape(t.size, -1)])
     u_closed = closed_loop.control.u
-    y_lin, u_lin = _linear_prediction(structure, controller, disturbance, t, bars, meas)
+    y_lin, u_lin = _linear_prediction(structure, controller, disturbance, t, bars, meas,
+                                      simulate_options)
     if y_lin is None:   # a user's nonlinear controller has no linear prediction
         y_lin, u_lin = np.full_like(y_closed, np.nan), np.full_like(u_closed, np.nan)
         linear, err = _figures(t, y_lin, u_lin, None), np.nan
