@@ -22,7 +22,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests")
 
 import tenscontrol as tc  # noqa: E402
 from oracles import tbar_minimal  # noqa: E402
-from tenscontrol import catalog  # noqa: E402
+from tenscontrol.model import catalog  # noqa: E402
 
 
 def row(name, traj, node_err=None):

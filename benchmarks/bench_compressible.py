@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 import tenscontrol as tc
-from tenscontrol import catalog
+from tenscontrol.model import catalog
 
 # Reference figures for 10 s simulated (examples.md 6.6): paper (MATLAB ode15s) and the
 # reference code under GNU Octave 7.3 (per simulated second, times 10)

@@ -29,7 +29,7 @@ import scipy.optimize
 import control as ct
 
 import tenscontrol as tc
-from tenscontrol import catalog
+from tenscontrol.model import catalog
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

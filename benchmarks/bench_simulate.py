@@ -36,7 +36,7 @@ import numpy as np
 import tenscontrol as tc
 
 try:
-    from tenscontrol import catalog
+    from tenscontrol.model import catalog
 except ImportError:  # pragma: no cover - the catalog is written separately
     catalog = None
 
@@ -57,7 +57,7 @@ PEER = {
 def cases(quick):
     """(key, label, structure factory, t_final, simulate kwargs) of every case to run."""
     if catalog is None:
-        sys.exit("tenscontrol.catalog is not available yet; nothing to benchmark")
+        sys.exit("tenscontrol.model.catalog is not available yet; nothing to benchmark")
     stedy1 = lambda: catalog.tbar("stedy", damping=1.0)  # noqa: E731
     out = [("tbar-c1-energy-1e-10", "T-bar stedy c=1 energy 1e-10", stedy1, 10.0, {})]
     for corr in ("geometric", "none"):
@@ -136,7 +136,7 @@ COLD_CODE = r"""
 import json, time
 t0 = time.perf_counter()
 import tenscontrol as tc
-from tenscontrol import catalog
+from tenscontrol.model import catalog
 t1 = time.perf_counter()
 s = catalog.tbar("stedy", damping=1.0)
 t2 = time.perf_counter()

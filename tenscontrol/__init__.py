@@ -8,21 +8,22 @@ Quick start::
     print(traj.stats, abs(traj.energy_violation).max())
 """
 
-from . import catalog, materials
-from .actuation import ControlRecord
-from .controllers import Controller, Measurement, OutputFeedback, StateFeedback, measurement
-from .compressible import (bar_force_densities, compressible_accelerations, compressible_energy,
+from tenscontrol.model import catalog
+from tenscontrol.model import materials
+from tenscontrol.simulation.actuation import ControlRecord
+from tenscontrol.feedback.controllers import Controller, Measurement, OutputFeedback, StateFeedback, measurement
+from tenscontrol.mechanics.compressible import (bar_force_densities, compressible_accelerations, compressible_energy,
                            compressible_jacobians, compressible_mass_matrix, compressible_model)
-from .dynamics import (accelerations, constraint_jacobian, force_densities, gravity_vector,
+from tenscontrol.mechanics.rigid import (accelerations, constraint_jacobian, force_densities, gravity_vector,
                        mass_matrix, rigid_model, total_energy)
-from .io import load_structure, save_structure
-from .linearization import LinearModel, linearize
-from .materials import MATERIALS, Material
-from .simulation import SimulationError, SimulationStats, Trajectory, simulate
-from .statics import Equilibrium, PrestressError, equilibrium
-from .stiffness import Compliance, compliance, tangent_stiffness
-from .structure import Bar, PointMass, String, Structure
-from .verify import ClosedLoopReport, verify
+from tenscontrol.model.io import load_structure, save_structure, structure_from_dict, structure_to_dict
+from tenscontrol.linear.linearization import LinearModel, linearize
+from tenscontrol.model.materials import MATERIALS, Material
+from tenscontrol.simulation.simulator import SimulationError, SimulationStats, Trajectory, simulate
+from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
+from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stiffness
+from tenscontrol.model.structure import Bar, PointMass, String, Structure
+from tenscontrol.studies.verification import ClosedLoopReport, verify
 
 __all__ = [
     "Bar", "ClosedLoopReport", "Compliance", "ControlRecord", "Controller", "HinfDesign",
@@ -35,22 +36,22 @@ __all__ = [
     "compressible_mass_matrix", "compressible_model", "constraint_jacobian", "doublet",
     "elastic_model", "equilibrium", "force_densities", "gravity_vector", "h2_norm", "hinf_norm",
     "linearize", "load_structure", "mass_matrix", "materials", "minimal_realization",
-    "rigid_model", "save_structure", "simulate", "tangent_stiffness", "total_energy",
+    "rigid_model", "save_structure", "simulate", "structure_from_dict", "structure_to_dict", "tangent_stiffness", "total_energy",
 ]
 __version__ = "0.3.0"
 
 # The linear-systems tools import python-control (about 0.5 s); they load on first use so that
 # `import tenscontrol` stays quick for simulation-only work (PEP 562).
 _LAZY = {
-    "MaterialComparison": "comparison", "MaterialFigures": "comparison",
-    "compare_materials": "comparison", "doublet": "comparison",
-    "h2_norm": "norms", "hinf_norm": "norms",
-    "ElasticModel": "reduction", "MinimalRealization": "reduction",
-    "elastic_model": "reduction", "minimal_realization": "reduction",
-    "HinfDesign": "synthesis", "LQRDesign": "synthesis", "hinfsyn": "synthesis",
-    "lqr": "synthesis", "to_iosystem": "iosystem",
-    "ClosedLoopComparison": "closed_loop_materials",
-    "compare_closed_loop": "closed_loop_materials",
+    "MaterialComparison": "studies.comparison", "MaterialFigures": "studies.comparison",
+    "compare_materials": "studies.comparison", "doublet": "studies.comparison",
+    "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
+    "ElasticModel": "linear.reduction", "MinimalRealization": "linear.reduction",
+    "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
+    "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis", "hinfsyn": "linear.synthesis",
+    "lqr": "linear.synthesis", "to_iosystem": "simulation.iosystem",
+    "ClosedLoopComparison": "studies.closed_loop_materials",
+    "compare_closed_loop": "studies.closed_loop_materials",
 }
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from .demo import run_demo
-from .io import load_structure
-from .simulation import SimulationError, Trajectory, simulate
+from tenscontrol import __version__
+from tenscontrol.demo import run_demo
+from tenscontrol.model.io import load_structure
+from tenscontrol.simulation.simulator import SimulationError, Trajectory, simulate
 
 __all__ = ["NPZ_KEYS", "main", "output_times", "save_trajectory"]
 

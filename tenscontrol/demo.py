@@ -16,8 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from .simulation import Trajectory, simulate
-from .trajectory import max_abs
+from tenscontrol.simulation.simulator import Trajectory, simulate
+from tenscontrol.simulation.trajectory import max_abs
 
 __all__ = ["DEMO_STEPS", "DemoContext", "run_demo"]
 
@@ -55,7 +55,7 @@ DEMO_TOL = 1e-10
 
 
 def _demo_structure(ctx: DemoContext) -> None:
-    from . import catalog
+    from tenscontrol.model import catalog
 
     ctx.structure = catalog.tbar("stedy", damping=1.0)
     s = ctx.structure
@@ -94,7 +94,7 @@ def _demo_drift(ctx: DemoContext) -> None:
 
 
 def _demo_plots(ctx: DemoContext) -> None:
-    from .plotting import plot_node_paths, plot_violations
+    from tenscontrol.plotting import plot_node_paths, plot_violations
 
     name = ctx.structure.name
     figures = [(f"{name}-node-paths.png", plot_node_paths(ctx.runs["energy"]))]
@@ -113,8 +113,8 @@ def _save(ctx: DemoContext, filename: str, fig) -> None:
 
 
 def _demo_compressible(ctx: DemoContext) -> None:
-    from . import catalog
-    from .plotting import plot_bar_models
+    from tenscontrol.model import catalog
+    from tenscontrol.plotting import plot_bar_models
 
     rigid = ctx.runs["energy"]
     runs = []
@@ -139,7 +139,7 @@ DEMO_GAMMA_MIN = 10.0  # N/m, the prestress floor of the demo's T-bar
 
 
 def _demo_prestress(ctx: DemoContext) -> None:
-    from .statics import equilibrium
+    from tenscontrol.mechanics.statics import equilibrium
 
     for bars in ("rigid", "compressible"):
         eq = equilibrium(ctx.structure, gamma_min=DEMO_GAMMA_MIN, bars=bars)
@@ -150,10 +150,10 @@ def _demo_prestress(ctx: DemoContext) -> None:
 
 
 def _demo_linear_model(ctx: DemoContext) -> None:
-    from .linearization import linearize
-    from .norms import h2_norm, hinf_norm
-    from .plotting import plot_hankel_singular_values
-    from .reduction import minimal_realization
+    from tenscontrol.linear.linearization import linearize
+    from tenscontrol.linear.norms import h2_norm, hinf_norm
+    from tenscontrol.plotting import plot_hankel_singular_values
+    from tenscontrol.linear.reduction import minimal_realization
 
     print("\n== linear models about the prestressed equilibrium (passive: strings elastic) ==")
     print(f"{'bars':<14}{'full order':>11}{'structural':>11}{'minimal':>9}{'theory':>8}"
@@ -177,8 +177,8 @@ def _demo_linear_model(ctx: DemoContext) -> None:
 
 
 def _demo_materials(ctx: DemoContext) -> None:
-    from . import catalog
-    from .comparison import compare_materials
+    from tenscontrol.model import catalog
+    from tenscontrol.studies.comparison import compare_materials
 
     table = compare_materials(catalog.tbar("table2", damping=100.0), ("hdpe", "aluminium"))
     print("\n== soft against metallic bars (the paper's Table 2 study, examples.md 6) ==")
@@ -192,10 +192,10 @@ DEMO_OUTPUTS = {"nodes": [2, 3], "axes": "xz"}
 
 
 def _demo_control(ctx: DemoContext) -> None:
-    from .comparison import doublet
-    from .linearization import linearize
-    from .synthesis import lqr
-    from .verify import verify
+    from tenscontrol.studies.comparison import doublet
+    from tenscontrol.linear.linearization import linearize
+    from tenscontrol.linear.synthesis import lqr
+    from tenscontrol.studies.verification import verify
 
     s = ctx.equilibria["rigid"].structure
     model = linearize(s, kind="passive", outputs=DEMO_OUTPUTS)

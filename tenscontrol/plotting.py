@@ -13,8 +13,8 @@ from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d import Axes3D  # noqa: F401 (registers the "3d" projection)
 from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
-from .trajectory import Trajectory
-from .structure import Structure
+from tenscontrol.simulation.trajectory import Trajectory
+from tenscontrol.model.structure import Structure
 
 __all__ = ["plot_node_paths", "plot_violations", "plot_structure", "plot_bar_models",
            "plot_hankel_singular_values", "plot_material_comparison", "plot_closed_loop"]

@@ -1,4 +1,4 @@
-"""Tests of tenscontrol.catalog against shared/examples.md and against statics identities.
+"""Tests of tenscontrol.model.catalog against shared/examples.md and against statics identities.
 
 Reference values cite the section of shared/examples.md they come from (zero-based indices).
 """
@@ -10,8 +10,9 @@ import pytest
 from scipy.linalg import null_space
 from scipy.optimize import linprog
 
-from tenscontrol import Structure, catalog
-from tenscontrol.io import structure_from_dict
+from tenscontrol import Structure
+from tenscontrol.model import catalog
+from tenscontrol.model.io import structure_from_dict, structure_to_dict
 
 V = 1.0 / np.sqrt(2.0)
 PHI = (1.0 + np.sqrt(5.0)) / 2.0
@@ -265,7 +266,7 @@ def test_prism_tower_counts_and_levels():
     np.testing.assert_allclose(s.string_lengths[:33], one.string_lengths[0], rtol=1e-13)
     np.testing.assert_allclose(s.string_lengths[33:], one.string_lengths[-1], rtol=1e-13)
     single = catalog.prism_tower(1, 4, radius=0.3, height=0.7, base="free")
-    np.testing.assert_array_equal(single.to_dict()["nodes"],
+    np.testing.assert_array_equal(single.nodes,
                                   catalog.prism(4, radius=0.3, height=0.7, base="free").nodes)
 
 
@@ -301,14 +302,14 @@ def test_prism_validation():
     lambda: catalog.prism_tower(4),
 ])
 def test_json_round_trip(build):
-    d = build().to_dict()
-    again = structure_from_dict(json.loads(json.dumps(d))).to_dict()
+    d = structure_to_dict(build())
+    again = structure_to_dict(structure_from_dict(json.loads(json.dumps(d))))
     assert again == d
 
 
 # ---- bar materials, the Table-2 T-bar, damping options (examples.md section 6) ---------------
 
-from tenscontrol.materials import MATERIALS  # noqa: E402
+from tenscontrol.model.materials import MATERIALS  # noqa: E402
 
 
 @pytest.mark.parametrize("name, k_b, mass", [
@@ -380,6 +381,6 @@ def test_damping_option(build):
     assert s.n_strings > 0
     np.testing.assert_array_equal(s.string_damping, 2.5)
     # Damping changes nothing else.
-    assert s.to_dict()["strings"] == [dict(d, damping=2.5) for d in build().to_dict()["strings"]]
+    assert structure_to_dict(s)["strings"] == [dict(d, damping=2.5) for d in structure_to_dict(build())["strings"]]
     with pytest.raises(ValueError, match=r"string 0 \(nodes \d+->\d+\): damping must be >= 0"):
         build(damping=-1.0)

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from tenscontrol import catalog, save_structure
+from tenscontrol import save_structure
+from tenscontrol.model import catalog
 from tenscontrol.cli import NPZ_KEYS, main, output_times
 
 
@@ -163,10 +164,10 @@ def test_python_m_tenscontrol_bad_file_exits_2_without_traceback(tmp_path):
 
 
 def test_simulate_compressible_bars(tmp_path, capsys):
-    from tenscontrol import catalog
+    from tenscontrol.model import catalog
 
     path = tmp_path / "soft.json"
-    catalog.tbar("stedy", damping=1.0, bar_material="hdpe").save(path)
+    save_structure(catalog.tbar("stedy", damping=1.0, bar_material="hdpe"), path)
     out = tmp_path / "soft.npz"
     assert main(["simulate", str(path), "--t-final", "0.5", "--bars", "compressible",
                  "--rtol", "1e-8", "--atol", "1e-8", "--dt-out", "0.1", "--out", str(out)]) == 0
@@ -179,10 +180,10 @@ def test_simulate_compressible_bars(tmp_path, capsys):
 
 
 def test_compressible_correction_is_a_one_line_error(tmp_path, capsys):
-    from tenscontrol import catalog
+    from tenscontrol.model import catalog
 
     path = tmp_path / "soft.json"
-    catalog.tbar("stedy", bar_material="hdpe").save(path)
+    save_structure(catalog.tbar("stedy", bar_material="hdpe"), path)
     code = main(["simulate", str(path), "--t-final", "0.1", "--bars", "compressible",
                  "--correction", "energy", "--out", str(tmp_path / "o.npz")])
     assert code == 2

@@ -22,12 +22,13 @@ import scipy.interpolate  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import tenscontrol as tc  # noqa: E402
-from tenscontrol import runs, simulation  # noqa: E402
-from tenscontrol.actuation import Actuators, ClosedLoop  # noqa: E402
-from tenscontrol.controllers import (Controller, OutputFeedback, StateFeedback,  # noqa: E402
+from tenscontrol.simulation import models  # noqa: E402
+from tenscontrol.simulation import simulator  # noqa: E402
+from tenscontrol.simulation.actuation import Actuators, ClosedLoop  # noqa: E402
+from tenscontrol.feedback.controllers import (Controller, OutputFeedback, StateFeedback,  # noqa: E402
                                      measurement)
-from tenscontrol.iosystem import to_iosystem  # noqa: E402
-from tenscontrol.verify import verify  # noqa: E402
+from tenscontrol.simulation.iosystem import to_iosystem  # noqa: E402
+from tenscontrol.studies.verification import verify  # noqa: E402
 
 GAMMA = 10.0          # prestress of every string at the operating point [N/m]
 NODE, AXIS = 2, 2     # the loaded and watched coordinate: node 2 along z
@@ -356,10 +357,10 @@ def test_compressible_closed_loop_reduces_peak(compressible):
 
 def _compressible_run(structure, controller, force=None):
     n = structure.n_nodes
-    run = runs.CompressibleRun(structure, "consistent", False)
+    run = models.CompressibleRun(structure, "consistent", False)
     loop = ClosedLoop(structure, controller)
-    y0 = np.concatenate([simulation._initial_state(structure, None, ()), loop.xc0])
-    fext = simulation._with_control(simulation._force_function(force, n), loop)
+    y0 = np.concatenate([simulator._initial_state(structure, None, ()), loop.xc0])
+    fext = simulator._with_control(simulator._force_function(force, n), loop)
     run.start(y0, fext, loop)
     return run, y0
 
@@ -402,8 +403,8 @@ def test_compressible_jacobian_with_controller(compressible, which):
     # the bar stiffness, so check it separately against differences of the controller's
     # share of the derivative: it must be right to 1e-5 of its own size
     nb = 2 * nq + 1
-    plain = runs.CompressibleRun(st, "consistent", False)
-    plain.start(y[:nb].copy(), simulation._force_function(None, st.n_nodes), None)
+    plain = models.CompressibleRun(st, "consistent", False)
+    plain.start(y[:nb].copy(), simulator._force_function(None, st.n_nodes), None)
     share = J[:nb, :nb] - plain.jac(0.3, y[:nb].copy())
     share_fd = _fd_jacobian(lambda t, yy: run.fun(t, yy)[:nb] - plain.fun(t, yy[:nb]),
                             0.3, y)[:nb, :nb]

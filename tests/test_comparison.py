@@ -1,4 +1,4 @@
-"""Tests of tenscontrol.comparison: compare_materials, doublet, with_bar_material, the table.
+"""Tests of tenscontrol.studies.comparison: compare_materials, doublet, with_bar_material, the table.
 
 The structure is the Table-2 T-bar of examples.md section 6.3 (one-sided strings E = 2 GPa,
 r = 1 mm, rest fraction 1, dampers c = 100 N s/m, no prestress). The simulated window is
@@ -19,10 +19,10 @@ import scipy.optimize
 from matplotlib.figure import Figure
 
 import tenscontrol as tc
-from tenscontrol import catalog
-from tenscontrol.comparison import (MaterialComparison, MaterialFigures, compare_materials,
+from tenscontrol.model import catalog
+from tenscontrol.studies.comparison import (MaterialComparison, MaterialFigures, compare_materials,
                                     doublet, with_bar_material)
-from tenscontrol.materials import MATERIALS
+from tenscontrol.model.materials import MATERIALS
 
 T_FINAL, DT = 3.0, 1e-2
 OUTPUTS = ("x2", "z2", "x3", "z3")     # examples.md 6.4: the free coordinates q6, q8, q9, q11

@@ -9,9 +9,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import tenscontrol as tc
-from tenscontrol import _compressible_kernels as CK
-from tenscontrol import catalog
-from tenscontrol.compressible import (bar_force_densities, compressible_accelerations,
+from tenscontrol.mechanics import compressible_kernels as CK
+from tenscontrol.model import catalog
+from tenscontrol.mechanics.compressible import (bar_force_densities, compressible_accelerations,
                                       compressible_energy, compressible_jacobians,
                                       compressible_mass_matrix, compressible_model)
 

@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol import _kernels, catalog
+from tenscontrol.model.io import structure_to_dict
+from tenscontrol.mechanics import rigid_kernels
+from tenscontrol.model import catalog
 
 
 def selection(pairs, n, k):
@@ -58,10 +60,10 @@ def random_state(structure, seed):
 
 
 def damped_ball():
-    d = catalog.ball().to_dict()
+    d = structure_to_dict(catalog.ball())
     for s in d["strings"]:
         s["damping"] = 0.7
-    return tc.io.structure_from_dict(d)
+    return tc.structure_from_dict(d)
 
 
 @pytest.mark.parametrize("make", [damped_ball, lambda: catalog.tbar("paper", damping=1.0),
@@ -169,7 +171,7 @@ def test_damper_power():
     y = np.concatenate([q, qd, [0.0]])
     dy = np.empty_like(y)
     bi, bj, _ = model.bar_args
-    _kernels.rhs(y, np.zeros_like(q), model.W, model.G, bi, bj, *model.member_args, dy)
+    rigid_kernels.rhs(y, np.zeros_like(q), model.W, model.G, bi, bj, *model.member_args, dy)
     expected = 0.0
     for k, (i, j) in enumerate(structure.string_nodes):
         s, sd = q[3 * j:3 * j + 3] - q[3 * i:3 * i + 3], qd[3 * j:3 * j + 3] - qd[3 * i:3 * i + 3]
@@ -199,9 +201,9 @@ def test_fixed_coordinates_do_not_accelerate():
 
 
 def test_duplicate_bar_constraint_is_dropped():
-    d = catalog.tbar().to_dict()
+    d = structure_to_dict(catalog.tbar())
     d["bars"].append(dict(d["bars"][0]))
-    s = tc.io.structure_from_dict(d)
+    s = tc.structure_from_dict(d)
     with pytest.warns(UserWarning, match=r"bar 2 \(nodes 0->2\)"):
         model = tc.rigid_model(s)
     assert model.dropped_bars == (2,)

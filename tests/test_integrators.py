@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tenscontrol.integrators import A, B4, B5, C, StepSizeError, dense_output, dopri54
+from tenscontrol.integrate.dopri import A, B4, B5, C, StepSizeError, dense_output, dopri54
 
 
 def oscillator(t, y):

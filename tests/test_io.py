@@ -1,4 +1,4 @@
-"""Tests for tenscontrol.io: JSON round trips and clear errors for bad files."""
+"""Tests for tenscontrol.model.io: JSON round trips and clear errors for bad files."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 
 import tenscontrol
 from tenscontrol import PointMass, Structure, load_structure
-from tenscontrol.io import FORMAT, save_structure, structure_from_dict, structure_to_dict
+from tenscontrol.model.io import FORMAT, save_structure, structure_from_dict, structure_to_dict
 
 C = 5 * np.cos(np.pi / 4)
 NODES = [[0.0, 0.0, 0.0], [C, 0.0, 0.0], [C, 0.0, C], [0.0, 0.0, C]]
@@ -87,10 +87,10 @@ def assert_same_structure(a, b):
 
 def test_save_load_round_trip(tmp_path, rich):
     path = tmp_path / "rich.json"
-    rich.save(path)
+    save_structure(rich, path)
     loaded = tenscontrol.load_structure(path)
     assert_same_structure(rich, loaded)
-    assert loaded.to_dict() == rich.to_dict()
+    assert structure_to_dict(loaded) == structure_to_dict(rich)
 
 
 def test_round_trip_with_str_path_and_module_functions(tmp_path, rich):
@@ -101,7 +101,7 @@ def test_round_trip_with_str_path_and_module_functions(tmp_path, rich):
 
 def test_saved_file_is_plain_json_in_the_format(tmp_path, rich):
     path = tmp_path / "rich.json"
-    rich.save(path)
+    save_structure(rich, path)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == FORMAT == "tenscontrol.structure/1"
     assert data["name"] == "rich t-bar"
@@ -115,14 +115,14 @@ def test_saved_file_is_plain_json_in_the_format(tmp_path, rich):
 
 
 def test_dict_round_trip(rich):
-    d = rich.to_dict()
+    d = structure_to_dict(rich)
     assert structure_to_dict(structure_from_dict(d)) == d
     assert json.loads(json.dumps(d)) == d
 
 
 def test_second_round_trip_is_identical(tmp_path, rich):
-    rich.save(tmp_path / "a.json")
-    load_structure(tmp_path / "a.json").save(tmp_path / "b.json")
+    save_structure(rich, tmp_path / "a.json")
+    save_structure(load_structure(tmp_path / "a.json"), tmp_path / "b.json")
     assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()
 
 
@@ -274,7 +274,7 @@ def test_bar_rest_length_survives_a_round_trip(tmp_path):
     bars = [dict(b, rest_length=l0) for b, l0 in zip(EXAMPLE["bars"], (5.0000123, 4.99))]
     s = structure_from_dict(example(bars=bars))
     path = tmp_path / "prestressed-bars.json"
-    s.save(path)
+    save_structure(s, path)
     saved = json.loads(path.read_text(encoding="utf-8"))
     assert [b["rest_length"] for b in saved["bars"]] == [5.0000123, 4.99]
     loaded = load_structure(path)
@@ -286,7 +286,7 @@ def test_bar_rest_length_survives_a_round_trip(tmp_path):
 
 def test_bar_without_rest_length_writes_none_and_loads_as_length(tmp_path):
     path = tmp_path / "tbar.json"
-    structure_from_dict(example()).save(path)
+    save_structure(structure_from_dict(example()), path)
     assert all("rest_length" not in b for b in json.loads(path.read_text())["bars"])
     loaded = load_structure(path)
     assert all(b.rest_length is None for b in loaded.bars)

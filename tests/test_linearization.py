@@ -13,8 +13,8 @@ import pytest
 import scipy.linalg
 
 import tenscontrol as tc
-from tenscontrol import catalog
-from tenscontrol.linearization import LinearModel, linearize
+from tenscontrol.model import catalog
+from tenscontrol.linear.linearization import LinearModel, linearize
 
 FD_TOL = 1e-7   # theory.md 11.3 reports <= 3e-9; central differences here reach ~1e-9
 
@@ -239,7 +239,7 @@ def test_compressible_tbar_at_rest_strings_taut(moving, kind):
 
 def test_compressible_paper_mode_with_radius_matches_library_accelerations():
     # kinetic and include_radius reach compressible_jacobians: configuration-dependent mass
-    from tenscontrol.compressible import compressible_accelerations, compressible_mass_matrix
+    from tenscontrol.mechanics.compressible import compressible_accelerations, compressible_mass_matrix
 
     s = catalog.prism(3, bar_material="hdpe")
     qd = moving_qd(s, "compressible", 5)
@@ -281,7 +281,7 @@ def test_passive_rigid_matches_library_accelerations():
 @pytest.mark.parametrize("name", list(COMPRESSIBLE_CASES))
 def test_compressible_passive_equals_elastic_law_jacobian(name):
     # A + B [dgamma/dq dpsi/dq; 0] equals compressible_jacobians with the laws followed
-    from tenscontrol.compressible import compressible_jacobians
+    from tenscontrol.mechanics.compressible import compressible_jacobians
 
     s = COMPRESSIBLE_CASES[name]()
     qd = moving_qd(s, "compressible", 3)

@@ -13,7 +13,7 @@ import scipy.linalg
 import scipy.optimize
 import control as ct
 
-from tenscontrol.norms import h2_norm, hinf_norm
+from tenscontrol.linear.norms import h2_norm, hinf_norm
 
 
 def rss(n, p, m, seed, strictly_proper=True):

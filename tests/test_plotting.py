@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from tenscontrol import catalog, simulate
+from tenscontrol import simulate
+from tenscontrol.model import catalog
 from tenscontrol.plotting import plot_node_paths, plot_structure, plot_violations
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -93,7 +94,7 @@ def test_structure_given_positions_and_axes(traj, tmp_path):
 # ---- bar models, Hankel singular values, material comparison ----------------------------------
 
 import tenscontrol as tc  # noqa: E402
-from tenscontrol.comparison import MaterialComparison, MaterialFigures  # noqa: E402
+from tenscontrol.studies.comparison import MaterialComparison, MaterialFigures  # noqa: E402
 from tenscontrol.plotting import (plot_bar_models, plot_hankel_singular_values,  # noqa: E402
                                   plot_material_comparison)
 

@@ -9,8 +9,8 @@ import pytest
 import scipy.linalg as sl
 from scipy.integrate import solve_ivp
 
-from tenscontrol.integrators import StepSizeError
-from tenscontrol.radau import ALPHA, BETA, DENSE, GAMMA, TI, A, B, C, E, T, _lu_solve, radau5
+from tenscontrol.integrate.dopri import StepSizeError
+from tenscontrol.integrate.radau import ALPHA, BETA, DENSE, GAMMA, TI, A, B, C, E, T, _lu_solve, radau5
 
 STAT_KEYS = ("accepted", "rejected", "rhs", "jacobians", "lu", "newton_iterations",
              "newton_failures")

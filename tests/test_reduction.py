@@ -11,15 +11,15 @@ import pytest
 import scipy.linalg
 import control as ct
 
-from tenscontrol.norms import h2_norm, hinf_norm
-from tenscontrol.reduction import (ElasticModel, MinimalRealization, elastic_basis, elastic_model,
+from tenscontrol.linear.norms import h2_norm, hinf_norm
+from tenscontrol.linear.reduction import (ElasticModel, MinimalRealization, elastic_basis, elastic_model,
                                    minimal_realization)
-from tenscontrol.norms import _kalman_minimal
+from tenscontrol.linear.norms import kalman_minimal
 
 
 @dataclass(frozen=True)
 class FakeLinearModel:
-    """The fields of tenscontrol.linearization.LinearModel that the reduction uses."""
+    """The fields of tenscontrol.linear.linearization.LinearModel that the reduction uses."""
 
     A: np.ndarray
     B: np.ndarray
@@ -319,7 +319,7 @@ def test_kalman_removes_only_hidden_modes():
     em = elastic_model(m)
     # one input: of the double pair at w^2 = 48 only one mode is reachable (rank C_l B_l = 1)
     A, B, C = em.A, em.B[:, :1], em.C
-    Ar, Br, Cr, V, W = _kalman_minimal(A, B, C, 1e-9)
+    Ar, Br, Cr, V, W = kalman_minimal(A, B, C, 1e-9)
     assert Ar.shape == (4, 4)
     assert np.allclose(W @ V, np.eye(4), atol=1e-10)
     for s in [0.5 + 1j, 2 + 7j, 1 + 11j]:
@@ -328,9 +328,9 @@ def test_kalman_removes_only_hidden_modes():
         assert np.allclose(G, Gr, atol=1e-10)
     # defective double integrator: position output is minimal (2), velocity output is 1/s (1)
     A = np.array([[0.0, 1.0], [0.0, 0.0]])
-    assert _kalman_minimal(A, np.array([[0.0], [1.0]]), np.array([[1.0, 0.0]]),
+    assert kalman_minimal(A, np.array([[0.0], [1.0]]), np.array([[1.0, 0.0]]),
                                      1e-9)[0].shape == (2, 2)
-    assert _kalman_minimal(A, np.array([[0.0], [1.0]]), np.array([[0.0, 1.0]]),
+    assert kalman_minimal(A, np.array([[0.0], [1.0]]), np.array([[0.0, 1.0]]),
                                      1e-9)[0].shape == (1, 1)
 
 
@@ -343,7 +343,7 @@ def test_compressible_tbar_reduces_to_its_theoretical_order():
     import warnings
 
     import tenscontrol as tc
-    from tenscontrol import catalog
+    from tenscontrol.model import catalog
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

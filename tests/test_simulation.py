@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol import catalog
+from tenscontrol.model.io import structure_to_dict
+from tenscontrol.model import catalog
 
 from oracles import tbar_minimal
 
@@ -163,10 +164,10 @@ def test_dense_output_matches_step_points():
 
 def test_redundant_bar_is_dropped_with_a_warning():
     s = catalog.tbar("stedy")
-    d = s.to_dict()
+    d = structure_to_dict(s)
     d["bars"].append({"nodes": [0, 1], "density": 500, "radius": 0.05})  # both ends fully fixed
     with pytest.warns(UserWarning, match=r"bar 2 \(nodes 0->1\).*redundant"):
-        s2 = tc.io.structure_from_dict(d)
+        s2 = tc.structure_from_dict(d)
         model = tc.rigid_model(s2)
     assert model.dropped_bars == (2,)
     traj = tc.simulate(s2, 1.0)

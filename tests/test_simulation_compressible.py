@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol import catalog
+from tenscontrol.model import catalog
 
 
 def _with_modulus(structure, E):

@@ -1,4 +1,4 @@
-"""Equilibrium and prestress design (tenscontrol.statics; theory.md section 14)."""
+"""Equilibrium and prestress design (tenscontrol.mechanics.statics; theory.md section 14)."""
 
 import dataclasses
 
@@ -8,8 +8,8 @@ import scipy.linalg
 import scipy.optimize
 
 import tenscontrol as tc
-from tenscontrol import catalog
-from tenscontrol.statics import Equilibrium, PrestressError, equilibrium
+from tenscontrol.model import catalog
+from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
 
 # examples.md section 4: the arm's QP prestress (gamma_min = 1 N/m) and bar force densities.
 ARM_GAMMA = [1, 1, 1, 1, 1, 1, 23.654793, 23.654793, 107.638531, 107.638531, 252.951213,

@@ -1,4 +1,4 @@
-"""Tangent stiffness and compliance (tenscontrol.stiffness; theory.md section 15)."""
+"""Tangent stiffness and compliance (tenscontrol.mechanics.stiffness; theory.md section 15)."""
 
 import dataclasses
 import warnings
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol import catalog
-from tenscontrol.statics import equilibrium
-from tenscontrol.stiffness import Compliance, compliance, rigid_fields, tangent_stiffness
+from tenscontrol.model import catalog
+from tenscontrol.mechanics.statics import equilibrium
+from tenscontrol.mechanics.stiffness import Compliance, compliance, rigid_fields, tangent_stiffness
 
 # examples.md section 6.4 (Fig. 19): eig(C) [m/N] and delta (x2, z2, x3, z3) [m] for +100 N in
 # z at nodes 2 and 3, compressible T-bar, strings E = 2 GPa, r = 1 mm, at rest, at_rest="taut".

@@ -1,4 +1,4 @@
-"""Tests for tenscontrol.structure: derived quantities, immutability, materials, validation."""
+"""Tests for tenscontrol.model.structure: derived quantities, immutability, materials, validation."""
 
 import dataclasses
 

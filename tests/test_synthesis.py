@@ -1,4 +1,4 @@
-"""LQR and H-infinity design (tenscontrol.synthesis, tenscontrol.hinf).
+"""LQR and H-infinity design (tenscontrol.linear.synthesis, tenscontrol.linear.hinf).
 
 Reference values: control-notes.md section 8 (planar X tensegrity, checked there three ways).
 The X is the duck-typed FakeLinearModel of tests/test_reduction.py (assembled by hand from
@@ -12,10 +12,10 @@ import pytest
 import control as ct
 
 import tenscontrol as tc
-from tenscontrol.controllers import Measurement, OutputFeedback, StateFeedback
-from tenscontrol.hinf import closed_loop, hinf_output_feedback
-from tenscontrol.norms import hinf_norm
-from tenscontrol.synthesis import HinfDesign, LQRDesign, hinfsyn, lqr
+from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback
+from tenscontrol.linear.hinf import closed_loop, hinf_output_feedback
+from tenscontrol.linear.norms import hinf_norm
+from tenscontrol.linear.synthesis import HinfDesign, LQRDesign, hinfsyn, lqr
 from test_reduction import x_tensegrity
 
 IN_PLANE = [3 * node + axis for node in range(4) for axis in (0, 1)]   # y of section 8

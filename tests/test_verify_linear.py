@@ -5,8 +5,8 @@ import importlib
 import numpy as np
 import pytest
 
-# the module itself: the package attribute tenscontrol.verify is the function
-V = importlib.import_module("tenscontrol.verify")
+# the module itself: the package attribute tenscontrol.studies.verification is the function
+V = importlib.import_module("tenscontrol.studies.verification")
 
 
 def test_piecewise_constant_load_is_exact():

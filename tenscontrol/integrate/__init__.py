@@ -1,0 +1,1 @@
+"""ODE integrators (Dormand-Prince 5(4), Radau IIA): knows nothing of tensegrity."""

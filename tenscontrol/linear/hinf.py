@@ -1,0 +1,390 @@
+"""H-infinity synthesis on plain generalized plants, by bisection (control-notes.md section 6).
+
+The array-level core behind :func:`tenscontrol.synthesis.hinfsyn`; it knows nothing about
+tensegrities. A generalized plant is partitioned as
+
+    x' = A x + B1 w + B2 u,   z = C1 x + D11 w + D12 u,   y = C2 x + D21 w   (D22 = 0),
+
+and a controller ``K = (AK, BK, CK, DK)`` closes it with positive feedback ``u = K y``.
+
+- :func:`hinf_output_feedback`: bisection on slycot ``sb10fd`` at fixed gamma. ``ct.hinfsyn``
+  (``sb10ad`` started at gamma = 1e100) is slow beyond ~20 states and its gamma is not always
+  what the closed loop achieves (control-notes.md section 1), so each trial gamma is accepted
+  only if ``sb10fd`` succeeds *and* the closed loop is Hurwitz.
+- :func:`hinf_state_feedback`: bisection on the indefinite CARE of the full-information problem.
+
+Both scale time by a reference frequency before the numerics (control-notes.md section 3) and
+undo it on the result; the H-infinity norm does not depend on the time unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import control as ct
+import slycot
+
+from tenscontrol.linear.norms import hinf_norm
+
+__all__ = ["BisectionResult", "HinfDesign", "check_axis_modes", "closed_loop",
+           "hinf_output_feedback", "hinf_state_feedback", "reference_frequency", "verified_loop"]
+
+#: A closed loop counts as Hurwitz iff max Re(lambda) < -HURWITZ * ||A_cl||_F (scaled time).
+HURWITZ = 1e-9
+#: sb10fd results with a reciprocal condition number below this are rejected: below the
+#: optimal gamma sb10fd can return a controller (X-Riccati rcond ~1e-15) whose loop is Hurwitz
+#: but misses gamma by a factor 3 (the ball of tenscontrol.model.catalog, 48 states).
+RCOND_MIN = 1e-12
+#: Largest number of doublings of the initial upper bound before giving up.
+_MAX_DOUBLINGS = 30
+
+
+@dataclass(frozen=True, eq=False)
+class BisectionResult:
+    """Outcome of a gamma bisection (all in the plant's own time unit).
+
+    Attributes
+    ----------
+    K : tuple of ndarray
+        Output feedback: ``(AK, BK, CK, DK)``; state feedback: ``(F,)`` with ``u = -F x``.
+    gamma : float
+        The gamma the returned controller was synthesized at (backoff times the final upper
+        bound).
+    gamma_lower : float
+        Largest gamma found infeasible (0 if none was tried).
+    iterations : int
+        Number of synthesis attempts (Riccati solutions or sb10fd calls), bound included.
+    rcond : float
+        Smallest reciprocal condition number reported by sb10fd (nan for state feedback).
+    h2_controller : tuple of ndarray or None
+        ``(AK, BK, CK, DK)`` of the H2-optimal controller used for the initial bound.
+    """
+
+    K: tuple
+    gamma: float
+    gamma_lower: float
+    iterations: int
+    rcond: float
+    h2_controller: tuple | None
+
+
+def reference_frequency(A: np.ndarray) -> float:
+    """Geometric mean of the smallest and largest nonzero |eig(A)| [rad/s]; 1 if there is none."""
+    mag = np.abs(np.linalg.eigvals(A)) if A.size else np.zeros(0)
+    mag = mag[mag > 1e-12 * mag.max()] if mag.size and mag.max() > 0 else mag[:0]
+    return float(np.sqrt(mag.min() * mag.max())) if mag.size else 1.0
+
+
+def closed_loop(plant: tuple, K: tuple) -> tuple:
+    """(A, B, C, D) of ``F_l(P, K)`` for ``u = K y`` (positive feedback), D22 = 0.
+
+    ``plant = (A, B1, B2, C1, C2, D11, D12, D21)``; ``K = (AK, BK, CK, DK)``.
+    """
+    A, B1, B2, C1, C2, D11, D12, D21 = plant
+    AK, BK, CK, DK = K
+    Acl = np.block([[A + B2 @ DK @ C2, B2 @ CK], [BK @ C2, AK]])
+    Bcl = np.vstack([B1 + B2 @ DK @ D21, BK @ D21])
+    Ccl = np.hstack([C1 + D12 @ DK @ C2, D12 @ CK])
+    return Acl, Bcl, Ccl, D11 + D12 @ DK @ D21
+
+
+def _hurwitz(A: np.ndarray) -> bool:
+    if A.size == 0:
+        return True
+    return bool(np.linalg.eigvals(A).real.max() < -HURWITZ * np.linalg.norm(A))
+
+
+def _loop_norm(plant: tuple, K: tuple) -> float:
+    """||F_l(P, K)||_inf, inf if the loop is not Hurwitz or its norm cannot be computed.
+
+    A trial controller whose loop defeats slycot's ab13dd (QR not converging: seen on the
+    30-bar tower near the optimum, where the central controller is ill-conditioned) counts as
+    infeasible: the bisection then keeps a larger, verified gamma.
+    """
+    Acl, Bcl, Ccl, Dcl = closed_loop(plant, K)
+    if not _hurwitz(Acl):
+        return float("inf")
+    try:
+        return hinf_norm(ct.ss(Acl, Bcl, Ccl, Dcl))
+    except slycot.exceptions.SlycotArithmeticError:
+        return float("inf")
+
+
+def _bisect(trial, hi: float, tol: float, what: str):
+    """Bisection on gamma in [0, hi]: ``trial(g)`` returns a result or None (infeasible).
+
+    The bound hi is doubled until feasible. Returns (result at hi, hi, lo, number of trials).
+    """
+    best, count = None, 0
+    for _ in range(_MAX_DOUBLINGS):
+        best, count = trial(hi), count + 1
+        if best is not None:
+            break
+        hi *= 2.0
+    if best is None:
+        raise ValueError(f"{what}: no gamma up to {hi:.3g} gives a stabilizing controller")
+    lo = 0.5 * hi if count > 1 else 0.0      # the last doubling's start failed
+    while hi - lo > tol * hi:
+        mid = 0.5 * (lo + hi)
+        res, count = trial(mid), count + 1
+        if res is None:
+            lo = mid
+        else:
+            hi, best = mid, res
+    return best, hi, lo, count
+
+
+def _split(P: ct.StateSpace, nmeas: int, ncon: int):
+    A, B, C, D = (np.asarray(X, dtype=float) for X in (P.A, P.B, P.C, P.D))
+    m1, p1 = B.shape[1] - ncon, C.shape[0] - nmeas
+    if m1 < nmeas or p1 < ncon or nmeas < 0 or ncon < 1:
+        raise ValueError(f"generalized plant: need ncon >= 1, inputs - ncon >= nmeas and "
+                         f"outputs - nmeas >= ncon; got {B.shape[1]} inputs, {C.shape[0]} "
+                         f"outputs, ncon={ncon}, nmeas={nmeas}")
+    if np.any(D[p1:, m1:]):
+        raise ValueError("generalized plant: D22 (measurements from controls) must be 0")
+    return (A, B[:, :m1], B[:, m1:], C[:p1], C[p1:], D[:p1, :m1], D[:p1, m1:], D[p1:, :m1])
+
+
+def _time_scaled(plant: tuple, omega: float) -> tuple:
+    A, B1, B2, *rest = plant
+    return (A / omega, B1 / omega, B2 / omega, *rest)
+
+
+def hinf_output_feedback(P: ct.StateSpace, nmeas: int, ncon: int, *, tol: float = 1e-3,
+                         backoff: float = 1.0) -> BisectionResult:
+    """Suboptimal H-infinity output feedback by gamma bisection on slycot ``sb10fd``.
+
+    Parameters
+    ----------
+    P : control.StateSpace
+        Generalized plant, inputs ``[w; u]`` (u last, ncon of them), outputs ``[z; y]`` (y last,
+        nmeas of them), D22 = 0. Assumptions A1-A4 of sb10fd must hold (D12 full column rank,
+        D21 full row rank, no imaginary-axis zeros of the off-diagonal blocks).
+    nmeas, ncon : int
+    tol : float
+        Stop when ``gamma_hi - gamma_lo <= tol * gamma_hi``.
+    backoff : float
+        >= 1. The controller returned is the central one at ``backoff`` times the final upper
+        bound: near the optimum the central controller's poles run off to infinity (ball:
+        |lambda| 1e4 rad/s at gamma_opt), a backoff of 1.1-1.5 trades a little H-inf
+        performance for a controller that the nonlinear simulation can integrate cheaply.
+
+    Returns
+    -------
+    BisectionResult
+        ``K = (AK, BK, CK, DK)`` in P's time unit, with ``u = K y``; it is the central
+        controller at ``gamma`` = backoff times the final upper bound (it has passed the
+        Hurwitz test, and callers compute its closed-loop norm independently).
+
+    Notes
+    -----
+    A trial gamma is accepted iff sb10fd succeeds, its smallest rcond is >= RCOND_MIN, and the
+    loop is Hurwitz with ``||F_l(P, K)||_inf <= gamma (1 + 1e-6)`` (tenscontrol.linear.norms): sb10fd
+    alone accepts some gammas below the optimum. Start: ``gamma_hi = 1.01 ||F_l(P, K_H2)||_inf``
+    with the H2-optimal controller (slycot ``sb10hd``), doubled until accepted;
+    ``gamma_lo = 0``. Time is scaled by :func:`reference_frequency` of A for all slycot calls.
+    """
+    plant = _split(P, nmeas, ncon)
+    omega = reference_frequency(plant[0])
+    sp = _time_scaled(plant, omega)
+    A, B1, B2, C1, C2, D11, D12, D21 = sp
+    n, m, p = A.shape[0], B1.shape[1] + ncon, C1.shape[0] + nmeas
+    B, C = np.hstack([B1, B2]), np.vstack([C1, C2])
+    D = np.block([[D11, D12], [D21, np.zeros((nmeas, ncon))]])
+    def trial(gamma):
+        try:
+            K = slycot.sb10fd(n, m, p, ncon, nmeas, gamma, A, B, C, D)
+        except (slycot.exceptions.SlycotArithmeticError, ValueError):
+            return None
+        rcond = float(np.min(K[4]))
+        if rcond < RCOND_MIN or not _loop_norm(sp, K[:4]) <= gamma * (1.0 + 1e-6):
+            return None                     # not Hurwitz (inf), or not gamma-suboptimal
+        return K[:4], rcond
+
+    K2 = None
+    try:
+        K2 = slycot.sb10hd(n, m, p, ncon, nmeas, A, B, C, D)[:4]
+        hi = 1.01 * _loop_norm(sp, K2)
+    except (slycot.exceptions.SlycotArithmeticError, ValueError):
+        hi = float("inf")
+    if not np.isfinite(hi):                 # no usable H2 controller: start from a norm scale
+        K2 = None
+        hi = 1.0 + float(np.linalg.norm(C1) * np.linalg.norm(B1))
+    (K, rcond), gamma, lo, count = _bisect(trial, hi, tol, "hinf_output_feedback")
+    if backoff > 1.0:
+        relaxed = trial(backoff * gamma)
+        if relaxed is None:
+            raise ValueError(f"hinf_output_feedback: gamma = {backoff:g} x {gamma:.4g} failed "
+                             "although the smaller gamma succeeded (ill-conditioned plant)")
+        (K, rcond), gamma, count = relaxed, backoff * gamma, count + 1
+    unscale = lambda k: (omega * k[0], omega * k[1], k[2], k[3])       # noqa: E731
+    return BisectionResult(unscale(K), gamma, lo, count, rcond,
+                           None if K2 is None else unscale(K2))
+
+
+def hinf_state_feedback(A, B1, B2, C1, D12, *, tol: float = 1e-3) -> BisectionResult:
+    """Suboptimal H-infinity state feedback ``u = -F x`` by bisection on the indefinite CARE.
+
+    Parameters
+    ----------
+    A, B1, B2, C1, D12 : ndarray
+        (n, n), (n, m1), (n, m2), (p1, n), (p1, m2): ``x' = A x + B1 w + B2 u``,
+        ``z = C1 x + D12 u`` (D11 = 0), D12 full column rank.
+    tol : float
+        Stop when ``gamma_hi - gamma_lo <= tol * gamma_hi``.
+
+    Returns
+    -------
+    BisectionResult
+        ``K = (F,)``; gamma is the final upper bound.
+
+    Notes
+    -----
+    At gamma, X solves ``A^T X + X A + C1^T C1 - (X B + S) R^-1 (B^T X + S^T) = 0`` with
+    ``B = [B1, B2]``, ``R = blkdiag(-gamma^2 I, D12^T D12)``, ``S = [0, C1^T D12]`` (SciPy
+    ``solve_continuous_are``). gamma is accepted iff X is symmetric positive semidefinite and
+    ``A - B2 F`` is Hurwitz, ``F = (D12^T D12)^-1 (B2^T X + D12^T C1)``. The start is 1.01 times
+    the closed-loop norm of the LQR gain (gamma = inf).
+    """
+    omega = reference_frequency(A)
+    A, B1, B2 = A / omega, B1 / omega, B2 / omega
+    m1 = B1.shape[1]
+    Ru, Su = D12.T @ D12, C1.T @ D12
+    Q = C1.T @ C1
+
+    def gain(X):
+        return np.linalg.solve(Ru, B2.T @ X + Su.T)
+
+    def trial(gamma):
+        R = scipy.linalg.block_diag(-gamma**2 * np.eye(m1), Ru)
+        S = np.hstack([np.zeros((A.shape[0], m1)), Su])
+        try:
+            X = scipy.linalg.solve_continuous_are(A, np.hstack([B1, B2]), Q, R, s=S)
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+        X = 0.5 * (X + X.T)
+        ev = np.linalg.eigvalsh(X)
+        if ev.min() < -1e-9 * max(ev.max(), 1.0):
+            return None
+        F = gain(X)
+        return F if _hurwitz(A - B2 @ F) else None
+
+    X0 = scipy.linalg.solve_continuous_are(A, B2, Q, Ru, s=Su)
+    F0 = gain(X0)
+    hi = 1.01 * hinf_norm(ct.ss(A - B2 @ F0, B1, C1 - D12 @ F0, 0))
+    F, gamma, lo, count = _bisect(trial, hi, tol, "hinf_state_feedback")
+    return BisectionResult((F,), gamma, lo, count, float("nan"), None)
+
+
+def check_axis_modes(A, Bd, Bu, Cz, Cm, who: str) -> None:
+    """Raise a ValueError naming an imaginary-axis mode of A that breaks assumptions A1-A4.
+
+    Modes with ``Re(lambda) >= -1e-8 max|lambda|`` must be seen by the performance outputs Cz
+    (A3), excited by the disturbance columns Bd (A4), controllable from Bu (A1) and, for output
+    feedback, seen by the measurements Cm (A1). PBH test: the smallest singular value of
+    ``[(A - lambda I) / max|lambda|; unit-norm rows]`` (or columns) must exceed 1e-8.
+    """
+    n = A.shape[0]
+    lam = np.linalg.eigvals(A) if n else np.zeros(0)
+    scale = max(np.abs(lam).max(initial=0.0), np.finfo(float).tiny)
+    checks = [("seen by the performance outputs z", Cz, 1, "add outputs (outputs={...}) that "
+               "move in it"), ("excited by the disturbances d", Bd, 0, "add disturbance channels")]
+    if Cm is not None:
+        checks.append(("seen by the measurements y_m", Cm, 1, "add measurements"))
+    checks.append(("controllable from the strings u", Bu, 0, "actuate more strings"))
+    for mu in lam[(lam.real >= -1e-8 * scale) & (lam.imag >= 0)]:
+        H = (A - mu * np.eye(n)) / scale
+        for what, X, axis, fix in checks:
+            Xn = X / np.maximum(np.linalg.norm(X, axis=axis, keepdims=True), np.finfo(float).tiny)
+            M = np.vstack([H, Xn]) if axis == 1 else np.hstack([H, Xn])
+            if X.size == 0 or np.linalg.svd(M, compute_uv=False).min() <= 1e-8:
+                raise ValueError(
+                    f"{who}: the mode at lambda = {mu.real:.3g}{mu.imag:+.4g}j "
+                    f"({abs(mu.imag):.4g} rad/s, undamped) is not {what}, so no H-infinity "
+                    f"controller exists (assumptions A1-A4 of sb10fd fail); {fix}, or add "
+                    "damping to the structure")
+
+
+def verified_loop(arrays: tuple, K: tuple, res: BisectionResult, inputs, outputs, who: str):
+    """(closed loop StateSpace, its H-inf norm) after the stability and ``norm <= gamma`` checks."""
+    Acl, Bcl, Ccl, Dcl = closed_loop(arrays, K)
+    growth = np.linalg.eigvals(Acl).real.max() if Acl.size else -np.inf
+    if not growth < -HURWITZ * np.linalg.norm(Acl):
+        raise RuntimeError(f"{who}: the closed loop at gamma = {res.gamma:.6g} is not stable "
+                           f"(max Re(lambda) = {growth:.3g} 1/s, ||A_cl||_F = "
+                           f"{np.linalg.norm(Acl):.3g}); try a larger tol or another order")
+    closed = ct.ss(Acl, Bcl, Ccl, Dcl, inputs=list(inputs), outputs=list(outputs))
+    norm = hinf_norm(closed)
+    if not norm <= res.gamma * (1 + 1e-6):
+        raise RuntimeError(f"{who}: the closed-loop norm {norm:.6g} exceeds gamma = "
+                           f"{res.gamma:.6g} (sb10fd rcond {res.rcond:.3g}); the synthesis is "
+                           "ill-conditioned: rescale d_scale/y_scale, or raise rho/eps")
+    return closed, norm
+
+
+def summary_table(rows) -> str:
+    """(label, value) rows as indented, aligned text lines (the designs' summaries)."""
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+
+
+@dataclass(frozen=True, eq=False)
+class HinfDesign:
+    """Result of :func:`tenscontrol.synthesis.hinfsyn`.
+
+    Attributes
+    ----------
+    controller : OutputFeedback or StateFeedback
+        In physical units: u [N/m] from y_m [m] (or ``u = -K (x - x*)``).
+    gamma : float
+        The gamma the returned controller was synthesized at (bisection upper bound).
+    gamma_lower : float
+        Largest gamma found infeasible: the optimum lies in [gamma_lower, gamma / backoff].
+    closed_loop_norm : float
+        ``||closed_loop||_inf`` recomputed by tenscontrol.norms.hinf_norm after a stability
+        check; <= gamma (1 + 1e-6).
+    closed_loop : control.StateSpace
+        From w = [d / d_scale; v] to z = [C_z x / y_scale; rho u / u_scale].
+    plant : control.StateSpace
+        Generalized plant, inputs [w; u] (u in N/m), outputs [z; y_m] (state feedback:
+        [z; reduced state]), reduced states, physical time.
+    iterations : int
+        Syntheses tried in the bisection (bound included).
+    synthesis_time : float
+        Wall time of the bisection [s].
+    rcond : float
+        Smallest reciprocal condition number sb10fd reported for the controller (nan for
+        state feedback).
+    h2_norm : float or None
+        Closed-loop H2 norm [s^-1/2] of the H2-optimal controller (slycot sb10hd, as
+        control.h2syn) that set the initial bound; None for state feedback.
+    minimal : MinimalRealization
+    """
+
+    controller: object
+    gamma: float
+    gamma_lower: float
+    closed_loop_norm: float
+    closed_loop: ct.StateSpace
+    plant: ct.StateSpace
+    iterations: int
+    synthesis_time: float
+    rcond: float
+    h2_norm: float | None
+    minimal: object
+
+    def summary(self) -> str:
+        rows = [("controller", f"{type(self.controller).__name__}, "
+                 f"{getattr(self.controller, 'n_states', 0)} states, "
+                 f"{self.controller.strings.size} inputs"),
+                ("plant states", f"{self.plant.nstates}"),
+                ("gamma", f"{self.gamma:.6g} (infeasible below {self.gamma_lower:.6g})"),
+                ("||closed loop||_inf", f"{self.closed_loop_norm:.6g}"),
+                ("iterations, time", f"{self.iterations}, {self.synthesis_time:.3g} s"),
+                ("sb10fd rcond", f"{self.rcond:.3g}")]
+        return "HinfDesign\n" + summary_table(rows)
+
+    __repr__ = summary

@@ -1,0 +1,537 @@
+"""Analytic linearization of the tensegrity dynamics about an operating point (theory.md 11, 13).
+
+:func:`linearize` returns a :class:`LinearModel`
+
+    delta xdot = A delta x + B delta u + E delta d,    y = C delta x,
+
+with the state x = [q; qd] (3n positions node by node, then 3n velocities), u the member force
+densities (strings; for compressible bars also the bars) and d the 3n nodal forces. Rigid bars
+use theory.md (49)-(52) at any operating point, moving or not; compressible bars use (58)-(59)
+through :func:`tenscontrol.compressible.compressible_jacobians`.
+
+Two models (theory.md 11.3): the "control" model holds the force densities at their
+operating-point values inside A (geometric stiffness only, u = the commanded force density);
+the "passive" model lets the members follow their elastic law with u an additive increment,
+``A_p = A + B [du_law/dq, 0]``. :meth:`LinearModel.passive` turns one into the other.
+
+This module is the one bridge from the mechanics to python-control; it imports python-control
+only when :attr:`LinearModel.sys` is asked for.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+import scipy.linalg
+
+from tenscontrol.mechanics.rigid import gravity_vector, rigid_model
+from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
+from tenscontrol.mechanics.stiffness import string_activity
+from tenscontrol.model.selection import AXES as _AXES, output_coordinates
+from tenscontrol.model.structure import Structure
+
+__all__ = ["LinearModel", "linearize"]
+
+_EQUILIBRIUM_RTOL = 1e-8
+_KINETIC = ("consistent", "paper")  # tenscontrol.mechanics.compressible's kinetic-energy modes
+
+
+@dataclass(frozen=True, eq=False)
+class LinearModel:
+    """A linear model ``delta xdot = A delta x + B delta u + E delta d``, ``y = C delta x``.
+
+    n is the number of nodes, nq = 3n; x = [q; qd] node by node (x0, y0, z0, x1, ...).
+
+    Attributes
+    ----------
+    A : ndarray, shape (2nq, 2nq)
+        State matrix [[0, I], [dqdd/dq, dqdd/dqd]] [1/s^2, 1/s].
+    B : ndarray, shape (2nq, nu)
+        Input matrix [m/(kg s^2) per N/m]: u = string force densities (n_strings), then, for
+        compressible bars, bar force densities (n_bars) [N/m]. Columns of slack strings are zero.
+    E : ndarray, shape (2nq, nq)
+        Disturbance matrix [1/kg]: d = nodal forces, 3 per node [N]. Fixed coordinates' columns
+        are zero (the constraints absorb those forces).
+    C : ndarray, shape (ny, 2nq)
+        Output selection: all nq positions by default (fixed ones included, y = delta q); see
+        :meth:`with_outputs`.
+    q, qd, force : ndarray, shape (nq,)
+        Operating point: positions [m], velocities [m/s], nodal forces [N].
+    gamma : ndarray, shape (n_strings,)
+        String force densities at the operating point [N/m] (0 for slack strings).
+    bar_force_densities : ndarray, shape (n_bars,)
+        Rigid: -2 lambda_b (0 for redundant bars); compressible: psi [N/m]. Negative = compression.
+    bars : {"rigid", "compressible"}
+    kind : {"control", "passive"}
+        Which model of theory.md 11.3 / 13 this is.
+    at_equilibrium : bool
+        qd = 0 and |qdd| <= 1e-8 times the acceleration scale of the forces at the point.
+    constraint_jacobian : ndarray, shape (c, nq)
+        Rigid: fixed-coordinate rows, then the rows 2 q^T H_k of the independent bars
+        (``rigid_model(structure).constrained_bars``); compressible: fixed rows only.
+    mass_matrix : ndarray, shape (nq, nq)
+        M (rigid) or M_qdd(q) (compressible) at the operating point [kg].
+    stiffness : ndarray, shape (nq, nq)
+        K [N/m] with ``M ddq = -K dq - D dqd + F_u du + dd`` on the constraint tangent space at
+        an equilibrium. Control: geometric only, K(gamma) - 2 sum lambda_b H_b (rigid) or
+        K(gamma) + K_b(psi) (compressible); passive: plus the material stiffness of the active
+        strings (and compressible bars). At a moving point A has further velocity and
+        constraint-curvature terms that are not part of K.
+    damping : ndarray, shape (nq, nq)
+        D = -d f_d/d qd [N s/m] of the active dampers.
+    force_input : ndarray, shape (nq, nu)
+        F_u = -[Yhat(q) (, Xhat(q))]: nodal forces per unit force density [m].
+    force_density_gradient : ndarray, shape (nu, nq)
+        d u_law/dq [N/m^2]: gradient of the members' elastic laws, (k l0/l^3) s^T on the
+        member's nodes (zero for slack strings). The passive model is
+        ``A + B [force_density_gradient, 0]``.
+    structure : Structure
+    state_names, input_names, disturbance_names, output_names : tuple of str
+        ``"x2"``/``"vx2"`` (position/velocity of node 2 along x), ``"gamma3"`` (string 3),
+        ``"psi1"`` (bar 1), ``"fz2"`` (force on node 2 along z); outputs as the states.
+    """
+
+    A: np.ndarray
+    B: np.ndarray
+    E: np.ndarray
+    C: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    force: np.ndarray
+    gamma: np.ndarray
+    bar_force_densities: np.ndarray
+    bars: str
+    kind: str
+    at_equilibrium: bool
+    constraint_jacobian: np.ndarray
+    mass_matrix: np.ndarray
+    stiffness: np.ndarray
+    damping: np.ndarray
+    force_input: np.ndarray
+    force_density_gradient: np.ndarray
+    structure: Structure
+    state_names: tuple
+    input_names: tuple
+    disturbance_names: tuple
+    output_names: tuple
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                value = np.array(value, dtype=float)
+                value.setflags(write=False)
+                object.__setattr__(self, f.name, value)
+            elif f.name.endswith("_names"):
+                object.__setattr__(self, f.name, tuple(value))
+
+    @property
+    def sys(self):
+        """The model as ``control.StateSpace(A, [B E], C, 0)`` with named signals.
+
+        Inputs are ``input_names + disturbance_names``; the system is named after the structure.
+        """
+        import control  # only here: importing tenscontrol must not import python-control
+
+        m = self.B.shape[1] + self.E.shape[1]
+        return control.ss(self.A, np.hstack([self.B, self.E]), self.C,
+                          np.zeros((self.C.shape[0], m)), states=list(self.state_names),
+                          inputs=list(self.input_names + self.disturbance_names),
+                          outputs=list(self.output_names), name=self.structure.name)
+
+    @property
+    def free_states(self) -> np.ndarray:
+        """Indices (int) of the states not on fixed coordinates: free positions, then velocities."""
+        free = self.structure.free_coordinates
+        return np.concatenate([free, self.q.size + free]).astype(np.int64)
+
+    def passive(self) -> LinearModel:
+        """The passive model (theory.md 11.3): members follow their elastic law, u adds to it.
+
+        ``A_p = A + B [du_law/dq, 0]``; B, E unchanged; the stiffness gains the material terms
+        ``(k l0 / l^3) Yhat_k q q^T Yhat_k``. A passive model returns itself.
+        """
+        if self.kind == "passive":
+            return self
+        grad = self.force_density_gradient
+        gain = np.hstack([grad, np.zeros_like(grad)])
+        return replace(self, A=self.A + self.B @ gain,
+                       stiffness=self.stiffness - self.force_input @ grad, kind="passive")
+
+    def actuated(self, strings=None) -> LinearModel:
+        """The model whose inputs are the commanded strings' force densities only.
+
+        Parameters
+        ----------
+        strings : sequence of int, optional
+            The commanded strings, in input order; ``structure.actuated_strings``
+            (``String.actuated``, all by default) if omitted.
+
+        Notes
+        -----
+        Members that are not commanded follow their elastic law: in the control model their
+        material stiffness moves into A, ``A + B_k [du_law/dq, 0]_k`` for each such string k
+        and, with compressible bars, for every bar; in the passive model it is there
+        already. B, ``force_input`` and ``force_density_gradient`` keep the commanded
+        strings' columns and rows. Call it on the model as linearized (inputs: every string).
+        """
+        if strings is None:
+            keep = np.asarray(self.structure.actuated_strings, dtype=np.int64)
+        else:
+            keep = np.asarray(strings).reshape(-1)
+            if keep.size and (not np.issubdtype(keep.dtype, np.integer)
+                              or keep.min() < 0 or keep.max() >= self.structure.n_strings):
+                raise ValueError(f"actuated: strings must be string indices below "
+                                 f"{self.structure.n_strings}, got {list(keep)}")
+            keep = keep.astype(np.int64)
+        names = tuple(f"gamma{k}" for k in keep)
+        if self.input_names == names:
+            return self
+        full = tuple(f"gamma{k}" for k in range(self.structure.n_strings))
+        if self.input_names[:len(full)] != full:
+            raise ValueError("actuated: call it on the model as linearized (one input per "
+                             f"string), not on one with inputs {list(self.input_names)}")
+        drop = np.setdiff1d(np.arange(self.B.shape[1]), keep)
+        model = self
+        if self.kind == "control" and drop.size:
+            grad = self.force_density_gradient[drop]
+            gain = np.hstack([grad, np.zeros_like(grad)])
+            model = replace(self, A=self.A + self.B[:, drop] @ gain,
+                            stiffness=self.stiffness - self.force_input[:, drop] @ grad)
+        return replace(model, B=self.B[:, keep], force_input=self.force_input[:, keep],
+                       force_density_gradient=self.force_density_gradient[keep],
+                       input_names=names)
+
+    def with_outputs(self, nodes=None, axes="xyz", velocities=False) -> LinearModel:
+        """The same model with outputs y = the chosen coordinates' deviations.
+
+        Parameters
+        ----------
+        nodes : sequence of int, optional
+            Node indices, in output order; all nodes by default.
+        axes : str
+            Letters from ``"xyz"`` (each once), in output order within a node.
+        velocities : bool
+            Also output the velocities of the chosen coordinates, after all the positions.
+
+        Notes
+        -----
+        Fixed coordinates are left out: their outputs are identically zero. Build ``C``
+        yourself to keep them. The default ``C`` of :func:`linearize` is all positions,
+        fixed ones included.
+        """
+        rows = output_coordinates(self.structure, nodes, axes)
+        if velocities:
+            rows = np.concatenate([rows, self.q.size + rows])
+        return replace(self, C=np.eye(self.A.shape[0])[rows],
+                       output_names=tuple(self.state_names[r] for r in rows))
+
+
+# ---- member data ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Members:
+    Yh: np.ndarray        # (nq, ns) Yhat(q)
+    active: np.ndarray    # (ns,) bool: force, damper and input column on
+    law: np.ndarray       # (ns,) elastic-law gamma, 0 unless active
+    grad: np.ndarray      # (ns, nq) d gamma_law / dq
+    Dq: np.ndarray        # (nq, nq) d f_d / dq
+    Dqd: np.ndarray       # (nq, nq) d f_d / dqd
+    fd: np.ndarray        # (nq,) damper forces
+
+
+def _string_lengths(structure: Structure, q: np.ndarray) -> np.ndarray:
+    N, p = q.reshape(-1, 3), structure.string_nodes
+    return np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
+
+
+def _dampers(structure: Structure, q, qd, c) -> tuple:
+    """(d f_d/dq, d f_d/dqd, f_d) of dampers with coefficients `c` (theory.md 11.1)."""
+    pairs = structure.string_nodes
+    Yh, Yd = member_columns(pairs, q), member_columns(pairs, qd)
+    ell = _string_lengths(structure, q) ** 2
+    rho = 0.5 * np.einsum("ik,ik->k", Yh, Yd) / ell    # q^T Yhat_k qd / l^2 (s.sd on 2 nodes)
+    cl = (c / ell)[None, :] * Yh
+    Dq = (-weighted_laplacian(structure.string_connectivity, c * rho)
+          - cl @ (Yd - 2.0 * rho[None, :] * Yh).T)
+    return Dq, -cl @ Yh.T, -Yh @ (c * rho)
+
+
+def _members(structure: Structure, q, qd, at_rest: str) -> _Members:
+    """Tension-member data at (q, qd) with the slack rule and the `at_rest` choice."""
+    pairs = structure.string_nodes
+    Yh, l = member_columns(pairs, q), _string_lengths(structure, q)
+    l0, k = structure.string_rest_lengths, structure.string_stiffness
+    active, rest = string_activity(structure, l, at_rest)
+    if at_rest == "slack" and rest.any():
+        names = ", ".join(f"string {i} (nodes {a}->{b})" for i, (a, b) in
+                          zip(np.flatnonzero(rest), pairs[rest]))
+        warnings.warn(f"linearize: {names} of {structure.name} sit exactly at their rest length "
+                      "and are treated as slack (gamma 0, no material stiffness, no damper, zero "
+                      "input column); pass at_rest='taut' for the tension-side derivative",
+                      stacklevel=3)
+    law = np.where(active & ~rest, k * (1.0 - l0 / l), 0.0)
+    grad = np.where(active, k * l0 / l**3, 0.0)[:, None] * Yh.T
+    Dq, Dqd, fd = _dampers(structure, q, qd, np.where(active, structure.string_damping, 0.0))
+    return _Members(Yh, active, law, grad, Dq, Dqd, fd)
+
+
+def _held_gamma(structure: Structure, members: _Members, gamma) -> np.ndarray:
+    """The operating-point string force densities: the law's, or `gamma` checked."""
+    if gamma is None:
+        return members.law
+    g = np.asarray(gamma, dtype=float).reshape(-1)
+    if g.shape != (structure.n_strings,) or not np.all(np.isfinite(g)):
+        raise ValueError(f"gamma must be {structure.n_strings} finite force densities [N/m] "
+                         f"(one per string), got shape {np.shape(gamma)}")
+    for i, (a, b) in enumerate(structure.string_nodes):
+        where = f"gamma: string {i} (nodes {a}->{b})"
+        if not members.active[i] and g[i] != 0.0:
+            raise ValueError(f"{where} is slack at q (not longer than its rest length), so its "
+                             f"force density must be 0, got {g[i]:g}; give the structure rest "
+                             "lengths that make it taut, or at_rest='taut' if it is at rest")
+        if not structure.string_is_spring[i] and g[i] < 0.0:
+            raise ValueError(f"{where} is a one-sided string and cannot push; got {g[i]:g} < 0")
+    return g
+
+
+# ---- operating point -----------------------------------------------------------------------
+
+
+def _operating_point(structure: Structure, q, qd, force, bars: str):
+    nq = 3 * structure.n_nodes
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    qd = nodal_vector(structure.n_nodes, "qd", qd, np.zeros(nq))
+    f = nodal_vector(structure.n_nodes, "force", force, np.zeros(nq))
+    moving = np.flatnonzero(qd[structure.fixed_coordinates] != 0.0)
+    if moving.size:
+        c = int(structure.fixed_coordinates[moving[0]])
+        raise ValueError(f"qd: the fixed coordinate {_AXES[c % 3]}{c // 3} (q index {c}) must "
+                         f"have zero velocity, got {qd[c]:g}")
+    if bars == "rigid" and structure.n_bars:
+        p = structure.bar_nodes
+        N, V = q.reshape(-1, 3), qd.reshape(-1, 3)
+        b, bd = N[p[:, 1]] - N[p[:, 0]], V[p[:, 1]] - V[p[:, 0]]
+        lb = structure.bar_lengths
+        err = np.abs(np.linalg.norm(b, axis=1) - lb) / lb
+        verr = np.abs(np.einsum("ij,ij->i", b, bd)) / lb**2
+        if err.max() > 1e-6 or verr.max() > 1e-6 * max(1.0, np.abs(bd).max() / lb.min()):
+            warnings.warn(f"linearize: the operating point of {structure.name} violates the rigid "
+                          f"bar constraints (relative length error {err.max():.2g}, velocity "
+                          f"error {verr.max():.2g} 1/s); the model is taken there as given",
+                          stacklevel=3)
+    return q, qd, f
+
+
+def _names(structure: Structure):
+    pos = tuple(f"{a}{i}" for i in range(structure.n_nodes) for a in _AXES)
+    states = pos + tuple(f"v{p}" for p in pos)
+    return states, tuple(f"f{p}" for p in pos)
+
+
+# ---- the partial derivatives of qdd ---------------------------------------------------------
+
+
+def _inverse_spd(S: np.ndarray) -> np.ndarray:
+    """S^{-1} for the constraint Schur complement; pseudo-inverse if S is (near-)singular."""
+    if S.shape[0] == 0:
+        return np.zeros((0, 0))
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(S), np.eye(S.shape[0]))
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(S, rcond=1e-12, hermitian=True)
+
+
+def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dict:
+    """theory.md (49)-(52) in closed form, vectorized over the coordinates."""
+    model = rigid_model(structure, include_radius)
+    W, n = model.W, structure.n_nodes
+    cb = model.constrained_bars
+    pairs, Cb = structure.bar_nodes[cb], structure.bar_connectivity[cb]
+    Jb = 2.0 * member_columns(pairs, q).T              # bar rows of J_Phi
+    Xd = member_columns(pairs, qd)                     # H_k qd
+    xi = -m.Yh @ gamma + model.G + f + m.fd
+    WJt = W @ Jb.T
+    Mt = _inverse_spd(Jb @ WJt)
+    h = np.sum(Xd * Xd, axis=0)                         # 2 qd^T H_k qd = 2 |bd_k|^2
+    lam = -Mt @ (Jb @ (W @ xi) + h)
+    qdd = W @ (xi + Jb.T @ lam)
+    WP = W - WJt @ Mt @ WJt.T
+    K = weighted_laplacian(structure.string_connectivity, gamma)
+    H_lam = weighted_laplacian(Cb, 2.0 * lam)          # 2 sum lambda_k H_k
+    # d qdd = W P (d xi + dJ^T lam) - W J^T Mt dJ qdd, with dJ qdd = 2 [H_k qdd]^T dq
+    dq = WP @ (-K + m.Dq + H_lam) - WJt @ Mt @ (2.0 * member_columns(pairs, qdd).T)
+    dqd = WP @ m.Dqd - WJt @ Mt @ (4.0 * Xd.T)
+    Fu = -m.Yh * m.active[None, :]
+    psi = np.zeros(structure.n_bars)
+    psi[cb] = -2.0 * lam
+    forces = (np.abs(model.G) + np.abs(f) + np.abs(m.Yh) @ np.abs(gamma) + np.abs(m.fd)
+              + np.abs(Jb.T) @ np.abs(lam))
+    return dict(qdd=qdd, dq=dq, dqd=dqd, B=WP @ Fu, E=WP, Fu=Fu, grad=m.grad,
+                K=K - H_lam, psi=psi, M=model.M, scale=np.abs(W) @ forces,
+                J=np.vstack([np.eye(3 * n)[structure.fixed_coordinates], Jb]))
+
+
+def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radius) -> dict:
+    """theory.md (58)-(59) from tenscontrol.mechanics.compressible, with gamma and psi held."""
+    from tenscontrol.mechanics import compressible  # written alongside; imported only when asked for
+
+    n, p = structure.n_nodes, structure.bar_nodes
+    psi = np.asarray(compressible.bar_force_densities(structure, q), dtype=float)
+    jac = compressible.compressible_jacobians(structure, q, qd, f, gamma=gamma, psi=psi,
+                                              kinetic=kinetic, include_radius=include_radius)
+    Wc = np.asarray(jac["dforce"], dtype=float)
+    # compressible_jacobians runs the dampers of springs and strings with l > l0; put the
+    # at_rest rule's set in instead (exact at qd = 0, where those damper forces vanish, and
+    # whenever M_qdd is constant)
+    l = _string_lengths(structure, q)
+    theirs = structure.string_is_spring | (l > structure.string_rest_lengths)
+    c = structure.string_damping * (m.active.astype(float) - theirs)
+    Dq, Dqd, _ = _dampers(structure, q, qd, c)
+    N = q.reshape(-1, 3)
+    lb = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
+    Xh = member_columns(p, q)
+    Fu = np.hstack([-m.Yh * m.active[None, :], -Xh])
+    kb, l0b = structure.bar_stiffness, structure.bar_rest_lengths
+    K = (weighted_laplacian(structure.string_connectivity, gamma)
+         + weighted_laplacian(structure.bar_connectivity, psi))
+    forces = (np.abs(gravity_vector(structure)) + np.abs(f) + np.abs(m.Yh) @ np.abs(gamma)
+              + np.abs(Xh) @ np.abs(psi) + np.abs(m.fd))
+    M = compressible.compressible_mass_matrix(structure, q, kinetic=kinetic,
+                                              include_radius=include_radius)
+    return dict(qdd=np.asarray(jac["qdd"], dtype=float), dq=jac["dq"] + Wc @ Dq,
+                dqd=jac["dqd"] + Wc @ Dqd, B=Wc @ Fu, E=Wc, Fu=Fu,
+                grad=np.vstack([m.grad, (kb * l0b / lb**3)[:, None] * Xh.T]), K=K, psi=psi,
+                M=M, scale=np.abs(Wc) @ forces, J=np.eye(3 * n)[structure.fixed_coordinates])
+
+
+# ---- the public entry point ----------------------------------------------------------------
+
+
+def _check_options(structure, bars, kind, at_rest, kinetic, include_radius):
+    if not isinstance(structure, Structure):
+        raise TypeError(f"linearize: expected a tenscontrol.Structure, got "
+                        f"{type(structure).__name__}")
+    for name, value, allowed in (("bars", bars, ("rigid", "compressible")),
+                                 ("kind", kind, ("control", "passive")),
+                                 ("at_rest", at_rest, ("slack", "taut"))):
+        if value not in allowed:
+            raise ValueError(f"linearize: {name} must be one of {', '.join(map(repr, allowed))}, "
+                             f"got {value!r}")
+    if kinetic not in _KINETIC:
+        raise ValueError(f"linearize: kinetic must be one of {', '.join(map(repr, _KINETIC))}, "
+                         f"got {kinetic!r}")
+    if not isinstance(include_radius, (bool, np.bool_)):
+        raise TypeError(f"linearize: include_radius must be True or False, got {include_radius!r}")
+
+
+def _warn_if_not_at_rest(structure, qdd, scale) -> bool:
+    """True at an equilibrium; warn (suggesting tenscontrol.equilibrium) otherwise."""
+    size, ref = float(np.abs(qdd).max(initial=0.0)), float(np.max(scale, initial=0.0))
+    if size == 0.0 or size <= _EQUILIBRIUM_RTOL * ref:
+        return True
+    rel = f"{size / ref:.2g}" if ref > 0 else "all"
+    warnings.warn(f"linearize: {structure.name} is at rest but not in equilibrium at the operating "
+                  f"point (max |qdd| = {size:.3g} m/s^2, {rel} of the force scale); "
+                  "the model is still returned (at_equilibrium=False). Use "
+                  "tenscontrol.equilibrium(...) to find a prestressed equilibrium first",
+                  stacklevel=3)
+    return False
+
+
+def linearize(structure: Structure, *, q=None, qd=None, gamma=None, force=None, bars="rigid",
+              kind="control", kinetic="consistent", include_radius=False, at_rest="slack",
+              outputs=None) -> LinearModel:
+    """Linearize the dynamics of `structure` about an operating point (theory.md 11, 13).
+
+    Parameters
+    ----------
+    structure : Structure
+    q, qd : array_like, shape (3n,) or (n, 3), optional
+        Operating point [m], [m/s]; the structure's configuration at rest by default. qd must
+        vanish on fixed coordinates; with rigid bars it should satisfy the bar constraints.
+    gamma : array_like, shape (n_strings,), optional
+        String force densities at the operating point [N/m], held in the control model; in
+        the passive model the operating input is u* = gamma - gamma_law. By default the
+        members' elastic laws at q (structure's rest lengths). Slack strings must get 0 and
+        one-sided strings may not be negative.
+    force : array_like, shape (3n,) or (n, 3), optional
+        Nodal forces at the operating point [N]; zero by default.
+    bars : {"rigid", "compressible"}
+        Rigid bars (theory.md 11; `kinetic` is ignored) or compressible bars (theory.md 13;
+        psi from the bar law at q, held in the control model).
+    kind : {"control", "passive"}
+        The model of theory.md 11.3 (see :meth:`LinearModel.passive`).
+    kinetic : {"consistent", "paper"}
+        Kinetic-energy form of the compressible bars (theory.md 12.2; see
+        :mod:`tenscontrol.mechanics.compressible`).
+    include_radius : bool
+        Solid-cylinder bar inertia (see :func:`tenscontrol.mass_matrix`).
+    at_rest : {"slack", "taut"}
+        A string with l == l0 (to 1e-12 relative) sits on the kink of its one-sided law.
+        ``"slack"`` (default, the strict l > l0 rule of theory.md 5, with a warning listing the
+        strings): gamma 0, no damper, zero input column, zero law gradient, so neither model
+        gets its material stiffness. ``"taut"``: the tension-side limit: gamma 0, damper on,
+        input column -Yhat_k q, law gradient (k/l^2) s^T, so the passive model gets its
+        material stiffness k s s^T / l^2.
+    outputs : dict or tuple, optional
+        Arguments of :meth:`LinearModel.with_outputs` (keywords as a dict, e.g.
+        ``{"nodes": [2, 3], "axes": "xz"}``, or positionally as a tuple); all 3n positions
+        by default.
+
+    Returns
+    -------
+    LinearModel
+
+    Notes
+    -----
+    Rigid bars: the closed form ``d qdd = W P (d xi + dJ^T lambda) - W J^T Mt dJ qdd`` of
+    theory.md (49), dense and vectorized; the constraints are the fixed coordinates (through
+    W) and the independent bars of ``rigid_model(structure).constrained_bars``.
+    Compressible bars: A from ``compressible_jacobians`` with gamma and psi held; B, E from its
+    W_c. Under ``at_rest="taut"`` the dampers of strings at rest are added as ``W_c d f_d``,
+    exact at qd = 0 and whenever M_qdd is constant (``kinetic="consistent"`` without radius).
+
+    Warns
+    -----
+    UserWarning
+        If qd = 0 but the point is not an equilibrium (|qdd| > 1e-8 times the acceleration scale
+        of the forces); if strings sit at their rest length under ``at_rest="slack"``.
+    """
+    _check_options(structure, bars, kind, at_rest, kinetic, include_radius)
+    q, qd, f = _operating_point(structure, q, qd, force, bars)
+    m = _members(structure, q, qd, at_rest)
+    gamma = _held_gamma(structure, m, gamma)
+    if bars == "rigid":
+        parts = _rigid(structure, q, qd, f, gamma, m, bool(include_radius))
+        inputs = tuple(f"gamma{k}" for k in range(structure.n_strings))
+    else:
+        parts = _compressible(structure, q, qd, f, gamma, m, kinetic, bool(include_radius))
+        inputs = (tuple(f"gamma{k}" for k in range(structure.n_strings))
+                  + tuple(f"psi{k}" for k in range(structure.n_bars)))
+    nq = q.size
+    at_eq = not np.any(qd) and _warn_if_not_at_rest(structure, parts["qdd"], parts["scale"])
+    zeros, eye = np.zeros((nq, nq)), np.eye(nq)
+    states, disturbances = _names(structure)
+    model = LinearModel(
+        A=np.block([[zeros, eye], [parts["dq"], parts["dqd"]]]),
+        B=np.vstack([np.zeros_like(parts["B"]), parts["B"]]),
+        E=np.vstack([zeros, parts["E"]]), C=np.hstack([eye, zeros]), q=q, qd=qd, force=f,
+        gamma=gamma, bar_force_densities=parts["psi"], bars=bars, kind="control",
+        at_equilibrium=bool(at_eq), constraint_jacobian=parts["J"], mass_matrix=parts["M"],
+        stiffness=parts["K"], damping=-m.Dqd, force_input=parts["Fu"],
+        force_density_gradient=parts["grad"], structure=structure, state_names=states,
+        input_names=inputs, disturbance_names=disturbances, output_names=states[:nq])
+    if outputs is not None:
+        if isinstance(outputs, dict):
+            model = model.with_outputs(**outputs)
+        elif isinstance(outputs, tuple):
+            model = model.with_outputs(*outputs)
+        else:
+            raise TypeError("linearize: outputs must be a dict of with_outputs keywords, e.g. "
+                            f"{{'nodes': [2, 3], 'axes': 'xz'}}, or a tuple; got "
+                            f"{type(outputs).__name__}")
+    return model.passive() if kind == "passive" else model

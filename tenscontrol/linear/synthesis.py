@@ -1,0 +1,462 @@
+"""LQR and H-infinity design for tensegrity linear models (control-notes.md sections 2, 3, 5, 6).
+
+Both designs work on the structurally reduced minimal realization of the model
+(:func:`tenscontrol.minimal_realization`): a Riccati equation on the Cartesian model fails,
+because every constraint and rigid-body mode is an uncontrollable eigenvalue on the imaginary
+axis (control-notes.md section 1). Weights and results are Cartesian: a weight on
+``x - x* = [dq; dqd]`` is projected with ``basis``, and a reduced gain is mapped back with
+``left_inverse``, so the returned gain annihilates rigid motion and does not depend on the
+reduced coordinates chosen.
+
+The functions read arrays (A, B, E, C, mass and stiffness data) and, when present, the
+``structure`` and ``gamma`` of a :class:`tenscontrol.LinearModel` (actuated strings, bar
+lengths, prestress, measurement definitions); a duck-typed model without them gets strings
+``0..nu-1`` and reference force densities 1 N/m. The returned controllers are the
+:mod:`tenscontrol.feedback.controllers` objects the closed-loop simulator calls.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import control as ct
+
+from tenscontrol.linear import hinf as _hinf
+from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback, measurement
+from tenscontrol.linear.hinf import HinfDesign
+from tenscontrol.linear.norms import h2_norm
+from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
+
+__all__ = ["HinfDesign", "LQRDesign", "hinfsyn", "lqr"]
+
+_MODEL_FIELDS = ("A", "B", "E", "C", "q", "qd", "at_equilibrium", "constraint_jacobian",
+                 "mass_matrix", "stiffness", "damping", "force_input", "input_names",
+                 "disturbance_names", "output_names")
+
+
+# ---- the model layer: actuated inputs, outputs, reduction, prestress ------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class _Plant:
+    model: object                  # after actuated() / with_outputs()
+    mr: MinimalRealization
+    A: np.ndarray                  # reduced (r, r), physical units
+    B: np.ndarray                  # (r, nu)
+    E: np.ndarray                  # (r, nq)
+    C: np.ndarray                  # (ny, r): the model's outputs
+    strings: np.ndarray
+    gamma_ref: np.ndarray
+    u_ref: np.ndarray              # prestress scale per input [N/m], > 0
+    kind: str
+
+
+def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
+    """Actuated inputs, requested outputs, equilibrium check and minimal realization."""
+    missing = [f for f in _MODEL_FIELDS if not hasattr(model, f)]
+    if missing:
+        raise TypeError(f"{who}: expected a tenscontrol LinearModel, got {type(model).__name__} "
+                        f"without fields {missing}")
+    if np.any(np.asarray(model.qd) != 0) or not model.at_equilibrium:
+        raise ValueError(f"{who}: the model must be linearized at an equilibrium (qd = 0, "
+                         "at_equilibrium=True); find one with tenscontrol.equilibrium(structure) "
+                         "and linearize its .structure")
+    structure = getattr(model, "structure", None)
+    if structure is not None and hasattr(model, "actuated"):
+        model = model.actuated()
+    if outputs is not None:
+        if not isinstance(outputs, dict) or not hasattr(model, "with_outputs"):
+            raise TypeError(f"{who}: outputs must be a dict of LinearModel.with_outputs keywords, "
+                            f"e.g. {{'nodes': [2, 3], 'axes': 'xz'}}, on a LinearModel; got "
+                            f"{type(outputs).__name__} on {type(model).__name__}")
+        model = model.with_outputs(**outputs)
+    nu, ny = model.B.shape[1], model.C.shape[0]
+    if nu == 0:
+        raise ValueError(f"{who}: the model has no actuated strings (every String.actuated is "
+                         "False); mark the strings the controller may command actuated")
+    reduced_from = model
+    if extra_rows is not None:              # keep the modes the measurements see, too
+        view = {f: getattr(model, f) for f in _MODEL_FIELDS}
+        view["C"] = np.vstack([model.C, extra_rows])
+        view["output_names"] = tuple(model.output_names) + tuple(
+            f"m{i}" for i in range(extra_rows.shape[0]))
+        reduced_from = types.SimpleNamespace(**view)
+    mr = minimal_realization(reduced_from, order=order)
+    A, Bw, Cr = (np.asarray(X, dtype=float) for X in (mr.sys.A, mr.sys.B, mr.sys.C))
+    if structure is not None and hasattr(model, "gamma"):
+        strings = np.asarray(structure.actuated_strings, dtype=np.int64)
+        gamma_ref = np.asarray(model.gamma, dtype=float)[strings]
+    else:
+        strings, gamma_ref = np.arange(nu), np.ones(nu)
+    if gamma_ref.size != nu:
+        raise ValueError(f"{who}: the model has {nu} inputs but {gamma_ref.size} actuated "
+                         "strings; inputs other than string force densities are not supported")
+    pos = gamma_ref[gamma_ref > 0]
+    u_ref = np.where(gamma_ref > 0, gamma_ref, pos.mean() if pos.size else 1.0)
+    return _Plant(model, mr, A, Bw[:, :nu], Bw[:, nu:], Cr[:ny], strings, gamma_ref, u_ref,
+                  getattr(model, "kind", "passive"))
+
+
+def _matrix(value, name: str, n: int, who: str, definite: bool) -> np.ndarray:
+    """A symmetric (n, n) weight, checked positive (semi)definite."""
+    X = np.asarray(value, dtype=float)
+    if X.shape != (n, n) or not np.all(np.isfinite(X)):
+        raise ValueError(f"{who}: {name} must be a finite ({n}, {n}) matrix, got shape "
+                         f"{X.shape}")
+    scale = max(np.abs(X).max(), np.finfo(float).tiny)
+    if not np.allclose(X, X.T, rtol=0, atol=1e-12 * scale):
+        raise ValueError(f"{who}: {name} must be symmetric")
+    ev = np.linalg.eigvalsh(0.5 * (X + X.T))
+    if definite and ev.min() <= 1e-12 * scale:
+        raise ValueError(f"{who}: {name} must be positive definite, smallest eigenvalue "
+                         f"{ev.min():.3g}")
+    if ev.min() < -1e-10 * scale:
+        raise ValueError(f"{who}: {name} must be positive semidefinite, smallest eigenvalue "
+                         f"{ev.min():.3g}")
+    return 0.5 * (X + X.T)
+
+
+def _length_scale(model) -> float:
+    """Largest bar length, else the rms node distance from the centroid [m] (1 if zero)."""
+    structure = getattr(model, "structure", None)
+    if structure is not None and structure.n_bars:
+        return float(np.max(structure.bar_lengths))
+    N = np.asarray(model.q, dtype=float).reshape(-1, 3)
+    return float(np.sqrt(np.mean(np.sum((N - N.mean(axis=0)) ** 2, axis=1)))) or 1.0
+
+
+def _lowest_frequency(mr: MinimalRealization) -> float:
+    """Lowest nonzero elastic natural frequency [rad/s] from (K_e, M_e); 1 without stiffness."""
+    em = mr.elastic
+    if em.n_e == 0:
+        return 1.0
+    w2 = np.abs(scipy.linalg.eigvalsh(0.5 * (em.K_e + em.K_e.T), em.M_e))
+    w2 = w2[w2 > 1e-10 * w2.max()] if w2.max() > 0 else w2[:0]
+    return float(np.sqrt(w2.min())) if w2.size else 1.0
+
+
+# ---- LQR ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class LQRDesign:
+    """Result of :func:`lqr`.
+
+    Attributes
+    ----------
+    controller : StateFeedback
+        ``u = -K (x - x*)`` on the actuated strings [N/m].
+    K : ndarray, shape (nu, 2nq)
+        Cartesian gain ``K_reduced @ minimal.left_inverse`` [N/m per m, N/m per m/s].
+    K_reduced : ndarray, shape (nu, r)
+    S : ndarray, shape (2nq, 2nq)
+        Cartesian cost matrix ``left_inverse^T S_r left_inverse``: the optimal cost from an
+        elastic deviation x - x* is ``(x - x*)^T S (x - x*)``.
+    poles : ndarray, shape (r,)
+        Eigenvalues of ``A_r - B_r K_r`` [1/s], sorted by real part.
+    Q : ndarray, shape (2nq, 2nq); R : ndarray, shape (nu, nu)
+        The weights used (defaults filled in).
+    minimal : MinimalRealization
+    closed_loop : control.StateSpace
+        From the disturbances d (``disturbance_names``) to ``[y; u]`` (output names, then the
+        input names), reduced states.
+    """
+
+    controller: StateFeedback
+    K: np.ndarray
+    K_reduced: np.ndarray
+    S: np.ndarray
+    poles: np.ndarray
+    Q: np.ndarray
+    R: np.ndarray
+    minimal: MinimalRealization
+    closed_loop: ct.StateSpace
+
+    def summary(self) -> str:
+        slowest = self.poles[np.argmax(self.poles.real)]
+        nu, nx = self.K.shape
+        return "LQRDesign\n" + _hinf.summary_table([
+            ("inputs x states", f"{nu} x {nx} (reduced {self.minimal.order})"),
+            ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
+            ("slowest pole", f"{slowest:.6g} 1/s"),
+            ("trace S", f"{np.trace(self.S):.6g}")])
+
+    __repr__ = summary
+
+
+def _default_weights(p: _Plant, effort: float):
+    nq = np.asarray(p.model.q).size
+    Cq = np.asarray(p.model.C, dtype=float)[:, :nq]
+    Qq = Cq.T @ Cq / _length_scale(p.model) ** 2
+    Q = scipy.linalg.block_diag(Qq, Qq / _lowest_frequency(p.mr) ** 2)
+    R = effort * np.diag(1.0 / p.u_ref**2)
+    return Q, R
+
+
+def lqr(model, *, Q=None, R=None, outputs=None, order=None, effort=1.0) -> LQRDesign:
+    """Linear-quadratic regulator on the actuated strings (control-notes.md section 5).
+
+    Minimizes ``int (x - x*)^T Q (x - x*) + u^T R u dt`` on the minimal realization of
+    ``model.actuated()`` and maps the gain back to Cartesian states.
+
+    Parameters
+    ----------
+    model : LinearModel
+        Linearization at an equilibrium, kind "passive" or "control".
+    Q : array_like, shape (2nq, 2nq), optional
+        Symmetric positive semidefinite weight on ``[dq; dqd]`` [1/m^2, s^2/m^2]; projected as
+        ``basis^T Q basis``. Default: ``blkdiag(Q_q, Q_q / w_ref^2)`` with
+        ``Q_q = C_q^T C_q / L^2``: the model's position outputs (C_q = the position columns of
+        C) relative to L, the largest bar length (rms node distance from the centroid without
+        bars), and the same outputs' velocities relative to ``L w_ref``, w_ref the lowest
+        nonzero elastic natural frequency (1 rad/s without stiffness). So an output excursion
+        of one bar length, or a velocity of one bar length per slowest-mode radian, costs 1.
+    R : array_like, shape (nu, nu), optional
+        Symmetric positive definite weight on u [m^2/N^2]. Default:
+        ``effort * diag(1 / gamma_ref^2)``, gamma_ref the actuated strings' operating force
+        densities (strings at zero get the mean of the positive ones, 1 N/m if none): a change
+        of one prestress costs ``effort``. Required for a model without ``gamma``.
+    outputs : dict, optional
+        Keywords of ``LinearModel.with_outputs`` replacing the outputs (and so the default Q).
+    order : int, optional
+        Order of the minimal realization (default: numerically minimal).
+    effort : float
+        Scale of the default R (> 0); larger means gentler control.
+
+    Returns
+    -------
+    LQRDesign
+
+    Raises
+    ------
+    ValueError
+        Bad weight shapes or definiteness, no default R available, a model off equilibrium,
+        or no stabilizing solution (an undamped mode invisible in Q).
+    """
+    who = "lqr"
+    if not (np.isscalar(effort) and np.isfinite(effort) and effort > 0):
+        raise ValueError(f"lqr: effort must be a positive number, got {effort!r}")
+    p = _prepare(model, who, outputs, order)
+    nq, nu = np.asarray(p.model.q).size, p.B.shape[1]
+    Qd, Rd = _default_weights(p, effort)
+    if R is None and not hasattr(p.model, "gamma"):
+        raise ValueError(f"lqr: the model has no gamma (operating force densities), so the "
+                         f"default R cannot be built; pass R, a ({nu}, {nu}) matrix")
+    Q = Qd if Q is None else _matrix(Q, "Q (weight on x - x* = [dq; dqd])", 2 * nq, who, False)
+    R = Rd if R is None else _matrix(R, "R (weight on u)", nu, who, True)
+    T, L = p.mr.basis, p.mr.left_inverse
+    Qr = T.T @ Q @ T
+    Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
+    w = _hinf.reference_frequency(p.A)      # time scaling (control-notes 3); K is invariant
+    try:
+        Kr, Sr, _ = ct.lqr(p.A / w, p.B / w, Qr / w, R / w)
+    except Exception as exc:                # slycot/numpy errors: no stabilizing solution
+        raise ValueError(f"lqr: the Riccati equation has no stabilizing solution ({exc}); "
+                         "an undamped mode is probably not weighted by Q: weight more "
+                         "outputs, or add damping") from None
+    Kr = np.asarray(Kr, dtype=float)
+    poles = np.linalg.eigvals(p.A - p.B @ Kr)
+    poles = poles[np.lexsort((poles.imag, poles.real))]
+    K = Kr @ L
+    m = p.model
+    cl = ct.ss(p.A - p.B @ Kr, p.E, np.vstack([p.C, -Kr]), 0,
+               inputs=list(m.disturbance_names),
+               outputs=list(m.output_names) + list(m.input_names),
+               states=[f"z{i}" for i in range(p.A.shape[0])])
+    ctrl = StateFeedback(K=K, q_ref=np.asarray(m.q, dtype=float), strings=p.strings,
+                         gamma_ref=p.gamma_ref, kind=p.kind)
+    return LQRDesign(ctrl, K, Kr, L.T @ np.asarray(Sr) @ L, poles, Q, R, p.mr, cl)
+
+
+# ---- H-infinity -----------------------------------------------------------------------------
+
+
+def _per_channel(value, n: int, name: str, unit: str) -> np.ndarray:
+    v = np.asarray(value, dtype=float)
+    v = np.full(n, float(v)) if v.ndim == 0 else v.reshape(-1)
+    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise ValueError(f"hinfsyn: {name} must be a positive number or {n} positive numbers "
+                         f"[{unit}], got {value!r}")
+    return v
+
+
+def _disturbance_columns(model, disturbances) -> np.ndarray:
+    """Indices into d (= q) of the disturbance channels."""
+    names = list(model.disturbance_names)
+    structure = getattr(model, "structure", None)
+    if disturbances is None:
+        if structure is not None:
+            return np.asarray(structure.free_coordinates, dtype=np.int64)
+        nrm = np.linalg.norm(np.asarray(model.E, dtype=float), axis=0)
+        return np.flatnonzero(nrm > 1e-12 * nrm.max())     # forces the constraints pass
+    if isinstance(disturbances, (str, int, np.integer)):
+        disturbances = [disturbances]
+    fixed = None if structure is None else structure.fixed.reshape(-1)
+    cols = []
+    for d in disturbances:
+        if isinstance(d, str) and d in names:
+            c = names.index(d)
+        elif isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 <= d < len(names):
+            c = int(d)
+        else:
+            raise ValueError(f"hinfsyn: disturbance {d!r} is unknown; use names like "
+                             f"{names[0]!r} ... {names[-1]!r} or q indices 0 to {len(names) - 1}")
+        if fixed is not None and fixed[c]:
+            raise ValueError(f"hinfsyn: disturbance {names[c]!r} acts on a fixed coordinate "
+                             "(the constraint absorbs it); choose a free one")
+        cols.append(c)
+    return np.asarray(cols, dtype=np.int64)
+
+
+def _measurement(model, measurements):
+    if measurements is None or isinstance(measurements, Measurement):
+        meas = measurements
+    elif isinstance(measurements, dict):
+        if getattr(model, "structure", None) is None:
+            raise TypeError("hinfsyn: measurements as a dict need a LinearModel with a "
+                            "structure; pass a tenscontrol.controllers.Measurement instead")
+        meas = measurement(model.structure, q_ref=model.q, **measurements)
+    else:
+        raise TypeError("hinfsyn: measurements must be None, a Measurement or a dict of "
+                        f"measurement() keywords, got {type(measurements).__name__}")
+    nx = 2 * np.asarray(model.q).size
+    if meas is not None and meas.C.shape[1] != nx:
+        raise ValueError(f"hinfsyn: the measurement's C must have {nx} columns (2 nq), got "
+                         f"shape {meas.C.shape}")
+    return meas
+
+
+def _ss(arrays, inputs, outputs) -> ct.StateSpace:
+    A, B1, B2, C1, C2, D11, D12, D21 = arrays
+    D = np.block([[D11, D12], [D21, np.zeros((C2.shape[0], B2.shape[1]))]])
+    return ct.ss(A, np.hstack([B1, B2]), np.vstack([C1, C2]), D, inputs=inputs, outputs=outputs,
+                 states=[f"z{i}" for i in range(A.shape[0])])
+
+
+def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scale=1.0,
+            y_scale=1.0, u_scale=None, rho=0.1, eps=0.01, tol=1e-3, order=None,
+            backoff=1.0) -> HinfDesign:
+    """H-infinity design on the actuated strings (control-notes.md section 6).
+
+    Generalized plant on the minimal realization of ``model.actuated().with_outputs(**outputs)``
+    (reduced state x_r, ``x - x* ~= basis x_r``; it keeps the modes the measurements see):
+
+        w = [d / d_scale; v],   z = [C_z x / y_scale; rho u / u_scale],
+        y_m = C_m x + eps v      (state feedback: y = x_r and w = d / d_scale).
+
+    Parameters
+    ----------
+    model : LinearModel
+        Linearization at an equilibrium.
+    disturbances : sequence of str or int, optional
+        Nodal force channels d: names from ``model.disturbance_names`` ("fx3") or q indices;
+        all free coordinates by default.
+    outputs : dict, optional
+        ``with_outputs`` keywords for the performance outputs C_z (default: the model's).
+    measurements : None, Measurement or dict
+        None: state feedback. Else the measured signals y_m [m]: a Measurement, or keywords of
+        :func:`tenscontrol.controllers.measurement` (``{"nodes": [...], "axes": "xz",
+        "strings": [...]}``) taken at ``q_ref = model.q``.
+    d_scale : float or array_like, shape (n_d,)
+        Expected load per channel [N].
+    y_scale : float or array_like, shape (n_z,)
+        Allowed excursion per performance output [m].
+    u_scale : float or array_like, shape (nu,), optional
+        Force-density scale [N/m]; default the prestress as for the R of :func:`lqr` (1 N/m
+        for a model without gamma).
+    rho, eps : float
+        Control weight and measurement-noise level [m] (> 0: D12, D21 full rank).
+    tol : float
+        Relative width of the final gamma bracket.
+    order : int, optional
+        Order of the minimal realization.
+    backoff : float
+        Output feedback: return the central controller at ``backoff`` times the optimal gamma
+        found (>= 1; see :func:`tenscontrol.hinf.hinf_output_feedback`). Near-optimal H-inf
+        controllers have very fast poles; 1.1-1.5 gives much slower ones for a slightly
+        larger gamma.
+
+    Returns
+    -------
+    HinfDesign
+        Controller in physical units: u [N/m], y_m [m].
+
+    Raises
+    ------
+    ValueError
+        Bad arguments; an imaginary-axis mode not seen by z or y_m, not excited by d or not
+        controllable (no controller exists: add outputs/measurements, or damping).
+    RuntimeError
+        If the final closed loop is not stable or its norm exceeds gamma.
+
+    Notes
+    -----
+    Output feedback: :func:`tenscontrol.hinf.hinf_output_feedback`, gamma bisection on slycot
+    sb10fd from ``1.01 ||F_l(P, K_H2)||_inf`` down to ``(hi - lo) <= tol hi``. The controller
+    returned is the one synthesized at ``backoff`` times the final upper bound (no
+    enlargement by default, where control-notes.md suggests 1.05): every accepted gamma
+    already passed the Hurwitz test, the rcond floor and a norm check, and the loop norm is
+    recomputed here. State feedback:
+    :func:`tenscontrol.hinf.hinf_state_feedback`, ``K = u_scale F_r left_inverse``. Slycot
+    and the Riccati solvers run in time scaled by a reference frequency, undone on the result.
+    """
+    for name, val in (("rho", rho), ("eps", eps), ("tol", tol)):
+        if not (np.isscalar(val) and np.isfinite(val) and val > 0):
+            raise ValueError(f"hinfsyn: {name} must be a positive number, got {val!r}")
+    if not (np.isscalar(backoff) and np.isfinite(backoff) and backoff >= 1):
+        raise ValueError(f"hinfsyn: backoff must be a number >= 1, got {backoff!r}")
+    meas = _measurement(model, measurements)
+    p = _prepare(model, "hinfsyn", outputs, order, None if meas is None else meas.C)
+    m, nu, r = p.model, p.B.shape[1], p.A.shape[0]
+    cols = _disturbance_columns(m, disturbances)
+    ds = _per_channel(d_scale, cols.size, "d_scale", "N")
+    ys = _per_channel(y_scale, p.C.shape[0], "y_scale", "m")
+    us = p.u_ref if u_scale is None else _per_channel(u_scale, nu, "u_scale", "N/m")
+    Bd, Cz = p.E[:, cols] * ds[None, :], p.C / ys[:, None]
+    Cm = None if meas is None else meas.C @ p.mr.basis
+    _hinf.check_axis_modes(p.A, Bd, p.B, Cz, Cm, "hinfsyn")
+    nz, nm = Cz.shape[0], r if Cm is None else Cm.shape[0]
+    C1 = np.vstack([Cz, np.zeros((nu, r))])
+    D12 = np.vstack([np.zeros((nz, nu)), rho * np.diag(1.0 / us)])    # u in N/m
+    B1 = Bd if Cm is None else np.hstack([Bd, np.zeros((r, nm))])
+    C2 = np.eye(r) if Cm is None else Cm
+    D21 = np.zeros((r, cols.size)) if Cm is None else np.hstack(
+        [np.zeros((nm, cols.size)), eps * np.eye(nm)])
+    arrays = (p.A, B1, p.B, C1, C2, np.zeros((C1.shape[0], B1.shape[1])), D12, D21)
+    w_names = [m.disturbance_names[c] for c in cols] + (
+        [] if meas is None else [f"v_{s}" for s in meas.names])
+    z_names = list(m.output_names) + [f"rho_{s}" for s in m.input_names]
+    y_names = [f"z{i}" for i in range(r)] if meas is None else list(meas.names)
+    plant = _ss(arrays, w_names + list(m.input_names), z_names + y_names)
+    t0 = time.perf_counter()
+    if meas is None:                        # synthesis in u' = u / u_scale
+        res = _hinf.hinf_state_feedback(p.A, Bd, p.B * us, C1, D12 * us, tol=tol)
+        F = us[:, None] * res.K[0]
+        K = (np.zeros((0, 0)), np.zeros((0, r)), np.zeros((nu, 0)), -F)
+        ctrl = StateFeedback(K=F @ p.mr.left_inverse, q_ref=np.asarray(m.q, dtype=float),
+                             strings=p.strings, gamma_ref=p.gamma_ref, kind=p.kind)
+    else:
+        scaled = ct.ss(p.A, plant.B * np.concatenate([np.ones(B1.shape[1]), us]), plant.C,
+                       plant.D * np.concatenate([np.ones(B1.shape[1]), us]))
+        try:
+            res = _hinf.hinf_output_feedback(scaled, nm, nu, tol=tol, backoff=backoff)
+        except ValueError as exc:
+            raise ValueError(f"hinfsyn: {exc}; a lightly damped mode is probably barely seen "
+                             "by z or y_m: add outputs or measurements, or damping") from None
+        AK, BK, CK, DK = res.K
+        K = (AK, BK, us[:, None] * CK, us[:, None] * DK)
+        ctrl = OutputFeedback(*K, measurement=meas, strings=p.strings, gamma_ref=p.gamma_ref,
+                              kind=p.kind)
+    elapsed = time.perf_counter() - t0
+    closed, norm = _hinf.verified_loop(arrays, K, res, w_names, z_names, "hinfsyn")
+    h2 = None
+    if res.h2_controller is not None:
+        AK, BK, CK, DK = res.h2_controller
+        h2 = h2_norm(ct.ss(*_hinf.closed_loop(arrays, (AK, BK, us[:, None] * CK,
+                                                        us[:, None] * DK))))
+    return HinfDesign(ctrl, res.gamma, res.gamma_lower, norm, closed, plant, res.iterations,
+                      elapsed, res.rcond, h2, p.mr)

@@ -1,0 +1,367 @@
+"""Compressible-bar Lagrangian dynamics in Cartesian nodal coordinates (theory.md sections 12-13).
+
+Bars have free lengths: each bar is an axial spring of stiffness ``k_b = E pi r0^2 / l0`` with
+potential ``1/2 k_b (l - l0)^2`` and force density ``psi = k_b (1 - l0/l)`` (negative in
+compression, never slack), and its kinetic energy depends on the configuration. Only the
+fixed-coordinate constraints remain; they are eliminated (the equations are solved on the
+free coordinates; fixed coordinates have zero acceleration).
+
+Two kinetic energies (theory.md 12.2), per bar
+``T = 1/2 m |Xbar qd|^2 + 1/2 mu0 qd^T H qd + 1/2 a(l) (qd^T H qd - ldot^2)``:
+
+- ``"consistent"`` (default; the theory's ``"consistent_rod"``): mu0 = m/12, a = 0, or
+  ``m r(l)^2 / (4 l^2)`` with ``include_radius``. Without the radius the mass matrix is constant
+  and equal to the rigid one (:func:`tenscontrol.mass_matrix`).
+- ``"paper"``: mu0 = 0, a = m/12 (+ ``m r(l)^2 / (4 l^2)``). Singular for a bar whose end nodes
+  carry no other mass and are free (theory.md 12.3); :func:`compressible_model` rejects it.
+
+The radius follows Poisson's ratio: ``r(l) = r0 (l/l0)^(-nu)``.
+
+The simulator calls the compiled kernels of :mod:`tenscontrol.mechanics.compressible_kernels` with
+``CompressibleBarModel.kernel_args`` (see that module for the calling convention):
+``rhs(y, f, *model.kernel_args, dy)``, ``jacobian(y, f, *model.kernel_args, J)``,
+``energies(Y, *model.kernel_args)``, with y = [q, qd, w].
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import scipy.linalg
+
+from tenscontrol.mechanics import compressible_kernels as CK
+from tenscontrol.mechanics.rigid import bar_mass_matrix, free_inverse, gravity_vector, member_args
+from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.model.structure import Structure
+
+__all__ = [
+    "CompressibleBarModel", "compressible_model", "compressible_mass_matrix",
+    "compressible_accelerations", "compressible_energy", "bar_force_densities",
+    "compressible_jacobians",
+]
+
+KINETIC_MODES = ("consistent", "paper")
+
+
+@dataclass(frozen=True, eq=False)
+class CompressibleBarModel:
+    """The compressible-bar model of a structure as the arrays the compiled kernels take.
+
+    Attributes
+    ----------
+    structure : Structure
+    kinetic : {"consistent", "paper"}
+        Kinetic-energy form (theory.md 12.2).
+    include_radius : bool
+        Whether the bars' transverse inertia includes their (Poisson-varying) radius.
+    M0 : ndarray, shape (3n, 3n)
+        Constant part of the mass matrix [kg]: ``sum m Xbar^T Xbar + mu0 H`` plus point masses.
+        The full one is ``M0 + sum a(l) (H - H q q^T H / l^2)``.
+    W : ndarray, shape (3n, 3n) or (0, 0)
+        With `const_mass`, the inverse of M0 on the free coordinates, zero on fixed rows and
+        columns [1/kg] (this is W_c); otherwise empty.
+    G : ndarray, shape (3n,)
+        Gravity force vector [N].
+    bar_a0 : ndarray, shape (n_bars,)
+        Constant part of a(l) [kg]: m/12 in ``"paper"`` mode, 0 in ``"consistent"`` mode.
+    bar_radius_coefficient, bar_radius_exponent : ndarray, shape (n_bars,)
+        The radius part of a(l) is ``coefficient * l**exponent`` = m r(l)^2 / (4 l^2), i.e.
+        coefficient m r0^2 l0^(2 nu) / 4 (0 with the radius off) and exponent -2 (1 + nu).
+    bar_stiffness : ndarray, shape (n_bars,)
+        k_b [N/m].
+    bar_rest_lengths : ndarray, shape (n_bars,)
+        l0_b [m].
+    member_args : tuple
+        (si, sj, sk, sl0, sc, ssp), the tension members as in
+        :attr:`tenscontrol.dynamics.RigidBarModel.member_args`.
+    free : ndarray of int, shape (nf,)
+        Free coordinates.
+    const_mass : bool
+        True when a(l) = 0 for every bar: the mass matrix is M0 and N_T = 0.
+    """
+
+    structure: Structure
+    kinetic: str
+    include_radius: bool
+    M0: np.ndarray
+    W: np.ndarray
+    G: np.ndarray
+    bar_a0: np.ndarray
+    bar_radius_coefficient: np.ndarray
+    bar_radius_exponent: np.ndarray
+    bar_stiffness: np.ndarray
+    bar_rest_lengths: np.ndarray
+    member_args: tuple
+    free: np.ndarray
+    const_mass: bool
+
+    @property
+    def n_coordinates(self) -> int:
+        """Number of coordinates 3n."""
+        return self.M0.shape[0]
+
+    @property
+    def bar_args(self) -> tuple:
+        """(bi, bj, ba0, bra, bex, bk, bl0): the bar arrays of the kernels."""
+        bars = self.structure.bar_nodes
+        return (np.ascontiguousarray(bars[:, 0]), np.ascontiguousarray(bars[:, 1]), self.bar_a0,
+                self.bar_radius_coefficient, self.bar_radius_exponent, self.bar_stiffness,
+                self.bar_rest_lengths)
+
+    @property
+    def kernel_args(self) -> tuple:
+        """(M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free, const_mass).
+
+        The trailing arguments of every kernel in :mod:`tenscontrol.mechanics.compressible_kernels`.
+        """
+        return (self.M0, self.W, self.G, *self.bar_args, *self.member_args, self.free,
+                self.const_mass)
+
+
+def _singular_bars(structure: Structure, M: np.ndarray) -> list[int]:
+    """Bars whose free stretch mode (n_i, n_j moving apart along b) has no kinetic energy."""
+    q = structure.nodes.reshape(-1)
+    fixed = structure.fixed.reshape(-1)
+    out = []
+    for k, (i, j) in enumerate(structure.bar_nodes):
+        e = np.zeros_like(q)
+        u = (q[3 * j:3 * j + 3] - q[3 * i:3 * i + 3]) / structure.bar_lengths[k]
+        e[3 * i:3 * i + 3], e[3 * j:3 * j + 3] = -u, u
+        if np.any(np.abs(e[fixed]) > 1e-12):
+            continue  # the stretch mode moves a fixed coordinate
+        if e @ M @ e <= 1e-10 * structure.bar_masses[k]:
+            out.append(k)
+    return out
+
+
+def _check_mass(structure: Structure, M: np.ndarray, kinetic: str) -> None:
+    """Raise ValueError if M (at q0) is not positive definite on the free coordinates."""
+    free = structure.free_coordinates
+    Mff = M[np.ix_(free, free)]
+    try:
+        L = scipy.linalg.cholesky(Mff, lower=True)
+        ok = np.diag(L).min() ** 2 > 1e-12 * np.diag(Mff).max() if free.size else True
+    except np.linalg.LinAlgError:
+        ok = False
+    if ok:
+        return
+    bars = _singular_bars(structure, M)
+    if not bars:
+        raise ValueError(f"{structure.name}: the {kinetic!r} kinetic energy gives a singular mass "
+                         "matrix on the free coordinates (theory.md 12.3); use "
+                         "kinetic=\"consistent\", or fix or load the nodes that carry no mass")
+    names = "; ".join(f"bar {k} (nodes {structure.bar_nodes[k][0]}->{structure.bar_nodes[k][1]})"
+                      for k in bars)
+    raise ValueError(
+        f"{structure.name}: {names}: the {kinetic!r} kinetic energy gives no inertia to the bar's "
+        "axial stretch (its end nodes carry no other bar or point mass and are free), so the "
+        "mass matrix is singular (theory.md 12.3); use kinetic=\"consistent\", or fix or load "
+        "an end node"
+    )
+
+
+@lru_cache(maxsize=32)
+def _model_cached(structure: Structure, kinetic: str, include_radius: bool):
+    kb, nu = structure.bar_stiffness, structure.bar_poisson  # raise naming a bar without E/nu
+    m, l0 = structure.bar_masses, structure.bar_rest_lengths
+    r0 = np.array([b.radius for b in structure.bars], dtype=float)
+    paper = kinetic == "paper"
+    M0 = bar_mass_matrix(structure, np.zeros_like(m) if paper else m / 12)
+    a0 = m / 12 if paper else np.zeros_like(m)
+    ra = m * r0**2 * l0 ** (2 * nu) / 4 if include_radius else np.zeros_like(m)
+    const = not (np.any(a0) or np.any(ra))
+    free = np.array(structure.free_coordinates, dtype=np.int64)
+    W = free_inverse(M0, free) if const else np.zeros((0, 0))
+    model = CompressibleBarModel(
+        structure, kinetic, include_radius, M0, W, gravity_vector(structure), a0, ra,
+        np.array(-2.0 * (1.0 + nu)), np.array(kb, dtype=float), np.array(l0, dtype=float),
+        member_args(structure), free, const)
+    if not const:
+        _check_mass(structure, _mass_at(model, structure.nodes.reshape(-1)), kinetic)
+    return model
+
+
+def compressible_model(structure: Structure, kinetic: str = "consistent",
+                       include_radius: bool = False) -> CompressibleBarModel:
+    """Build (or fetch from a small cache) the compressible-bar model of `structure`.
+
+    Parameters
+    ----------
+    structure : Structure
+        Every bar needs a Young's modulus and a Poisson's ratio (directly or via a material).
+    kinetic : {"consistent", "paper"}
+        Kinetic-energy form (theory.md 12.2); see the module docstring.
+    include_radius : bool
+        Include the bars' radius r(l) = r0 (l/l0)^(-nu) in their transverse inertia.
+
+    Raises
+    ------
+    ValueError
+        For an unknown `kinetic`, a bar without Young's modulus or Poisson's ratio, or (in
+        ``"paper"`` mode) a bar whose stretch mode has no inertia; the message names the bar.
+    """
+    if not isinstance(structure, Structure):
+        raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
+    if kinetic not in KINETIC_MODES:
+        close = difflib.get_close_matches(str(kinetic), KINETIC_MODES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"kinetic must be one of {', '.join(map(repr, KINETIC_MODES))}, "
+                         f"got {kinetic!r}{hint}")
+    return _model_cached(structure, kinetic, bool(include_radius))
+
+
+def _mass_at(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
+    M = np.empty_like(model.M0)
+    bi, bj, ba0, bra, bex, _, _ = model.bar_args
+    CK.mass_matrix(q, model.M0, bi, bj, ba0, bra, bex, M)
+    return M
+
+
+def _state(structure, q, qd, force=None):
+    n = structure.n_nodes
+    return (nodal_vector(n, "q", q, structure.nodes.reshape(-1)), nodal_vector(n, "qd", qd),
+            nodal_vector(n, "force", force))
+
+
+def _held(name: str, values, n: int):
+    """(array, hold flag) for a held force-density vector, or zeros and False if None."""
+    if values is None:
+        return np.zeros(n), False
+    try:
+        a = np.array(values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        a = np.full(0, np.nan)  # not numbers: reported just below
+    if a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be {n} finite force densities [N/m] (one per member), "
+                         f"got shape {np.shape(values)}")
+    return a, True
+
+
+def compressible_mass_matrix(structure: Structure, q=None, *, kinetic: str = "consistent",
+                             include_radius: bool = False) -> np.ndarray:
+    """Mass matrix M_qdd(q) (3n, 3n) [kg] of the compressible-bar model (theory.md 12.2).
+
+    ``T = 1/2 qd^T M_qdd(q) qd``. Constant (and equal to :func:`tenscontrol.mass_matrix`) in
+    ``"consistent"`` mode without the radius.
+    """
+    model = compressible_model(structure, kinetic, include_radius)
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    return _mass_at(model, q)
+
+
+def compressible_accelerations(structure: Structure, q=None, qd=None, force=None, *,
+                               kinetic: str = "consistent", include_radius: bool = False):
+    """Nodal accelerations and bar force densities of the compressible-bar model (theory.md 12.6).
+
+    Parameters
+    ----------
+    structure : Structure
+    q, qd : array_like, shape (3n,) or (n_nodes, 3), optional
+        Positions [m] and velocities [m/s]; the initial configuration at rest by default.
+    force : array_like, shape (3n,) or (n_nodes, 3), optional
+        External nodal forces [N].
+    kinetic, include_radius
+        As for :func:`compressible_model`.
+
+    Returns
+    -------
+    qdd : ndarray, shape (3n,)
+        Accelerations [m/s^2]; zero on fixed coordinates.
+    psi : ndarray, shape (n_bars,)
+        Bar force densities k_b (1 - l0/l) [N/m], negative in compression.
+    """
+    model = compressible_model(structure, kinetic, include_radius)
+    q, qd, f = _state(structure, q, qd, force)
+    qdd, gamma, psi = np.empty_like(q), np.empty(structure.n_strings), np.empty(structure.n_bars)
+    CK.accelerations(q, qd, f, *model.kernel_args, gamma, psi, False, False, qdd, gamma, psi)
+    return qdd, psi
+
+
+def compressible_energy(structure: Structure, q=None, qd=None, *, kinetic: str = "consistent",
+                        include_radius: bool = False) -> float:
+    """Total energy Etot = T(q, qd) - G^T q + V_s + V_b [J] (theory.md 12.6).
+
+    Slack strings store no energy; bars always do.
+    """
+    model = compressible_model(structure, kinetic, include_radius)
+    q, qd, _ = _state(structure, q, qd)
+    si, sj, sk, sl0, _, ssp = model.member_args
+    return float(CK.total_energy(q, qd, model.M0, model.G, *model.bar_args, si, sj, sk, sl0, ssp))
+
+
+def bar_force_densities(structure: Structure, q=None) -> np.ndarray:
+    """Bar force densities psi = k_b (1 - l0/l) (n_bars,) [N/m], negative in compression."""
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)).reshape(-1, 3)
+    p = structure.bar_nodes
+    l = np.linalg.norm(q[p[:, 1]] - q[p[:, 0]], axis=1)
+    return structure.bar_stiffness * (1.0 - structure.bar_rest_lengths / l)
+
+
+def _wc(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
+    """W_c = Z (Z^T M_qdd Z)^(-1) Z^T (3n, 3n) [1/kg] at q (theory.md (58))."""
+    if model.const_mass:
+        return model.W.copy()
+    M, free = _mass_at(model, q), model.free
+    Wc = np.zeros_like(M)
+    Wc[np.ix_(free, free)] = np.linalg.pinv(M[np.ix_(free, free)], rcond=1e-12, hermitian=True)
+    return Wc
+
+
+def compressible_jacobians(structure: Structure, q=None, qd=None, force=None, *, gamma=None,
+                           psi=None, kinetic: str = "consistent",
+                           include_radius: bool = False) -> dict:
+    """Analytic partial derivatives of qdd(q, qd, gamma, psi, f) (theory.md 11.1, 12.4, 13).
+
+    ``d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd)`` and ``d qdd/dqd = W_c d xi_c/dqd``,
+    with ``W_c = Z (Z^T M_qdd Z)^(-1) Z^T`` and N_T (theory.md 12.4) on the force side; valid
+    at any state, not only at equilibria.
+
+    Parameters
+    ----------
+    structure : Structure
+    q, qd, force : array_like, shape (3n,) or (n_nodes, 3), optional
+        Operating point: positions [m], velocities [m/s], external forces [N].
+    gamma : array_like, shape (n_strings,), optional
+        None (passive model): the members follow their elastic laws and slack rule, so
+        ``dq`` includes the material stiffness ``k l0/l^3 Yhat q q^T Yhat``. Given (control
+        model): the force densities [N/m] are held at these values, for every member
+        regardless of slack, and only geometric stiffness remains.
+    psi : array_like, shape (n_bars,), optional
+        The same for the bars (material stiffness ``k_b l0/l^3 H q q^T H`` when None).
+    kinetic, include_radius
+        As for :func:`compressible_model`.
+
+    Returns
+    -------
+    dict
+        ``"dq"``, ``"dqd"`` (3n, 3n): d qdd/dq [1/s^2], d qdd/dqd [1/s];
+        ``"dgamma"`` (3n, n_strings) = -W_c Yhat(q) [m/(s^2 N/m)]: with `gamma` None, columns of
+        slack strings are zero; with `gamma` given, every column is the exact derivative;
+        ``"dpsi"`` (3n, n_bars) = -W_c Xhat(q); ``"dforce"`` (3n, 3n) = W_c [1/kg];
+        ``"qdd"`` (3n,) [m/s^2]; ``"gamma"``, ``"psi"``: the force densities used [N/m].
+        Damper terms (active members) are included in ``dq`` and ``dqd``; the external force
+        is held constant. Rows of fixed coordinates are zero; columns of fixed coordinates
+        hold the derivatives with respect to them (restrict with
+        ``structure.free_coordinates`` for a minimal state, theory.md 13).
+    """
+    model = compressible_model(structure, kinetic, include_radius)
+    q, qd, f = _state(structure, q, qd, force)
+    ns, nb, nq = structure.n_strings, structure.n_bars, q.size
+    g_in, hold_g = _held("gamma", gamma, ns)
+    p_in, hold_p = _held("psi", psi, nb)
+    qdd, g_out, p_out = np.empty(nq), np.empty(ns), np.empty(nb)
+    D, pw = np.empty((nq, 2 * nq)), np.empty(2 * nq)
+    CK.derivatives(q, qd, f, *model.kernel_args, g_in, p_in, hold_g, hold_p, qdd, g_out, p_out,
+                   D, pw)
+    Wc = _wc(model, q)
+    Yh = member_columns(structure.string_nodes, q)
+    if not hold_g:
+        N, p = q.reshape(-1, 3), structure.string_nodes
+        l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
+        Yh[:, ~(structure.string_is_spring | (l > structure.string_rest_lengths))] = 0.0
+    return {"dq": D[:, :nq], "dqd": D[:, nq:], "dgamma": -Wc @ Yh,
+            "dpsi": -Wc @ member_columns(structure.bar_nodes, q), "dforce": Wc,
+            "qdd": qdd, "gamma": g_out, "psi": p_out}

@@ -1,0 +1,531 @@
+"""Compiled kernels of the compressible-bar model (theory.md sections 12-13).
+
+:mod:`tenscontrol.mechanics.compressible` wraps them for users; the simulator's implicit integrator calls
+:func:`rhs` and :func:`jacobian` in its step loop, thousands of times on small arrays, hence numba.
+
+Calling convention
+------------------
+The state is ``y = [q (3n), qd (3n), w (1)]``, w the work of the external forces and dampers.
+Every kernel takes the model arrays as trailing positional arguments, in the order of
+``CompressibleBarModel.kernel_args`` (written ``*args`` below)::
+
+    M0     (3n, 3n)  constant part of the mass matrix [kg]: sum m Xbar^T Xbar + mu0 H + point masses
+    W      (3n, 3n)  inverse of M0 on the free coordinates (zero fixed rows/columns) [1/kg] when
+                     const_mass, else (0, 0) (unused)
+    G      (3n,)     gravity force vector [N]
+    bi, bj (nb,)     start/end node of each bar (int64)
+    ba0    (nb,)     constant part of a(l) [kg]: m/12 in "paper" mode, else 0
+    bra    (nb,)     radius part of a(l) = bra l^bex: m r0^2 l0^(2 nu) / 4, 0 with the radius off
+    bex    (nb,)     its exponent -2 (1 + nu)
+    bk     (nb,)     bar stiffness k_b [N/m]
+    bl0    (nb,)     bar rest length l0_b [m]
+    si, sj, sk, sl0, sc, ssp  (ns,)  tension members, as in tenscontrol.mechanics.rigid_kernels
+    free   (nf,)     indices of the free coordinates (int64)
+    const_mass bool  True when a(l) = 0 for every bar: M = M0 and N_T = 0
+
+    rhs(y, fext, *args, dy)        dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
+    jacobian(y, fext, *args, J)    J (6n+1, 6n+1) = d(dy)/dy, fext held constant, w column 0
+    energies(Y, *args)             Etot of each row of Y (nt, >= 6n) -> (nt,) [J]
+
+Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible` (same model arrays, spelled out):
+``accelerations`` and ``derivatives`` (optionally with held force densities gamma/psi, the
+control model), ``mass_matrix`` and ``total_energy``; ``velocity_terms`` (N_T alone) is there
+for the tests' Euler-Lagrange check.
+
+Kinetic energy of bar k (theory.md 12.2):
+``T_k = 1/2 m |Xbar qd|^2 + 1/2 mu0 qd^T H qd + 1/2 a(l) (qd^T H qd - ldot^2)``, with mu0 in M0.
+All per-bar terms depend on b = n_j - n_i only; node j receives +g(b, bd) and node i -g, so
+each 3x3 derivative D = dg/db enters the (i, j) blocks as [[D, -D], [-D, D]].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from tenscontrol.mechanics.rigid_kernels import spring_potential
+
+_CACHE = True
+
+
+@njit(cache=_CACHE)
+def _a_terms(k, l, ba0, bra, bex):
+    """a(l), a'(l), a''(l) of bar k [kg, kg/m, kg/m^2]."""
+    a = ba0[k]
+    a1 = 0.0
+    a2 = 0.0
+    if bra[k] != 0.0:
+        p = bex[k]
+        ar = bra[k] * l ** p
+        a += ar
+        a1 = p * ar / l
+        a2 = p * (p - 1.0) * ar / (l * l)
+    return a, a1, a2
+
+
+@njit(cache=_CACHE)
+def _diff(v, i3, j3, out):
+    for a in range(3):
+        out[a] = v[j3 + a] - v[i3 + a]
+
+
+@njit(cache=_CACHE)
+def _scatter(out, i3, j3, g):
+    """Add +g to node j and -g to node i of `out`."""
+    for a in range(3):
+        out[j3 + a] += g[a]
+        out[i3 + a] -= g[a]
+
+
+@njit(cache=_CACHE)
+def _add_block(J, i3, j3, D):
+    """Add the member pattern [[D, -D], [-D, D]] on nodes (i, j) to J."""
+    for r in range(3):
+        for c in range(3):
+            d = D[r, c]
+            J[i3 + r, i3 + c] += d
+            J[j3 + r, j3 + c] += d
+            J[i3 + r, j3 + c] -= d
+            J[j3 + r, i3 + c] -= d
+
+
+@njit(cache=_CACHE)
+def _string_forces(q, qd, si, sj, sk, sl0, sc, ssp, gam_in, hold_g, gamma, xi):
+    """Add string and damper forces to xi, fill gamma; returns the damper power [W]."""
+    power = 0.0
+    s = np.empty(3)
+    sd = np.empty(3)
+    for k in range(si.shape[0]):
+        i3 = 3 * si[k]
+        j3 = 3 * sj[k]
+        _diff(q, i3, j3, s)
+        l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
+        l = np.sqrt(l2)
+        active = ssp[k] != 0.0 or l > sl0[k]
+        if hold_g:
+            g = gam_in[k]
+        elif active:
+            g = sk[k] * (1.0 - sl0[k] / l)
+        else:
+            g = 0.0
+        gamma[k] = g
+        t = g
+        if active and sc[k] != 0.0:
+            _diff(qd, i3, j3, sd)
+            sdot = s[0] * sd[0] + s[1] * sd[1] + s[2] * sd[2]
+            t += sc[k] * sdot / l2
+            power -= sc[k] * sdot * sdot / l2
+        for a in range(3):
+            s[a] *= -t
+        _scatter(xi, i3, j3, s)
+    return power
+
+
+@njit(cache=_CACHE)
+def _bar_forces(q, qd, bi, bj, ba0, bra, bex, bk, bl0, psi_in, hold_p, psi, xi, with_elastic):
+    """Add -K_b(psi) q (if with_elastic) and -N_T (theory.md 12.4) to xi; fill psi."""
+    b = np.empty(3)
+    bd = np.empty(3)
+    g = np.empty(3)
+    for k in range(bi.shape[0]):
+        i3 = 3 * bi[k]
+        j3 = 3 * bj[k]
+        _diff(q, i3, j3, b)
+        l = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
+        p = psi_in[k] if hold_p else bk[k] * (1.0 - bl0[k] / l)
+        psi[k] = p
+        if not with_elastic:
+            p = 0.0
+        for a in range(3):
+            g[a] = -p * b[a]
+        if ba0[k] != 0.0 or bra[k] != 0.0:
+            _diff(qd, i3, j3, bd)
+            a0, a1, _ = _a_terms(k, l, ba0, bra, bex)
+            ld = (b[0] * bd[0] + b[1] * bd[1] + b[2] * bd[2]) / l
+            bd2 = bd[0] * bd[0] + bd[1] * bd[1] + bd[2] * bd[2]
+            alpha = a1 * ld
+            beta = a1 * (bd2 + ld * ld) / (2.0 * l) + a0 * (bd2 - ld * ld) / (l * l)
+            for a in range(3):
+                g[a] -= alpha * bd[a] - beta * b[a]
+        _scatter(xi, i3, j3, g)
+
+
+@njit(cache=_CACHE)
+def _forces(q, qd, fext, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
+            gam_in, psi_in, hold_g, hold_p, gamma, psi, xi):
+    """xi_c = G + f_ext + f_s + f_d - K_b(psi) q - N_T (theory.md 12.6); returns wdot [W]."""
+    power = 0.0
+    for a in range(q.shape[0]):
+        xi[a] = G[a] + fext[a]
+        power += fext[a] * qd[a]
+    power += _string_forces(q, qd, si, sj, sk, sl0, sc, ssp, gam_in, hold_g, gamma, xi)
+    _bar_forces(q, qd, bi, bj, ba0, bra, bex, bk, bl0, psi_in, hold_p, psi, xi, True)
+    return power
+
+
+@njit(cache=_CACHE)
+def mass_matrix(q, M0, bi, bj, ba0, bra, bex, M):
+    """M_qdd(q) = M0 + sum a(l) (H - H q q^T H / l^2) (theory.md 12.2), written to M."""
+    M[:, :] = M0
+    D = np.empty((3, 3))
+    b = np.empty(3)
+    for k in range(bi.shape[0]):
+        if ba0[k] == 0.0 and bra[k] == 0.0:
+            continue
+        i3 = 3 * bi[k]
+        j3 = 3 * bj[k]
+        _diff(q, i3, j3, b)
+        l2 = b[0] * b[0] + b[1] * b[1] + b[2] * b[2]
+        a0 = _a_terms(k, np.sqrt(l2), ba0, bra, bex)[0]
+        for r in range(3):
+            for c in range(3):
+                D[r, c] = a0 * ((1.0 if r == c else 0.0) - b[r] * b[c] / l2)
+        _add_block(M, i3, j3, D)
+
+
+@njit(cache=_CACHE)
+def _factor(M, free):
+    """Envelope Cholesky factor of M[free][:, free]: (L, first, ok).
+
+    first[i] is the first nonzero column of row i; L is zero left of it (an envelope
+    factorisation has no fill-in there). Bars couple only their two end nodes, so for
+    chain-like structures (prism towers) this costs O(nf bw^2) instead of O(nf^3).
+    ok is False if the matrix is not (numerically) positive definite.
+    """
+    nf = free.shape[0]
+    L = np.zeros((nf, nf))   # lower triangle: M[free][:, free], overwritten by the factor
+    first = np.empty(nf, dtype=np.int64)
+    scale = 0.0
+    for i in range(nf):
+        row = M[free[i]]
+        f = i
+        for c in range(i, -1, -1):
+            v = row[free[c]]
+            L[i, c] = v
+            if v != 0.0:
+                f = c
+        first[i] = f
+        scale = max(scale, L[i, i])
+    for j in range(nf):
+        d = L[j, j]
+        for p in range(first[j], j):
+            d -= L[j, p] * L[j, p]
+        if d <= 1e-14 * scale:
+            return L, first, False
+        d = np.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, nf):
+            if first[i] > j:
+                continue
+            v = L[i, j]
+            for p in range(max(first[i], first[j]), j):
+                v -= L[i, p] * L[j, p]
+            L[i, j] = v / d
+    return L, first, True
+
+
+@njit(cache=_CACHE)
+def _subst(L, first, x):
+    """Solve L L^T x = b in place (x holds b on entry)."""
+    nf = x.shape[0]
+    for i in range(nf):
+        v = x[i]
+        for p in range(first[i], i):
+            v -= L[i, p] * x[p]
+        x[i] = v / L[i, i]
+    for i in range(nf - 1, -1, -1):
+        xi = x[i] / L[i, i]
+        x[i] = xi
+        for p in range(first[i], i):   # column i of L^T, i.e. row i of L, left of the diagonal
+            x[p] -= L[i, p] * xi
+
+
+@njit(cache=_CACHE)
+def _solve_cols(M, free, L, first, ok, B, D):
+    """D = W_c B for a (3n, m) matrix B: solve on the free rows, zero on fixed rows."""
+    nf = free.shape[0]
+    if not ok:  # singular mass during motion ("paper" mode): rank-safe pseudo-inverse
+        _times_sparse(_free_inverse(M, free, ok), B, D)
+        return
+    D[:, :] = 0.0
+    x = np.empty(nf)
+    for c in range(B.shape[1]):
+        nz = False
+        for r in range(nf):
+            x[r] = B[free[r], c]
+            nz = nz or x[r] != 0.0
+        if nz:
+            _subst(L, first, x)
+            for r in range(nf):
+                D[free[r], c] = x[r]
+
+
+@njit(cache=_CACHE)
+def _free_inverse(M, free, ok):
+    """W_c (3n, 3n): inverse of M[free][:, free] in the free rows and columns, else zero."""
+    nf = free.shape[0]
+    Mff = np.empty((nf, nf))
+    for r in range(nf):
+        for c in range(nf):
+            Mff[r, c] = M[free[r], free[c]]
+    Wf = np.linalg.inv(Mff) if ok else np.linalg.pinv(Mff, rcond=1e-12)
+    Wc = np.zeros(M.shape)
+    for r in range(nf):
+        for c in range(nf):
+            Wc[free[r], free[c]] = 0.5 * (Wf[r, c] + Wf[c, r])
+    return Wc
+
+
+@njit(cache=_CACHE)
+def _times_sparse(Wc, B, D):
+    """D = Wc B for symmetric Wc and a sparse B (a few 3x3 blocks per member).
+
+    Looping over the nonzeros of B costs nnz(B) 3n instead of the dense product's 2 (3n)^3.
+    """
+    nq = Wc.shape[0]
+    DT = np.zeros((B.shape[1], nq))
+    for r in range(B.shape[0]):
+        for c in range(B.shape[1]):
+            v = B[r, c]
+            if v != 0.0:
+                for m in range(nq):
+                    DT[c, m] += v * Wc[r, m]
+    D[:, :] = DT.T
+
+
+@njit(cache=_CACHE)
+def accelerations(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc,
+                  ssp, free, const_mass, gam_in, psi_in, hold_g, hold_p, qdd, gamma, psi):
+    """qdd = W_c xi_c (theory.md 12.6), gamma and psi; returns (wdot [W], mass_ok).
+
+    With `hold_g` (`hold_p`) the members take the force densities `gam_in` (`psi_in`)
+    instead of their elastic laws; a held gamma applies to slack strings too.
+    """
+    nq = q.shape[0]
+    xi = np.empty(nq)
+    power = _forces(q, qd, fext, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
+                    gam_in, psi_in, hold_g, hold_p, gamma, psi, xi)
+    if const_mass:
+        qdd[:] = W @ xi
+        return power, True
+    M = np.empty((nq, nq))
+    mass_matrix(q, M0, bi, bj, ba0, bra, bex, M)
+    L, first, ok = _factor(M, free)
+    _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1))
+    return power, ok
+
+
+@njit(cache=_CACHE)
+def velocity_terms(q, qd, bi, bj, ba0, bra, bex, out):
+    """N_T(q, qd) (3n,) [N] of theory.md 12.4, the Euler-Lagrange velocity terms, into out."""
+    out[:] = 0.0
+    zero = np.zeros(bi.shape[0])
+    _bar_forces(q, qd, bi, bj, ba0, bra, bex, zero, zero, zero, True, zero.copy(), out, False)
+    for a in range(out.shape[0]):
+        out[a] = -out[a]
+
+
+@njit(cache=_CACHE)
+def rhs(y, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free,
+        const_mass, dy):
+    """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w] (members follow their laws)."""
+    nq = (y.shape[0] - 1) // 2
+    q = y[:nq]
+    qd = y[nq:2 * nq]
+    qdd = np.empty(nq)
+    gamma = np.empty(si.shape[0])
+    psi = np.empty(bi.shape[0])
+    power, _ = accelerations(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk,
+                             sl0, sc, ssp, free, const_mass, gamma, psi, False, False, qdd,
+                             gamma, psi)
+    dy[:nq] = qd
+    dy[nq:2 * nq] = qdd
+    dy[2 * nq] = power
+
+
+@njit(cache=_CACHE)
+def _string_jac(q, qd, si, sj, sk, sl0, sc, ssp, gamma, hold_g, Jq, Jqd, pq, pqd):
+    """Add d(f_s + f_d)/dq, d f_d/dqd (theory.md 11.1) and the damper-power gradients."""
+    s = np.empty(3)
+    sd = np.empty(3)
+    Dq = np.empty((3, 3))
+    Dqd = np.empty((3, 3))
+    gs = np.empty(3)
+    gsd = np.empty(3)
+    for k in range(si.shape[0]):
+        i3 = 3 * si[k]
+        j3 = 3 * sj[k]
+        _diff(q, i3, j3, s)
+        l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
+        l = np.sqrt(l2)
+        active = ssp[k] != 0.0 or l > sl0[k]
+        mat = sk[k] * sl0[k] / (l2 * l) if (active and not hold_g) else 0.0
+        for r in range(3):
+            for c in range(3):
+                Dq[r, c] = -mat * s[r] * s[c]
+            Dq[r, r] -= gamma[k]
+        if active and sc[k] != 0.0:
+            _diff(qd, i3, j3, sd)
+            c_ = sc[k]
+            rho = (s[0] * sd[0] + s[1] * sd[1] + s[2] * sd[2]) / l2
+            for r in range(3):
+                for c in range(3):
+                    Dq[r, c] -= c_ * s[r] * (sd[c] - 2.0 * rho * s[c]) / l2
+                    Dqd[r, c] = -c_ * s[r] * s[c] / l2
+                Dq[r, r] -= c_ * rho
+                gs[r] = -2.0 * c_ * rho * (sd[r] - rho * s[r])
+                gsd[r] = -2.0 * c_ * rho * s[r]
+            _add_block(Jqd, i3, j3, Dqd)
+            _scatter(pq, i3, j3, gs)
+            _scatter(pqd, i3, j3, gsd)
+        _add_block(Jq, i3, j3, Dq)
+
+
+@njit(cache=_CACHE)
+def _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd):
+    """Subtract d(N_T + M_a qdd)/db and d N_T/dbd of one bar from Dq, Dqd (qdd held)."""
+    u = b / l
+    ld = (b[0] * bd[0] + b[1] * bd[1] + b[2] * bd[2]) / l
+    bd2 = bd[0] * bd[0] + bd[1] * bd[1] + bd[2] * bd[2]
+    dld = (bd - ld * u) / l                      # d ldot / db; d ldot / dbd = u
+    S = bd2 + ld * ld
+    Dd = bd2 - ld * ld
+    alpha = a1 * ld
+    dalpha = a2 * ld * u + a1 * dld               # d alpha / db; d alpha / dbd = a1 u
+    beta = a1 * S / (2.0 * l) + a0 * Dd / (l * l)
+    beta_l = (a2 * S / (2.0 * l) - a1 * S / (2.0 * l * l) + a1 * Dd / (l * l)
+              - 2.0 * a0 * Dd / (l * l * l))
+    beta_ld = a1 * ld / l - 2.0 * a0 * ld / (l * l)
+    beta_bd2 = a1 / (2.0 * l) + a0 / (l * l)
+    dbeta = beta_l * u + beta_ld * dld
+    dbeta_d = beta_ld * u + 2.0 * beta_bd2 * bd
+    # mass term v = a (bdd - b (b . bdd) / l^2) with bdd held
+    p = b[0] * bdd[0] + b[1] * bdd[1] + b[2] * bdd[2]
+    c1 = (a1 / (l * l) - 2.0 * a0 / (l * l * l)) * p
+    for r in range(3):
+        for c in range(3):
+            dN = bd[r] * dalpha[c] - b[r] * dbeta[c]
+            dv = a1 * bdd[r] * u[c] - b[r] * (c1 * u[c] + a0 * bdd[c] / (l * l))
+            Dq[r, c] -= dN + dv
+            Dqd[r, c] = -(bd[r] * a1 * u[c] - b[r] * dbeta_d[c])
+        Dq[r, r] -= -beta - a0 * p / (l * l)
+        Dqd[r, r] -= alpha
+
+
+@njit(cache=_CACHE)
+def _bar_jac(q, qd, qdd, bi, bj, ba0, bra, bex, bk, bl0, psi, hold_p, Jq, Jqd):
+    """Add d(-K_b q - N_T - M_a qdd)/dq and d(-N_T)/dqd of the bars (qdd held)."""
+    b = np.empty(3)
+    bd = np.empty(3)
+    bdd = np.empty(3)
+    Dq = np.empty((3, 3))
+    Dqd = np.empty((3, 3))
+    for k in range(bi.shape[0]):
+        i3 = 3 * bi[k]
+        j3 = 3 * bj[k]
+        _diff(q, i3, j3, b)
+        l2 = b[0] * b[0] + b[1] * b[1] + b[2] * b[2]
+        l = np.sqrt(l2)
+        mat = 0.0 if hold_p else bk[k] * bl0[k] / (l2 * l)
+        for r in range(3):
+            for c in range(3):
+                Dq[r, c] = -mat * b[r] * b[c]
+            Dq[r, r] -= psi[k]
+        if ba0[k] != 0.0 or bra[k] != 0.0:
+            _diff(qd, i3, j3, bd)
+            _diff(qdd, i3, j3, bdd)
+            a0, a1, a2 = _a_terms(k, l, ba0, bra, bex)
+            _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd)
+            _add_block(Jqd, i3, j3, Dqd)
+        _add_block(Jq, i3, j3, Dq)
+
+
+@njit(cache=_CACHE)
+def derivatives(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc,
+                ssp, free, const_mass, gam_in, psi_in, hold_g, hold_p, qdd, gamma, psi, D, pw):
+    """qdd and its partial derivatives D = [d qdd/dq, d qdd/dqd] (3n, 6n) (theory.md 13).
+
+    d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd), d qdd/dqd = W_c d xi_c/dqd, with the
+    members' laws or the held values as in :func:`accelerations`. Also fills
+    pw (6n,) = d wdot / d[q, qd] (f_ext held). Returns wdot [W].
+    """
+    nq = q.shape[0]
+    xi = np.empty(nq)
+    power = _forces(q, qd, fext, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
+                    gam_in, psi_in, hold_g, hold_p, gamma, psi, xi)
+    M = np.empty((0, 0))
+    L = np.empty((0, 0))
+    first = np.empty(0, dtype=np.int64)
+    ok = True
+    if const_mass:
+        qdd[:] = W @ xi
+    else:
+        M = np.empty((nq, nq))
+        mass_matrix(q, M0, bi, bj, ba0, bra, bex, M)
+        L, first, ok = _factor(M, free)
+        _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1))
+    B = np.zeros((nq, 2 * nq))
+    pw[:] = 0.0
+    _string_jac(q, qd, si, sj, sk, sl0, sc, ssp, gamma, hold_g, B[:, :nq], B[:, nq:],
+                pw[:nq], pw[nq:])
+    _bar_jac(q, qd, qdd, bi, bj, ba0, bra, bex, bk, bl0, psi, hold_p, B[:, :nq], B[:, nq:])
+    for a in range(nq):
+        pw[nq + a] += fext[a]
+    if const_mass:
+        _times_sparse(W, B, D)
+    else:
+        _solve_cols(M, free, L, first, ok, B, D)
+    return power
+
+
+@njit(cache=_CACHE)
+def jacobian(y, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free,
+             const_mass, J):
+    """Dense Jacobian J = d(dy)/dy (6n+1, 6n+1) of :func:`rhs`; fext held, w column zero."""
+    nq = (y.shape[0] - 1) // 2
+    q = y[:nq]
+    qd = y[nq:2 * nq]
+    qdd = np.empty(nq)
+    gamma = np.empty(si.shape[0])
+    psi = np.empty(bi.shape[0])
+    D = np.empty((nq, 2 * nq))
+    pw = np.empty(2 * nq)
+    derivatives(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
+                free, const_mass, gamma, psi, False, False, qdd, gamma, psi, D, pw)
+    J[:, :] = 0.0
+    for a in range(nq):
+        J[a, nq + a] = 1.0
+    J[nq:2 * nq, :2 * nq] = D
+    J[2 * nq, :2 * nq] = pw
+
+
+@njit(cache=_CACHE)
+def total_energy(q, qd, M0, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, ssp):
+    """Etot = T(q, qd) - G^T q + V_s + V_b [J] (theory.md 12.6); slack strings store none."""
+    e = 0.5 * (qd @ (M0 @ qd)) - G @ q
+    b = np.empty(3)
+    bd = np.empty(3)
+    for k in range(bi.shape[0]):
+        i3 = 3 * bi[k]
+        j3 = 3 * bj[k]
+        _diff(q, i3, j3, b)
+        l = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
+        e += 0.5 * bk[k] * (l - bl0[k]) ** 2
+        if ba0[k] != 0.0 or bra[k] != 0.0:
+            _diff(qd, i3, j3, bd)
+            ld = (b[0] * bd[0] + b[1] * bd[1] + b[2] * bd[2]) / l
+            bd2 = bd[0] * bd[0] + bd[1] * bd[1] + bd[2] * bd[2]
+            e += 0.5 * _a_terms(k, l, ba0, bra, bex)[0] * (bd2 - ld * ld)
+    return e + spring_potential(q, si, sj, sk, sl0, ssp)
+
+
+@njit(cache=_CACHE)
+def energies(Y, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free,
+             const_mass):
+    """Total energy [J] of each row of Y = [q, qd, ...] (nt, >= 6n)."""
+    nq = M0.shape[0]
+    out = np.empty(Y.shape[0])
+    for t in range(Y.shape[0]):
+        out[t] = total_energy(Y[t, :nq], Y[t, nq:2 * nq], M0, G, bi, bj, ba0, bra, bex, bk, bl0,
+                              si, sj, sk, sl0, ssp)
+    return out

@@ -1,0 +1,293 @@
+"""Tangent stiffness and compliance of the passive structure (theory.md section 15).
+
+The tangent stiffness is ``K = -d(total static nodal force)/dq``: every active tension member
+contributes geometric stiffness ``gamma_k Yhat_k`` and material stiffness
+``(k_k l0_k / l_k^3) Yhat_k q q^T Yhat_k``; rigid bars contribute the geometric stiffness
+``psi_b H_b`` of their reactions (``psi_b = -2 lambda_b``, lambda held), compressible bars
+``psi_j H_j + (k_b l0_j / l_j^3) H_j q q^T H_j``. Compliance is the inverse of K restricted to the
+admissible displacements: the constraint tangent space, less the rigid-body motions of a
+free-floating structure (Euclidean gauge, control-notes.md section 2).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from tenscontrol.mechanics.rigid import constraint_jacobian, gravity_vector
+from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
+from tenscontrol.model.structure import Structure
+
+__all__ = ["Compliance", "compliance", "rigid_fields", "tangent_stiffness"]
+
+# A string whose length is within this relative distance of its rest length sits on the kink
+# of its one-sided law; at_rest decides which side of the kink the stiffness is taken from.
+_AT_REST_TOL = 1e-12
+
+
+def _validate(structure, bars, at_rest):
+    if not isinstance(structure, Structure):
+        raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
+    if bars not in ("rigid", "compressible"):
+        raise ValueError(f"bars must be 'rigid' or 'compressible', got {bars!r}")
+    if at_rest not in ("slack", "taut"):
+        raise ValueError(f"at_rest must be 'slack' (a string exactly at its rest length has no "
+                         f"stiffness) or 'taut' (tension-side derivative), got {at_rest!r}")
+
+
+def _per_member(value, count: int, name: str) -> np.ndarray:
+    v = np.asarray(value, dtype=float).reshape(-1)
+    if v.shape != (count,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be {count} finite force densities [N/m], got shape "
+                         f"{np.shape(value)}")
+    return v
+
+
+def _lengths(pairs, q) -> np.ndarray:
+    N = q.reshape(-1, 3)
+    return np.linalg.norm(N[pairs[:, 1]] - N[pairs[:, 0]], axis=1)
+
+
+def string_activity(structure: Structure, lengths: np.ndarray, at_rest: str):
+    """Which tension members act at these lengths (n_strings,) bool, and which sit at rest.
+
+    Springs always act; a string acts when longer than its rest length. A string within
+    1e-12 (relative) of its rest length sits on the kink of its one-sided law: it acts only
+    with ``at_rest="taut"`` (the tension-side derivative). Returns ``(active, at_rest_mask)``.
+    """
+    l0, spring = structure.string_rest_lengths, structure.string_is_spring
+    kink = ~spring & (np.abs(lengths - l0) <= _AT_REST_TOL * l0)
+    return spring | ((lengths > l0) & ~kink) | (kink & (at_rest == "taut")), kink
+
+
+def _string_state(structure: Structure, q, at_rest: str, stacklevel: int):
+    """Elastic-law force densities (n_strings,) and material coefficients k l0 / l^3."""
+    l = _lengths(structure.string_nodes, q)
+    l0, k = structure.string_rest_lengths, structure.string_stiffness
+    taut, kink = string_activity(structure, l, at_rest)
+    if at_rest == "slack" and kink.any():
+        names = ", ".join(f"{k_} (nodes {structure.string_nodes[k_][0]}->"
+                          f"{structure.string_nodes[k_][1]})" for k_ in np.flatnonzero(kink))
+        warnings.warn(f"{structure.name}: strings {names} sit exactly at their rest length and "
+                      "are treated as slack (no stiffness); pass at_rest='taut' for the "
+                      "tension-side derivative", stacklevel=stacklevel)
+    gamma = np.where(taut, k * (1.0 - l0 / l), 0.0)
+    return gamma, np.where(taut, k * l0 / l**3, 0.0)
+
+
+def _member_stiffness(pairs, q, n_nodes, density, material) -> np.ndarray:
+    """sum_k density_k Yhat_k + material_k (Yhat_k q)(Yhat_k q)^T, shape (3n, 3n)."""
+    C = np.zeros((len(pairs), n_nodes))
+    C[np.arange(len(pairs)), pairs[:, 0]] = -1.0
+    C[np.arange(len(pairs)), pairs[:, 1]] = 1.0
+    cols = member_columns(pairs, q)
+    return weighted_laplacian(C, density) + (cols * material) @ cols.T
+
+
+def _rigid_bar_densities(structure, q, gamma, loads) -> np.ndarray:
+    """psi = -2 lambda_b from the static balance ``J^T lambda = Yhat gamma - G - f`` (lstsq)."""
+    J = constraint_jacobian(structure, q)
+    if J.shape[0] == 0:
+        return np.zeros(0)
+    rhs = (member_columns(structure.string_nodes, q) @ gamma
+           - gravity_vector(structure) - loads)
+    lam = np.linalg.lstsq(J.T, rhs, rcond=None)[0]
+    return -2.0 * lam[len(structure.fixed_coordinates):]
+
+
+def tangent_stiffness(structure: Structure, q=None, *, gamma=None, bar_force_densities=None,
+                      bars: str = "rigid", at_rest: str = "slack", loads=None) -> np.ndarray:
+    """Tangent stiffness K (3n, 3n) [N/m] of the passive structure (theory.md section 15).
+
+    Parameters
+    ----------
+    structure : Structure
+    q : array_like, shape (3n,), optional
+        Configuration [m] (node by node x0, y0, z0, x1, ...); the structure's nodes by default.
+    gamma : array_like, shape (n_strings,), optional
+        Force densities [N/m] for the geometric term; by default each member's elastic law
+        ``k (1 - l0/l)`` at q. The material term and the active set always follow the
+        structure's laws at q.
+    bar_force_densities : array_like, shape (n_bars,), optional
+        Bar force densities psi [N/m] (``-2 lambda`` for rigid bars). By default: rigid bars
+        take lambda from the static balance ``J_Phi^T lambda = Yhat gamma - G - f`` at q (least
+        squares); compressible bars their law ``k_b (1 - l0_b/l)``.
+    bars : {"rigid", "compressible"}
+        Rigid bars add only the geometric term of their reactions; compressible bars add
+        ``psi H + (k_b l0 / l^3) H q q^T H``.
+    at_rest : {"slack", "taut"}
+        A string exactly at its rest length (to 1e-12 relative) has no stiffness with
+        ``"slack"`` (default, consistent with the strict ``l > l0`` rule; a warning lists
+        them) and its tension-side material stiffness ``k l0 / l^3`` with ``"taut"``.
+    loads : array_like, shape (n_nodes, 3), optional
+        External nodal forces [N] entering the rigid bars' lambda; gravity is added.
+
+    Returns
+    -------
+    ndarray, shape (3n, 3n)
+        Symmetric; for rigid bars, ``-d(xi + J_Phi^T lambda)/dq`` with lambda held.
+    """
+    _validate(structure, bars, at_rest)
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    return _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads)
+
+
+def _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads) -> np.ndarray:
+    """The body of :func:`tangent_stiffness`; its warnings point at the public caller's caller."""
+    n = structure.n_nodes
+    law, material = _string_state(structure, q, at_rest, stacklevel=4)
+    gam = law if gamma is None else _per_member(gamma, structure.n_strings, "gamma")
+    K = _member_stiffness(structure.string_nodes, q, n, gam, material)
+    if structure.n_bars:
+        given = (None if bar_force_densities is None else
+                 _per_member(bar_force_densities, structure.n_bars, "bar_force_densities"))
+        if bars == "rigid":  # reactions: geometric stiffness only
+            f = nodal_vector(structure.n_nodes, "loads", loads)
+            psi = _rigid_bar_densities(structure, q, gam, f) if given is None else given
+            bar_material = np.zeros(structure.n_bars)
+        else:
+            l, l0, kb = (_lengths(structure.bar_nodes, q), structure.bar_rest_lengths,
+                         structure.bar_stiffness)
+            psi = kb * (1.0 - l0 / l) if given is None else given
+            bar_material = kb * l0 / l**3
+        K += _member_stiffness(structure.bar_nodes, q, n, psi, bar_material)
+    return 0.5 * (K + K.T)
+
+
+def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.ndarray:
+    """Orthonormal rigid-body displacement fields (3n, n_r) compatible with the constraints.
+
+    Translations and rotations ``omega x (n_i - c)`` about the centroid c, restricted to the
+    combinations that satisfy the linearised constraints: ``R null(J R)`` (control-notes.md
+    section 2). Empty (n_r = 0) for a pinned structure. `bars` selects J: all constraint rows
+    (rigid) or only the fixed coordinates (compressible).
+    """
+    _validate(structure, bars, "slack")
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    N = q.reshape(-1, 3)
+    d = N - N.mean(axis=0)
+    R = np.hstack([np.tile(np.eye(3), (structure.n_nodes, 1)),
+                   np.column_stack([np.cross(e, d).reshape(-1) for e in np.eye(3)])])
+    R = scipy.linalg.orth(R, rcond=1e-10)  # collinear nodes lose a rotation
+    J = _constraint_rows(structure, q, bars)
+    if J.shape[0] == 0:
+        return R
+    return R @ scipy.linalg.null_space(J @ R, rcond=1e-10)
+
+
+def _constraint_rows(structure, q, bars) -> np.ndarray:
+    """Constraint Jacobian with unit-norm rows (bar rows scale with length; the null space not)."""
+    J = (constraint_jacobian(structure, q) if bars == "rigid"
+         else np.eye(3 * structure.n_nodes)[structure.fixed_coordinates])
+    return J / np.linalg.norm(J, axis=1, keepdims=True) if J.shape[0] else J
+
+
+def _reduced_basis(structure, q, bars):
+    """(Z, R_t): admissible displacements in the Euclidean gauge, and the rigid fields."""
+    Rt = rigid_fields(structure, q, bars=bars)
+    if bars == "compressible" and Rt.shape[1] == 0:
+        return np.eye(3 * structure.n_nodes)[:, structure.free_coordinates], Rt
+    rows = np.vstack([_constraint_rows(structure, q, bars), Rt.T])
+    if rows.shape[0] == 0:
+        return np.eye(3 * structure.n_nodes), Rt
+    return scipy.linalg.null_space(rows, rcond=1e-10), Rt
+
+
+@dataclass(frozen=True, eq=False)
+class Compliance:
+    """Static compliance of a structure about a configuration (theory.md section 15).
+
+    Attributes
+    ----------
+    matrix : ndarray, shape (r, r)
+        ``C = K_red^{-1}`` [m/N] in the reduced coordinates.
+    eigenvalues : ndarray, shape (r,)
+        Eigenvalues of C, ascending [m/N].
+    basis : ndarray, shape (3n, r)
+        Z, orthonormal: reduced coordinates -> nodal displacements. For compressible bars on
+        a pinned structure, the free-coordinate selector; otherwise ``null([J; R_t^T])``.
+    stiffness : ndarray, shape (r, r)
+        ``K_red = Z^T K Z`` [N/m].
+    rigid_fields : ndarray, shape (3n, n_r)
+        Orthonormal rigid-body fields R_t compatible with the constraints (n_r = 0 if pinned).
+    bars : str
+        The bar model used.
+    """
+
+    matrix: np.ndarray
+    eigenvalues: np.ndarray
+    basis: np.ndarray
+    stiffness: np.ndarray
+    rigid_fields: np.ndarray
+    bars: str = "rigid"
+
+    def displacement(self, force) -> np.ndarray:
+        """Static response ``delta q = Z C Z^T f`` (n_nodes, 3) [m] to nodal forces f [N].
+
+        `force` has shape (n_nodes, 3) or (3n,). Forces on constrained directions are taken by
+        the constraints. A free-floating structure needs a self-equilibrated load
+        (``R_t^T f = 0``); otherwise ValueError, since the rigid part has no static response.
+        """
+        n3 = self.basis.shape[0]
+        f = np.asarray(force, dtype=float).reshape(-1)
+        if f.shape != (n3,) or not np.all(np.isfinite(f)):
+            raise ValueError(f"force must be ({n3 // 3}, 3) finite nodal forces [N], "
+                             f"got shape {np.shape(force)}")
+        rigid = self.rigid_fields.T @ f
+        if np.abs(rigid).max(initial=0.0) > 1e-9 * max(np.abs(f).max(), 1e-300):
+            raise ValueError("force is not self-equilibrated: its resultant force/moment along "
+                             f"the rigid-body fields is {rigid.round(12).tolist()}; a "
+                             "free-floating structure has no static response to it. Remove "
+                             "the resultant (R_t^T f = 0) or fix more coordinates")
+        return (self.basis @ (self.matrix @ (self.basis.T @ f))).reshape(-1, 3)
+
+    def __repr__(self) -> str:
+        eig = np.array2string(self.eigenvalues, precision=6, threshold=8)
+        return (f"Compliance(bars={self.bars!r}, reduced coordinates={len(self.eigenvalues)}, "
+                f"rigid fields={self.rigid_fields.shape[1]}, eigenvalues={eig} m/N)")
+
+
+def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: str = "slack",
+               loads=None, gamma=None, bar_force_densities=None) -> Compliance:
+    """Compliance ``C = (Z^T K Z)^{-1}`` of the passive structure (theory.md section 15).
+
+    Parameters are those of :func:`tangent_stiffness`. With rigid bars Z spans
+    ``null(J_Phi(q))``, with compressible bars the free coordinates; for a free-floating
+    structure the rigid-body fields R_t are removed too (``Z = null([J; R_t^T])``, the
+    Euclidean gauge ``R_t^T delta q = 0``), and then ``K R_t = 0`` at a self-equilibrated state.
+
+    Returns
+    -------
+    Compliance
+
+    Raises
+    ------
+    ValueError
+        If ``K_red`` is singular (a mechanism, or slack strings): the message gives the number
+        of zero-stiffness directions and what to try. A warning is issued if ``K_red`` has
+        negative eigenvalues (an unstable configuration).
+    """
+    _validate(structure, bars, at_rest)
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    K = _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads)
+    Z, Rt = _reduced_basis(structure, q, bars)
+    Kr = Z.T @ K @ Z
+    Kr = 0.5 * (Kr + Kr.T)
+    w, V = np.linalg.eigh(Kr)
+    top = np.abs(w).max(initial=0.0)
+    zero = int(np.sum(np.abs(w) <= 1e-10 * top)) if top > 0 else len(w)
+    if zero:
+        raise ValueError(
+            f"{structure.name}: the reduced stiffness is singular: {zero} of {len(w)} "
+            "admissible directions have zero stiffness (a mechanism, or slack strings). "
+            "Prestress the structure (tenscontrol.statics.equilibrium) or, for strings exactly "
+            "at their rest length, pass at_rest='taut'")
+    if w[0] < 0:
+        warnings.warn(f"{structure.name}: the reduced stiffness has {int(np.sum(w < 0))} "
+                      "negative eigenvalues; the configuration is statically unstable",
+                      stacklevel=2)
+    C = (V / w) @ V.T
+    return Compliance(0.5 * (C + C.T), np.sort(1.0 / w), Z, Kr, Rt, bars)

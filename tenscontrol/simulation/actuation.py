@@ -1,0 +1,253 @@
+"""How commanded force densities act on the structure: clipping, nodal forces and records.
+
+The simulator's mechanics kernels apply every string's elastic law. A controller's command
+(:mod:`tenscontrol.feedback.controllers`) changes the force density of the strings it commands to
+
+    gamma_applied = clip(gamma_cmd, lower, gamma_max),
+    gamma_cmd = law(q) + u          (kind "passive")   or   gamma_ref + u   (kind "control"),
+
+with lower = 0 for one-sided strings (they cannot push) and -inf for two-sided springs. The
+difference ``gamma_applied - law(q)`` enters as an extra nodal force ``-(gamma_applied - law)
+Yhat_k q``, the same force the kernels would apply for that force density, so the rigid-bar
+correction and the energy balance see it as external work (theory.md section 7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tenscontrol.feedback.controllers import check_kind
+
+__all__ = ["Actuators", "ControlRecord"]
+
+
+class Actuators:
+    """The actuated strings of a structure and the map from commands to nodal forces.
+
+    Parameters
+    ----------
+    structure : Structure
+    strings : array_like of int
+        The commanded strings, in command order; each must be ``String.actuated``.
+    gamma_ref : array_like, shape (nu,)
+        Operating-point force densities [N/m] (used by ``kind="control"``).
+    kind : {"passive", "control"}
+    """
+
+    def __init__(self, structure, strings, gamma_ref, kind: str):
+        strings = np.asarray(strings, dtype=np.int64).reshape(-1)
+        actuated = set(int(k) for k in structure.actuated_strings)
+        for k in strings:
+            if not 0 <= k < structure.n_strings:
+                raise ValueError(f"controller: string {int(k)} does not exist; the structure "
+                                 f"has {structure.n_strings} strings")
+            if int(k) not in actuated:
+                a, b = structure.string_nodes[k]
+                raise ValueError(f"controller: string {int(k)} (nodes {a}->{b}) is not actuated "
+                                 "(String.actuated is False); design the controller on "
+                                 "model.actuated() or mark the string actuated")
+        if len(set(strings.tolist())) != strings.size:
+            raise ValueError("controller: a string appears twice in controller.strings")
+        check_kind(kind)
+        gamma_ref = np.asarray(gamma_ref, dtype=float).reshape(-1)
+        if gamma_ref.shape != strings.shape:
+            raise ValueError(f"controller.gamma_ref must have one entry per commanded string "
+                             f"({strings.size}), got shape {gamma_ref.shape}")
+        self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
+        self.n = strings.size
+        pairs = structure.string_nodes[strings]
+        self.i, self.j = pairs[:, 0], pairs[:, 1]
+        self.k = structure.string_stiffness[strings]
+        self.l0 = structure.string_rest_lengths[strings]
+        self.spring = structure.string_is_spring[strings]
+        self.c = structure.string_damping[strings]
+        self.lower = np.where(self.spring, -np.inf, 0.0)
+        self.upper = structure.string_gamma_max[strings]
+        self.n_nodes = structure.n_nodes
+
+    def law(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Member vectors s (nu, 3) [m], elastic-law force densities (nu,) [N/m] at q, and
+        whether the kernels count each member active (bool (nu,): springs, or l > l0)."""
+        N = q.reshape(-1, 3)
+        s = N[self.j] - N[self.i]
+        length = np.sqrt((s * s).sum(axis=1))
+        active = self.spring | (length > self.l0)
+        return s, np.where(active, self.k * (1.0 - self.l0 / length), 0.0), active
+
+    def apply(self, q: np.ndarray, u: np.ndarray, qd: np.ndarray | None = None):
+        """Nodal forces (3n,) [N] of the command u (nu,) [N/m] at positions q and velocities
+        qd (3n,), with the applied and commanded force densities (nu,) [N/m].
+
+        A string's damper acts while the string pulls (theory.md section 6): the kernels
+        switch it by length (l > l0), so it is taken out here for a string the command
+        leaves slack, and put in for a string the command pulls although l <= l0.
+        """
+        s, law, active = self.law(q)
+        cmd = (law if self.kind == "passive" else self.gamma_ref) + u
+        applied = np.minimum(np.maximum(cmd, self.lower), self.upper)
+        density = applied - law
+        if qd is not None and self.c.any():
+            V = qd.reshape(-1, 3)
+            rate = self.c * ((V[self.j] - V[self.i]) * s).sum(axis=1) / (s * s).sum(axis=1)
+            pulls = self.spring | (applied > 0.0)
+            density += np.where(pulls, rate, 0.0) - np.where(active, rate, 0.0)
+        extra = density[:, None] * s
+        f = np.zeros((self.n_nodes, 3))
+        np.add.at(f, self.i, extra)
+        np.add.at(f, self.j, -extra)
+        return f.reshape(-1), applied, cmd
+
+
+@dataclass(frozen=True, eq=False)
+class ControlRecord:
+    """What the actuators did along a closed-loop trajectory, at its output times.
+
+    Attributes
+    ----------
+    t : ndarray, shape (nt,)
+        Output times [s].
+    strings : ndarray of int, shape (nu,)
+        The commanded strings.
+    u : ndarray, shape (nt, nu)
+        The controller's command (change from the operating point) [N/m].
+    commanded : ndarray, shape (nt, nu)
+        The force density asked of each string before clipping [N/m].
+    applied : ndarray, shape (nt, nu)
+        The force density applied after clipping to [0, gamma_max] [N/m].
+    slack, saturated : ndarray of bool, shape (nt, nu)
+        Where the applied force density is 0 (a string that cannot pull: commanded <= 0, or
+        slack and not commanded taut) and where the command exceeded gamma_max.
+    controller_states : ndarray, shape (nt, n_states)
+    """
+
+    t: np.ndarray
+    strings: np.ndarray
+    u: np.ndarray
+    commanded: np.ndarray
+    applied: np.ndarray
+    slack: np.ndarray
+    saturated: np.ndarray
+    controller_states: np.ndarray
+
+    def _duration(self, flags: np.ndarray) -> np.ndarray:
+        # trapezoid over the output grid: an interval counts half for each flagged end
+        if self.t.size < 2:
+            return np.zeros(flags.shape[1])
+        w = np.diff(self.t)[:, None]
+        return (0.5 * w * (flags[1:].astype(float) + flags[:-1])).sum(axis=0)
+
+    @property
+    def slack_time(self) -> np.ndarray:
+        """(nu,) time each string spent slack [s] (resolution: the output grid)."""
+        return self._duration(self.slack)
+
+    @property
+    def saturated_time(self) -> np.ndarray:
+        """(nu,) time each string spent saturated [s]."""
+        return self._duration(self.saturated)
+
+    def first_slack(self) -> np.ndarray:
+        """(nu,) first output time at which each string was slack [s]; nan if never."""
+        hit = self.slack.any(axis=0)
+        first = np.argmax(self.slack, axis=0)
+        return np.where(hit, self.t[first], np.nan)
+
+    def summary(self) -> str:
+        """One line per commanded string: command range, slack and saturated time."""
+        lines = ["string  u min [N/m]  u max [N/m]  applied min  applied max  slack [s]  "
+                 "saturated [s]"]
+        for c, k in enumerate(self.strings):
+            lines.append(f"{int(k):>6}  {self.u[:, c].min():>11.4g}  {self.u[:, c].max():>11.4g}"
+                         f"  {self.applied[:, c].min():>11.4g}  {self.applied[:, c].max():>11.4g}"
+                         f"  {self.slack_time[c]:>9.4g}  {self.saturated_time[c]:>13.4g}")
+        return "\n".join(lines)
+
+
+def control_record(actuators: Actuators, controller, t, Q, QD, XC) -> ControlRecord:
+    """Re-evaluate the controller at the output samples (it is a function of t, q, qd, xc)."""
+    nt, nu = t.size, actuators.n
+    u, cmd, applied = (np.empty((nt, nu)) for _ in range(3))
+    for r in range(nt):
+        u[r] = controller.force_densities(t[r], Q[r], QD[r], XC[r])
+        _, applied[r], cmd[r] = actuators.apply(Q[r], u[r], QD[r])
+    slack = (applied <= 0.0) & ~actuators.spring[None, :]
+    saturated = cmd > actuators.upper[None, :]
+    return ControlRecord(t, actuators.strings, u, cmd, applied, slack, saturated, XC)
+
+
+class ControllerError(Exception):
+    """The controller failed or returned a wrong value during a simulation."""
+
+
+_NEEDED = ("strings", "gamma_ref", "kind", "n_states", "initial_state", "force_densities",
+           "state_derivative")
+
+
+class ClosedLoop:
+    """A controller attached to the simulator's state ``y = [q, qd, w, xc]``.
+
+    Parameters
+    ----------
+    structure : Structure
+    controller : Controller
+        Duck-typed (:class:`tenscontrol.controllers.Controller`).
+    """
+
+    def __init__(self, structure, controller):
+        missing = [a for a in _NEEDED if not hasattr(controller, a)]
+        if missing:
+            raise TypeError(f"controller: {type(controller).__name__} lacks {', '.join(missing)}; "
+                            "a controller needs the attributes strings, gamma_ref, kind, "
+                            "n_states and the methods of tenscontrol.controllers.Controller")
+        self.controller = controller
+        self.actuators = Actuators(structure, controller.strings, controller.gamma_ref,
+                                   controller.kind)
+        self.nq = 3 * structure.n_nodes
+        self.nb = 2 * self.nq + 1                      # q, qd, w: the mechanics' own state
+        self.n_states = int(controller.n_states)
+        xc0 = np.asarray(controller.initial_state(), dtype=float).reshape(-1)
+        if xc0.shape != (self.n_states,) or not np.all(np.isfinite(xc0)):
+            raise ValueError(f"controller.initial_state() must return {self.n_states} finite "
+                             f"values (controller.n_states), got shape {xc0.shape}")
+        self.xc0 = xc0
+
+    def _split(self, y):
+        nq = self.nq
+        return y[:nq].copy(), y[nq:2 * nq].copy(), y[self.nb:].copy()
+
+    def _call(self, method: str, t: float, y: np.ndarray, n: int, what: str):
+        """(q, qd, controller.<method>(t, q, qd, xc)) with its shape and values checked."""
+        q, qd, xc = self._split(y)
+        try:
+            out = np.asarray(getattr(self.controller, method)(t, q, qd, xc), dtype=float)
+        except Exception as exc:
+            raise ControllerError(f"controller.{method} raised {type(exc).__name__}: "
+                                  f"{exc}") from exc
+        if out.shape != (n,):
+            raise ControllerError(f"controller.{method} must return {n} {what}, got shape "
+                                  f"{out.shape}")
+        if not np.all(np.isfinite(out)):
+            raise ControllerError(f"controller.{method} returned non-finite values at "
+                                  f"t = {t:g} s")
+        return q, qd, out
+
+    def forces(self, t: float, y: np.ndarray) -> np.ndarray:
+        """Nodal forces (3n,) [N] of the controller's command at (t, y)."""
+        q, qd, u = self._call("force_densities", t, y, self.actuators.n,
+                              "force densities [N/m] (one per controller.strings)")
+        return self.actuators.apply(q, u, qd)[0]
+
+    def derivative(self, t: float, y: np.ndarray) -> np.ndarray:
+        """d xc / dt, shape (n_states,)."""
+        if self.n_states == 0:
+            return np.zeros(0)
+        return self._call("state_derivative", t, y, self.n_states,
+                          "values (controller.n_states)")[2]
+
+    def record(self, t: np.ndarray, Y: np.ndarray) -> ControlRecord:
+        """The :class:`ControlRecord` of the output samples Y (nt, nb + n_states)."""
+        nq = self.nq
+        return control_record(self.actuators, self.controller, t, Y[:, :nq], Y[:, nq:2 * nq],
+                              Y[:, self.nb:])

@@ -1,0 +1,232 @@
+"""The two bar models in simulate()'s step loop: state layout, derivative, correction, output.
+
+:class:`RigidRun` (the compiled kernels of :mod:`tenscontrol.mechanics.rigid_kernels`, with the direct
+correction of theory.md section 10 after every accepted step) and :class:`CompressibleRun`
+(:mod:`tenscontrol.mechanics.compressible_kernels` with the analytic Jacobian for the implicit
+integrator) share :class:`Run`: the state ``y = [q, qd, w, xc]`` with the closed loop's
+controller states xc last. :class:`Recorder` collects output states; :func:`trajectory`
+assembles the :class:`tenscontrol.Trajectory`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from tenscontrol.mechanics import compressible_kernels as CK
+from tenscontrol.mechanics import rigid_kernels as K
+from tenscontrol.mechanics.compressible import compressible_model
+from tenscontrol.mechanics.rigid import rigid_model
+from tenscontrol.integrate.dopri import dense_output
+from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
+
+__all__ = ["CompressibleRun", "Recorder", "RigidRun", "Run", "trajectory"]
+
+
+class Run:
+    """What the rigid and compressible runs share: the state layout and the closed loop."""
+
+    loop = None
+    nb = 0
+
+    def _attach(self, y0, loop):
+        self.loop, self.n_state = loop, y0.size
+        self.nb = y0.size - (loop.n_states if loop is not None else 0)
+
+    def base_rhs(self, y, f):
+        dy = np.empty(self.nb)
+        self.kernel_rhs(y[:self.nb], f, *self.args, dy)
+        return dy
+
+    def fun(self, t, y):
+        dy = np.empty_like(y)
+        nb = self.nb
+        self.kernel_rhs(y[:nb], self.fext(t, y), *self.args, dy[:nb])
+        if self.loop is not None:
+            dy[nb:] = self.loop.derivative(t, y)
+        return dy
+
+    def _control_record(self, t, Y):
+        return None if self.loop is None else self.loop.record(t, Y)
+
+
+class RigidRun(Run):
+    """The rigid-bar model in the step loop: derivative, correction and output quantities."""
+
+    def __init__(self, structure, include_radius, correction, tol, max_iterations):
+        self.structure, self.correction = structure, correction
+        self.model = rigid_model(structure, include_radius)
+        self.constrained_bars = self.model.constrained_bars
+        self.tol, self.max_iterations, self.failures = tol, max_iterations, 0
+        self.project = None if correction == "none" else self._correct
+
+    kernel_rhs = staticmethod(K.rhs)
+
+    def start(self, y0, fext, loop):
+        m = self.model
+        self.fext = fext
+        self._attach(y0, loop)
+        self.args = (m.W, m.G, *m.bar_args[:2], *m.member_args)
+        nq = m.n_coordinates
+        si, sj, sk, sl0, _, ssp = m.member_args
+        self.correct_args = (m.M, m.G, *m.bar_args, si, sj, sk, sl0, ssp, m.col)
+        self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], m.M, m.G, si, sj, sk, sl0, ssp))
+
+    def _correct(self, t, y):
+        tol = self.tol
+        it, ok = K.correct(y[:self.nb], self.E0, self.correction == "energy", tol, tol, tol,
+                           self.max_iterations, *self.correct_args)
+        if not ok:
+            if self.failures == 0:
+                warnings.warn(f"correction did not converge in {self.max_iterations} "
+                              f"iterations at t = {t:.6g} s; tighten rtol/atol or raise "
+                              "max_correction_iterations", RuntimeWarning, stacklevel=5)
+            self.failures += 1
+        if not np.all(np.isfinite(y)):
+            raise FloatingPointError("the corrected state is not finite")
+        return it, it > 0
+
+    def trajectory(self, recorder, stats, wall):
+        s, m = self.structure, self.model
+        t, Y = recorder.arrays(self.n_state)
+        si, sj, sk, sl0, _, ssp = m.member_args
+        energy = K.energies(Y, m.M, m.G, si, sj, sk, sl0, ssp)
+        bars = s.bar_nodes
+        viol = K.bar_violations(Y, np.ascontiguousarray(bars[:, 0]),
+                                np.ascontiguousarray(bars[:, 1]), np.array(s.bar_lengths))
+        return trajectory(s, t, Y, energy, viol, self.E0, stats, self.failures, wall,
+                           self.correction, "rigid", None, self._control_record(t, Y))
+
+
+class CompressibleRun(Run):
+    """The compressible-bar model in the step loop: derivative and its analytic Jacobian."""
+
+    constrained_bars = ()
+    project = None
+
+    def __init__(self, structure, kinetic, include_radius):
+        self.structure, self.kinetic = structure, kinetic
+        self.model = compressible_model(structure, kinetic, include_radius)
+        self.args = self.model.kernel_args
+
+    kernel_rhs = staticmethod(CK.rhs)
+
+    def start(self, y0, fext, loop):
+        self.fext = fext
+        self._attach(y0, loop)
+        self.E0 = float(CK.energies(y0[None, :], *self.args)[0])
+
+    def jac(self, t, y):
+        nb, f = self.nb, self.fext(t, y)
+        if self.loop is None:
+            J = np.empty((nb, nb))
+            CK.jacobian(y, f, *self.args, J)
+            return J
+        J = np.zeros((y.size, y.size))
+        Jp = np.empty((nb, nb))
+        CK.jacobian(np.ascontiguousarray(y[:nb]), f, *self.args, Jp)
+        J[:nb, :nb] = Jp
+        return J + self._coupling(t, y, f)
+
+    def _coupling(self, t, y, f0):
+        """The controller's (and load's) dependence on the state, for the Newton matrix.
+
+        The derivative is affine in the nodal load (qdd = W (... + f)), so its load columns come
+        exactly from unit loads; the loads' and the controller's own derivatives with respect to
+        the state come from central differences.
+        """
+        nq, nb = f0.size, self.nb
+        base = self.base_rhs(y, f0)
+        Jf = np.zeros((nb, nq))
+        for a in self.structure.free_coordinates:
+            f = f0.copy()
+            f[a] += 1.0
+            Jf[:, a] = self.base_rhs(y, f) - base
+        g = lambda yy: np.concatenate([self.fext(t, yy), self.loop.derivative(t, yy)])  # noqa
+        D = np.zeros((nq + self.loop.n_states, y.size))
+        for c in range(y.size):
+            if c == 2 * nq:
+                continue                     # the work state drives nothing
+            h = 1e-6 * max(1.0, abs(y[c]))
+            yp, ym = y.copy(), y.copy()
+            yp[c] += h
+            ym[c] -= h
+            D[:, c] = (g(yp) - g(ym)) / (2 * h)
+        out = np.zeros((y.size, y.size))
+        out[:nb] = Jf @ D[:nq]
+        out[nb:] = D[nq:]
+        return out
+
+    def trajectory(self, recorder, stats, wall):
+        s = self.structure
+        t, Y = recorder.arrays(self.n_state)
+        energy = CK.energies(Y, *self.args)
+        return trajectory(s, t, Y, energy, np.zeros((len(t), 0)), self.E0, stats, 0, wall,
+                           "none", "compressible", self.kinetic, self._control_record(t, Y))
+
+
+class Recorder:
+    """Collects the output states: every accepted step, or the dense output at `t_eval`.
+
+    Dense-output states are put back on the constraints by `project` (the run's correction),
+    so that bar lengths and energy hold at requested output times as at step points; the
+    integrator's own state is not touched.
+    """
+
+    def __init__(self, y0: np.ndarray, t_eval, project=None):
+        self.t_eval = t_eval
+        self.project = project
+        self.t_reached = 0.0
+        keep_initial = t_eval is None or t_eval[0] == 0.0
+        self.times = [0.0] if keep_initial else []
+        self.states = [y0.copy()] if keep_initial else []
+        self.next = len(self.times)  # index of the next t_eval entry to fill
+
+    def dopri(self, t0, y0, h, y_unc, y1, K):
+        """The record callback of :func:`dopri54`."""
+        self.step(t0, h, y1, lambda theta: dense_output(y0, y_unc, y1, K, h, theta))
+
+    def radau(self, t0, y0, h, y1, dense):
+        """The record callback of :func:`radau5`."""
+        self.step(t0, h, y1, dense)
+
+    def step(self, t0, h, y1, dense):
+        if not np.all(np.isfinite(y1)):
+            raise FloatingPointError("the state became non-finite")
+        t1 = t0 + h
+        self.t_reached = t1
+        if self.t_eval is None:
+            self.times.append(t1)
+            self.states.append(y1.copy())
+            return
+        k0 = k1 = self.next
+        while k1 < len(self.t_eval) and self.t_eval[k1] <= t1 * (1 + 1e-15):
+            k1 += 1
+        if k1 > k0:
+            theta = np.clip((self.t_eval[k0:k1] - t0) / h, 0.0, 1.0)
+            for t, y in zip(self.t_eval[k0:k1], np.array(dense(theta))):
+                if self.project is not None:
+                    self.project(t, y)
+                self.states.append(y)
+            self.times.extend(self.t_eval[k0:k1])
+            self.next = k1
+
+    def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
+        """Output times (nt,) and states (nt, n_state)."""
+        t = np.array(self.times)
+        return t, np.ascontiguousarray(np.array(self.states).reshape(len(t), n_state))
+
+
+def trajectory(structure, t, Y, energy, viol, E0, stats, failures, wall, correction, bars,
+                kinetic, control=None):
+    nq = 3 * structure.n_nodes
+    work = Y[:, 2 * nq].copy()
+    st = SimulationStats(stats.get("accepted", 0), stats.get("rejected", 0), stats.get("rhs", 0),
+                         stats.get("correction_iterations", 0), failures, wall,
+                         stats["integrator"], stats.get("jacobians", 0), stats.get("lu", 0),
+                         stats.get("newton_iterations", 0))
+    n = structure.n_nodes
+    return Trajectory(t, Y[:, :nq].reshape(-1, n, 3), Y[:, nq:2 * nq].reshape(-1, n, 3), energy,
+                      work, viol, energy - work - E0, E0, st, structure, correction, bars, kinetic,
+                      control)

@@ -1,0 +1,304 @@
+"""simulate(): the nonlinear simulation of a tensegrity structure, rigid or compressible bars.
+
+Rigid bars: step -> correct -> record, with the project's own Dormand-Prince 5(4) integrator
+(:mod:`tenscontrol.integrate.dopri`) and the direct correction of theory.md section 10 after every
+accepted step; the compiled kernels of :mod:`tenscontrol.mechanics.rigid_kernels` do the mechanics.
+Compressible bars (theory.md section 12): the stiff axial bar modes call for the implicit
+Radau IIA integrator of :mod:`tenscontrol.integrate.radau` with the analytic Jacobian of
+:mod:`tenscontrol.mechanics.compressible_kernels`; only the linear fixed-coordinate constraints remain,
+and they are eliminated, so no correction is needed (theory.md section 12.8). The two models'
+step-loop code lives in :mod:`tenscontrol.simulation.models`; a controller closes the loop through
+:mod:`tenscontrol.simulation.actuation`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from tenscontrol.simulation.actuation import ClosedLoop, ControllerError
+from tenscontrol.integrate.dopri import StepSizeError, dopri54
+from tenscontrol.integrate.radau import radau5, radau_tolerances
+from tenscontrol.simulation.models import CompressibleRun, Recorder, RigidRun
+from tenscontrol.model.structure import Structure
+from tenscontrol.simulation.trajectory import SimulationError, SimulationStats, Trajectory
+
+__all__ = ["simulate", "Trajectory", "SimulationStats", "SimulationError"]
+
+_CORRECTIONS = ("energy", "geometric", "none")
+_BARS = ("rigid", "compressible")
+_INTEGRATORS = {"rigid": ("dopri54",), "compressible": ("radau5", "dopri54")}
+
+
+class _Progress:
+    """A one-line text progress bar on stderr, called with the time reached."""
+
+    def __init__(self, t_final: float, width: int = 30):
+        self.t_final, self.width, self.shown = t_final, width, -1
+
+    def __call__(self, t: float) -> None:
+        pct = int(100 * t / self.t_final)
+        if pct != self.shown:
+            self.shown = pct
+            bar = "#" * (pct * self.width // 100)
+            sys.stderr.write(f"\r[{bar:<{self.width}}] {pct:3d}%  t = {t:.4g} s")
+            if pct >= 100:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def _choices(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def _model_options(bars, correction, integrator):
+    """Validated (correction, integrator) with the defaults of the bar model."""
+    _choices("bars", bars, _BARS)
+    if bars == "rigid":
+        correction = "energy" if correction is None else correction
+        _choices("correction", correction, _CORRECTIONS)
+    elif correction not in (None, "none"):
+        raise ValueError(f"correction={correction!r} is not available for compressible bars: only "
+                         "the linear fixed-coordinate constraints remain, and they are eliminated "
+                         "exactly (theory.md section 12.8); leave correction unset or 'none'")
+    else:
+        correction = "none"
+    integrator = _INTEGRATORS[bars][0] if integrator is None else integrator
+    if integrator not in _INTEGRATORS[bars]:
+        raise ValueError(f"integrator must be one of {', '.join(map(repr, _INTEGRATORS[bars]))} "
+                         f"for {bars} bars, got {integrator!r}")
+    return correction, integrator
+
+
+def _check_options(t_final, rtol, atol, t_eval, max_step):
+    if not (np.isfinite(t_final) and t_final > 0):
+        raise ValueError(f"t_final must be a positive number of seconds, got {t_final!r}")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not (np.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be positive, got {v!r}")
+    if not max_step > 0:
+        raise ValueError(f"max_step must be positive, got {max_step!r}")
+    if t_eval is None:
+        return None
+    t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
+    if t_eval.size == 0 or not np.all(np.isfinite(t_eval)):
+        raise ValueError("t_eval must be a non-empty array of finite times [s]")
+    if np.any(np.diff(t_eval) <= 0):
+        raise ValueError("t_eval must be strictly increasing")
+    if t_eval[0] < 0 or t_eval[-1] > t_final * (1 + 1e-12):
+        raise ValueError(f"t_eval must lie within [0, t_final] = [0, {t_final:g}] s")
+    return t_eval
+
+
+def _initial_state(structure, velocities, constrained_bars):
+    nq = 3 * structure.n_nodes
+    qd = np.zeros(nq)
+    if velocities is not None:
+        v = np.asarray(velocities, dtype=float)
+        if v.size != nq or not np.all(np.isfinite(v)):
+            raise ValueError(f"velocities must be a finite ({structure.n_nodes}, 3) array [m/s]")
+        qd = v.reshape(-1).copy()
+        moving = [int(c) for c in structure.fixed_coordinates if qd[c] != 0]
+        if moving:
+            c = moving[0]
+            raise ValueError(f"velocities: node {c // 3} moves along its fixed {'xyz'[c % 3]} axis; "
+                             "give zero velocity on fixed coordinates")
+        q = structure.nodes.reshape(-1)
+        for k in constrained_bars:
+            i, j = structure.bar_nodes[k]
+            b, bd = q[3 * j:3 * j + 3] - q[3 * i:3 * i + 3], qd[3 * j:3 * j + 3] - qd[3 * i:3 * i + 3]
+            if abs(b @ bd) > 1e-9 * (np.linalg.norm(b) * np.linalg.norm(bd) + 1e-300):
+                raise ValueError(f"velocities: bar {k} (nodes {i}->{j}) changes length "
+                                 "(its end velocities must not stretch it)")
+    return np.concatenate([structure.nodes.reshape(-1), qd, [0.0]])
+
+
+class _ForceError(Exception):
+    """The user's force function failed or returned a wrong value."""
+
+
+def _force_function(force, n_nodes):
+    """Wrap the user's force(t, q, qd) so that it returns a flat, checked (3n,) array."""
+    nq = 3 * n_nodes
+    if force is None:
+        zeros = np.zeros(nq)
+        return lambda t, y: zeros
+    if not callable(force):
+        raise TypeError("force must be a callable force(t, q, qd) -> (n_nodes, 3) array [N]")
+
+    def f(t, y):
+        try:
+            out = np.asarray(force(t, y[:nq].copy(), y[nq:2 * nq].copy()), dtype=float)
+        except Exception as exc:
+            raise _ForceError(f"force(t, q, qd) raised {type(exc).__name__}: {exc}") from exc
+        if out.size != nq:
+            raise _ForceError(f"force(t, q, qd) must return an ({n_nodes}, 3) array [N], "
+                              f"got shape {out.shape}")
+        out = out.reshape(nq)
+        # the sum is finite whenever every entry is (barring overflow): a cheap first test
+        if not math.isfinite(out.sum()) and not np.all(np.isfinite(out)):
+            raise _ForceError(f"force(t, q, qd) returned non-finite values at t = {t:g} s")
+        return out
+
+    return f
+
+
+def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float = 1e-10,
+             atol: float = 1e-10, bars: str = "rigid", correction: str | None = None,
+             integrator: str | None = None, kinetic: str = "consistent", force=None,
+             progress: bool = False, velocities=None, max_step: float = np.inf,
+             correction_tol: float = 1e-10, max_correction_iterations: int = 10,
+             include_radius: bool = False, controller=None) -> Trajectory:
+    """Simulate a tensegrity structure: rigid bars with the direct correction, or compressible bars.
+
+    Parameters
+    ----------
+    structure : Structure
+        The structure; it starts from its node positions (at rest unless `velocities`).
+    t_final : float
+        End time [s].
+    t_eval : array_like, optional
+        Output times [s] within [0, t_final], increasing, filled by the steps' dense output
+        (for rigid bars put back on the constraints by the same correction as the steps).
+        By default the trajectory holds the initial state and every accepted step.
+    rtol, atol : float
+        Relative and absolute tolerances of the local error test (max norm with scale
+        atol + rtol max(|y0|, |y1|)). ``"radau5"`` maps them as Hairer's RADAU5 does
+        (:func:`tenscontrol.radau.radau_tolerances`), so that both integrators give errors of
+        the same size at the same tolerances.
+    bars : {"rigid", "compressible"}
+        ``"rigid"``: bar lengths are constraints (theory.md sections 8-10).
+        ``"compressible"``: elastic bars with each bar's Young's modulus and Poisson's ratio,
+        bar lengths free (theory.md section 12).
+    correction : {"energy", "geometric", "none"}, optional
+        Rigid bars, after every accepted step: ``"energy"`` (the default) corrects positions,
+        velocities, energy and work (the paper's scheme, theory.md section 10);
+        ``"geometric"`` positions and velocities only (w keeps its integrated value);
+        ``"none"`` nothing. Compressible bars take no correction (``"none"``).
+    integrator : {"dopri54", "radau5"}, optional
+        ``"dopri54"`` (explicit, the only one for rigid bars) or ``"radau5"`` (implicit Radau
+        IIA of order 5 with the analytic Jacobian, the default for compressible bars, whose
+        axial modes make the problem stiff). ``"radau5"`` steps over axial vibrations smaller
+        than the tolerance, where ``"dopri54"`` is held to its stability limit (T-bar,
+        2000 GPa bars, 2 s at 1e-6: 0.08 s against 2.0 s); when the vibrations are larger
+        than the tolerance both must resolve them and ``"dopri54"`` is cheaper per step
+        (HDPE T-bar released from rest, 10 s at 1e-8: 0.48 s against 0.88 s).
+    kinetic : {"consistent", "paper"}
+        Kinetic energy of compressible bars (theory.md section 12.2): ``"consistent"``, the
+        uniform rod with axial stretch (always positive definite), or ``"paper"``, the paper's
+        translation + rotation, singular for a bar whose end nodes carry no other mass.
+    force : callable ``force(t, q, qd) -> ndarray (n_nodes, 3)``, optional
+        External nodal forces [N]; q and qd are flat (3 n_nodes,) arrays (x0, y0, z0, x1, ...).
+        The implicit integrator's Jacobian treats it as independent of the state (with a
+        controller, its state dependence enters by central differences).
+    progress : bool
+        Show a progress bar on stderr.
+    velocities : array_like, shape (n_nodes, 3), optional
+        Initial node velocities [m/s]; they must not move fixed coordinates (nor stretch
+        rigid bars).
+    max_step : float
+        Largest step [s].
+    correction_tol : float
+        Tolerance of the correction on each residual: bar rows in m^2, velocity rows in
+        m^2/s, energy in J (theory.md section 10.4).
+    max_correction_iterations : int
+        Cap on the correction's Newton iterations per step; a step that hits it is counted
+        in ``stats.correction_failures`` and a warning is issued once.
+    include_radius : bool
+        Give bars the transverse inertia of solid cylinders of their radius instead of
+        slender rods (see :func:`tenscontrol.mass_matrix`; for compressible bars with the
+        Poisson radius change of theory.md section 12.1).
+    controller : Controller, optional
+        Close the loop (:mod:`tenscontrol.feedback.controllers`): at every derivative evaluation the
+        controller's command sets the force densities of the strings it commands, clipped to
+        [0, gamma_max] for one-sided strings (:mod:`tenscontrol.simulation.actuation`), with the damper of
+        a string the command leaves slack off; its internal states are integrated with
+        the structure's. The actuators' work joins `work`, so the energy balance and the
+        correction hold in closed loop. The trajectory's ``control`` records commands,
+        applied force densities, slack and saturation. With ``"radau5"`` the Jacobian adds the
+        controller's coupling by central differences.
+
+    Returns
+    -------
+    Trajectory
+
+    Raises
+    ------
+    ValueError
+        On invalid options or initial state, and (``kinetic="paper"``) for a bar whose mass
+        matrix is singular; the message names the bar.
+    SimulationError
+        If the integration fails (non-finite state, step-size underflow, an error raised by
+        `force`, or an interrupt); it carries the trajectory computed so far.
+    """
+    if not isinstance(structure, Structure):
+        raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
+    correction, integrator = _model_options(bars, correction, integrator)
+    if bars == "rigid" and kinetic != "consistent":
+        raise ValueError(f"kinetic={kinetic!r} applies to compressible bars only; pass "
+                         "bars='compressible' or leave kinetic unset")
+    t_eval = _check_options(t_final, rtol, atol, t_eval, max_step)
+    if bars == "rigid":
+        run = RigidRun(structure, include_radius, correction, correction_tol,
+                        max_correction_iterations)
+    else:
+        run = CompressibleRun(structure, kinetic, include_radius)
+    y0 = _initial_state(structure, velocities, run.constrained_bars)
+    fext = _force_function(force, structure.n_nodes)
+    loop = None
+    if controller is not None:
+        loop = ClosedLoop(structure, controller)
+        y0 = np.concatenate([y0, loop.xc0])
+        fext = _with_control(fext, loop)
+    try:  # a force or controller function that fails at the start is a usage error
+        fext(0.0, y0)
+        if loop is not None:
+            loop.derivative(0.0, y0)
+    except (_ForceError, ControllerError) as exc:
+        raise ValueError(str(exc)) from exc.__cause__
+    run.start(y0, fext, loop)
+    recorder = Recorder(y0, t_eval, run.project)
+    stats = {"integrator": integrator}
+    start = time.perf_counter()
+
+    def result():
+        return run.trajectory(recorder, stats, time.perf_counter() - start)
+
+    options = dict(rtol=rtol, atol=atol, max_step=max_step, stats=stats,
+                   progress=_Progress(t_final) if progress else None)
+    try:
+        if integrator == "radau5":
+            options["rtol"], options["atol"] = radau_tolerances(rtol, atol)
+            radau5(run.fun, run.jac, 0.0, y0, float(t_final), record=recorder.radau, **options)
+        else:
+            dopri54(run.fun, 0.0, y0, float(t_final), correct=run.project,
+                    record=recorder.dopri, **options)
+    except (StepSizeError, FloatingPointError, KeyboardInterrupt, _ForceError,
+            ControllerError) as exc:
+        if isinstance(exc, StepSizeError):
+            stiff = ("stiff bars: try integrator='radau5'"
+                     if (bars, integrator) == ("compressible", "dopri54")
+                     else "light nodes on stiff strings")
+            cause = (f"{exc}; the motion may be singular or very stiff ({stiff}): check the "
+                     "structure, or loosen rtol/atol")
+        elif isinstance(exc, FloatingPointError):
+            cause = f"{exc}; check the loads and the structure for a singular configuration"
+        elif isinstance(exc, KeyboardInterrupt):
+            cause = "interrupted"
+        else:
+            cause = str(exc)
+        if progress:
+            sys.stderr.write("\n")
+        raise SimulationError(recorder.t_reached, cause, result()) from exc.__cause__
+    return result()
+
+
+def _with_control(fext, loop):
+    """The external force function plus the controller's nodal forces."""
+    def f(t, y):
+        return fext(t, y) + loop.forces(t, y)
+    return f

@@ -1,0 +1,200 @@
+"""What a simulation returns: the Trajectory, its SimulationStats, and the SimulationError.
+
+Kept apart from :mod:`tenscontrol.simulation.simulator` so that plotting and analysis code can use the
+result types without the simulator, and so that the rigid-bar and compressible-bar runs share
+them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tenscontrol.model.structure import Structure
+
+__all__ = ["Trajectory", "SimulationStats", "SimulationError"]
+
+
+@dataclass(frozen=True)
+class SimulationStats:
+    """Work done by a simulation.
+
+    Attributes
+    ----------
+    accepted_steps, rejected_steps : int
+    rhs_evaluations : int
+        Derivative evaluations, including the re-evaluation after each correction that moved
+        the state and the one of the initial-step estimate.
+    correction_iterations : int
+        Newton iterations of the correction, summed over steps (0 for a step that was already
+        on the constraints; always 0 for compressible bars, which are not corrected).
+    correction_failures : int
+        Steps whose correction did not converge within `max_correction_iterations`.
+    wall_time : float
+        Seconds spent in the integration loop.
+    integrator : str
+        ``"dopri54"`` (explicit Dormand-Prince 5(4)) or ``"radau5"`` (implicit Radau IIA).
+    jacobian_evaluations : int
+        Analytic Jacobians of the right-hand side (implicit integrator only).
+    lu_decompositions : int
+        LU factorizations of the Newton matrix (implicit integrator only; the real and the
+        complex factorization of one step count as one).
+    newton_iterations : int
+        Simplified Newton iterations over all steps (implicit integrator only).
+    """
+
+    accepted_steps: int
+    rejected_steps: int
+    rhs_evaluations: int
+    correction_iterations: int
+    correction_failures: int
+    wall_time: float
+    integrator: str = "dopri54"
+    jacobian_evaluations: int = 0
+    lu_decompositions: int = 0
+    newton_iterations: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """The result of :func:`tenscontrol.simulate`.
+
+    Attributes
+    ----------
+    t : ndarray, shape (nt,)
+        Output times [s].
+    nodes : ndarray, shape (nt, n_nodes, 3)
+        Node positions [m].
+    velocities : ndarray, shape (nt, n_nodes, 3)
+        Node velocities [m/s].
+    energy : ndarray, shape (nt,)
+        Total energy Etot = T - G^T q + V_s (+ V_b for compressible bars) [J].
+    work : ndarray, shape (nt,)
+        Work w of the non-conservative forces (external loads and dampers) since t = 0 [J].
+    bar_violation : ndarray, shape (nt, n_bars)
+        |b| - l for each rigid bar [m]. Compressible bars have no length constraint: the
+        array then has shape (nt, 0); see :attr:`bar_strains`.
+    energy_violation : ndarray, shape (nt,)
+        Etot - w - E0 [J]; zero for the exact solution.
+    E0 : float
+        Total energy of the initial state [J].
+    stats : SimulationStats
+    structure : Structure
+    correction : str
+        The correction mode used (``"none"`` for compressible bars).
+    bars : str
+        ``"rigid"`` or ``"compressible"``.
+    kinetic : str or None
+        The kinetic-energy form of compressible bars (``"consistent"`` or ``"paper"``).
+    control : ControlRecord or None
+        Closed loop only (``simulate(..., controller=...)``): the commands, applied force
+        densities, slack and saturation of the commanded strings, and the controller's states
+        (:class:`tenscontrol.actuation.ControlRecord`). The actuators' work is part of `work`.
+    """
+
+    t: np.ndarray
+    nodes: np.ndarray
+    velocities: np.ndarray
+    energy: np.ndarray
+    work: np.ndarray
+    bar_violation: np.ndarray
+    energy_violation: np.ndarray
+    E0: float
+    stats: SimulationStats
+    structure: Structure
+    correction: str
+    bars: str = "rigid"
+    kinetic: str | None = None
+    control: object = None
+
+    @property
+    def bar_lengths(self) -> np.ndarray:
+        """(nt, n_bars) bar lengths |n_j - n_i| [m]."""
+        p = self.structure.bar_nodes
+        return np.linalg.norm(self.nodes[:, p[:, 1]] - self.nodes[:, p[:, 0]], axis=2)
+
+    @property
+    def bar_strains(self) -> np.ndarray:
+        """(nt, n_bars) bar strains (l - l0) / l0 [-], negative in compression.
+
+        l0 is the bar's rest length (:attr:`Structure.bar_rest_lengths`) for compressible bars;
+        for rigid bars it is the constrained length, so the strain is the constraint drift.
+        """
+        s = self.structure
+        l0 = s.bar_rest_lengths if self.bars == "compressible" else s.bar_lengths
+        return self.bar_lengths / l0 - 1.0
+
+    def summary(self) -> str:
+        """The run's figures as indented text lines (what ``tenscontrol simulate`` prints)."""
+        s = self.stats
+        lines = [
+            f"  samples                 {len(self.t)} (t = {self.t[0]:g}..{self.t[-1]:g} s)",
+            f"  steps                   {s.accepted_steps} accepted, {s.rejected_steps} rejected"
+            f" ({s.integrator})",
+            f"  derivative evaluations  {s.rhs_evaluations}",
+        ]
+        if s.integrator == "radau5":
+            lines.append(f"  Jacobians, LU           {s.jacobian_evaluations}, {s.lu_decompositions}"
+                         f" ({s.newton_iterations} Newton iterations)")
+        if self.bars == "rigid":
+            lines.append(f"  correction iterations   {s.correction_iterations}"
+                         + (f" ({s.correction_failures} steps did not converge)"
+                            if s.correction_failures else ""))
+        lines.append(f"  wall time               {s.wall_time:.3g} s")
+        if self.bars == "rigid":
+            lines.append(f"  max |bar violation|     {max_abs(self.bar_violation):.3e} m")
+        else:
+            strain = self.bar_strains
+            lines.append(f"  bar strain              {strain.min(initial=0):.4e} .. "
+                         f"{strain.max(initial=0):.4e}")
+        lines.append(f"  max |energy violation|  {max_abs(self.energy_violation):.3e} J"
+                     + (f" ({max_abs(self.energy_violation) / abs(self.E0):.2e} of E0)"
+                        if self.E0 else ""))
+        if self.control is not None:
+            c = self.control
+            slack = [f"{int(k)} ({t:.3g} s)" for k, t in zip(c.strings, c.slack_time) if t > 0]
+            sat = [f"{int(k)} ({t:.3g} s)" for k, t in zip(c.strings, c.saturated_time) if t > 0]
+            lines.append(f"  control |u| max         {max_abs(c.u):.4g} N/m over "
+                         f"{c.strings.size} strings")
+            lines.append(f"  slack strings           {', '.join(slack) or 'none'}")
+            lines.append(f"  saturated strings       {', '.join(sat) or 'none'}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        if not len(self.t):
+            return "Trajectory(empty)"
+        if self.bars == "compressible":
+            s = self.bar_strains
+            bars = f"bar strain {s.min(initial=0):.3e}..{s.max(initial=0):.3e}"
+        else:
+            bars = f"max |bar violation| = {np.abs(self.bar_violation).max(initial=0):.2e} m"
+        return (f"Trajectory({len(self.t)} samples, t = {self.t[0]:g}..{self.t[-1]:g} s, "
+                f"{self.bars} bars, {bars}, "
+                f"max |energy violation| = {np.abs(self.energy_violation).max():.2e} J)")
+
+
+def max_abs(a: np.ndarray) -> float:
+    """The largest absolute entry of `a`, 0 for an empty array."""
+    return float(np.abs(a).max(initial=0.0))
+
+
+class SimulationError(RuntimeError):
+    """A simulation failed; carries the trajectory up to the last accepted step.
+
+    Attributes
+    ----------
+    time : float
+        Time [s] of the last accepted step before the failure.
+    cause : str
+        What went wrong and what to try.
+    trajectory : Trajectory
+        Everything computed up to the failure.
+    """
+
+    def __init__(self, time: float, cause: str, trajectory: Trajectory):
+        super().__init__(f"simulation failed at t = {time:.6g} s: {cause} "
+                         f"(the trajectory up to there is in the exception's .trajectory)")
+        self.time = time
+        self.cause = cause
+        self.trajectory = trajectory

@@ -1,0 +1,1 @@
+"""Studies over runs: closed-loop verification and soft-against-metallic comparisons."""

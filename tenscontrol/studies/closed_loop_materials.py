@@ -1,0 +1,189 @@
+"""Soft against metallic bars in closed loop: one design procedure, several bar materials.
+
+:func:`compare_closed_loop` gives each material the same treatment: the bars take the preset
+(:func:`tenscontrol.comparison.with_bar_material`, force densities kept, so the prestressed
+equilibrium stays one), the passive linear model of the compressible structure is linearized
+there, an LQR is designed with the same weights, and :func:`tenscontrol.studies.verification` checks it on the
+nonlinear compressible model under a doublet. The figures are those of
+:func:`tenscontrol.compare_materials`, for the closed loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tenscontrol.studies.comparison import channel, doublet, material_table, with_bar_material
+from tenscontrol.linear.linearization import linearize
+from tenscontrol.model.materials import material
+from tenscontrol.linear.norms import h2_norm, hinf_norm
+from tenscontrol.linear.synthesis import lqr
+from tenscontrol.studies.verification import verify
+
+__all__ = ["ClosedLoopMaterialFigures", "ClosedLoopComparison", "compare_closed_loop"]
+
+
+@dataclass(frozen=True)
+class ClosedLoopMaterialFigures:
+    """One material's closed-loop figures (see :func:`compare_closed_loop`).
+
+    Attributes
+    ----------
+    material : str
+    bar_mass : float
+        [kg].
+    slowest_pole : complex
+        Closed-loop pole of the design with the largest real part [1/s].
+    gain : float
+        ||K||_F of the Cartesian gain.
+    h2, hinf : float
+        Closed-loop linear norms from the disturbance force to the outputs [m/(N s^.5)], [m/N].
+    peak_ratio, energy_ratio : float
+        Nonlinear closed loop: max_t |y(t)| / |u|_2 and |y|_2 / |u|_2 (u: the doublet).
+    open_peak, closed_peak : float
+        Nonlinear peak deflection max_t |y(t)| [m] without and with the controller.
+    effort_peak : float
+        max |command| [N/m].
+    linear_error : float
+        max |y_nonlinear - y_linear| / max |y_nonlinear| in closed loop.
+    slack_time : dict of int to float
+        Strings that went slack and for how long [s].
+    """
+
+    material: str
+    bar_mass: float
+    slowest_pole: complex
+    gain: float
+    h2: float
+    hinf: float
+    peak_ratio: float
+    energy_ratio: float
+    open_peak: float
+    closed_peak: float
+    effort_peak: float
+    linear_error: float
+    slack_time: dict
+
+
+@dataclass(frozen=True, eq=False)
+class ClosedLoopComparison:
+    """The result of :func:`compare_closed_loop`; ``print()`` it for a table.
+
+    Attributes
+    ----------
+    rows : tuple of ClosedLoopMaterialFigures
+    reports : tuple of ClosedLoopReport
+        The full :func:`tenscontrol.studies.verification` report of each material.
+    disturbance : str
+    outputs : tuple of str
+    amplitude, half_period, t_final, effort : float
+    """
+
+    rows: tuple
+    reports: tuple
+    disturbance: str
+    outputs: tuple
+    amplitude: float
+    half_period: float
+    t_final: float
+    effort: float
+
+    def __str__(self) -> str:
+        lines, row = material_table(
+            f"closed loop, LQR (effort {self.effort:g}) on every material: disturbance "
+            f"{self.disturbance} -> outputs {', '.join(self.outputs)}; doublet "
+            f"{self.amplitude:g} N, half period {self.half_period:g} s, window "
+            f"{self.t_final:g} s", [r.material for r in self.rows], 36, 14)
+
+        row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
+        row("slowest pole, real part [1/s]", [r.slowest_pole.real for r in self.rows], ".4g")
+        row("||K||_F", [r.gain for r in self.rows], ".4g")
+        row("H2 norm, linear [m/(N s^.5)]", [r.h2 for r in self.rows], ".4g")
+        row("H-inf norm, linear [m/N]", [r.hinf for r in self.rows], ".4g")
+        row("peak/|u|2, nonlinear [m/(N s^.5)]", [r.peak_ratio for r in self.rows], ".4g")
+        row("|y|2/|u|2, nonlinear [m/N]", [r.energy_ratio for r in self.rows], ".4g")
+        row("open-loop peak [m]", [r.open_peak for r in self.rows], ".4g")
+        row("closed-loop peak [m]", [r.closed_peak for r in self.rows], ".4g")
+        row("peak |command| [N/m]", [r.effort_peak for r in self.rows], ".4g")
+        row("linear prediction error [%]", [100 * r.linear_error for r in self.rows], ".3g")
+        row("slack strings", [", ".join(map(str, r.slack_time)) or "none" for r in self.rows],
+            "")
+        return "\n".join(lines)
+
+
+def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *, disturbance=(2, "z"),
+                        outputs=None, amplitude: float = 10.0, half_period: float = 1.0,
+                        t_final: float = 10.0, effort: float = 1e-2, n_samples: int = 1001,
+                        rtol: float = 1e-8, atol: float = 1e-8) -> ClosedLoopComparison:
+    """Design the same LQR for each bar material and check it on the compressible model.
+
+    For each material: ``with_bar_material``; ``linearize(bars="compressible",
+    kind="passive")`` with the output coordinates; ``lqr(effort=effort)`` (default weights:
+    outputs relative to the bar length, commands relative to the prestress); the closed-loop
+    norms from the disturbance force to the outputs (the design's ``closed_loop``); and
+    ``verify`` under :func:`tenscontrol.doublet` with compressible bars. The nonlinear ratios
+    use the Euclidean norm over the outputs, ``|u|_2 = amplitude sqrt(2 half_period)`` and the
+    trapezoidal L2 norm over [0, t_final], as :func:`tenscontrol.compare_materials` does.
+
+    Parameters
+    ----------
+    structure : Structure
+        At a prestressed equilibrium with compressible bars
+        (``equilibrium(..., bars="compressible").structure``).
+    materials : sequence of str
+        Bar material presets.
+    disturbance : (int, str)
+        Node and axis of the doublet force.
+    outputs : dict, optional
+        ``with_outputs`` keywords (``{"nodes": [2, 3], "axes": "xz"}``); all free coordinates
+        by default.
+    amplitude, half_period, t_final : float
+        The doublet [N], [s] and the window [s].
+    effort : float
+        The LQR's effort weight (see :func:`tenscontrol.lqr`).
+    n_samples : int
+        Output samples of the simulations.
+    rtol, atol : float
+        Tolerances of the compressible simulations.
+
+    Returns
+    -------
+    ClosedLoopComparison
+    """
+    if isinstance(materials, str) or len(materials) == 0:
+        raise ValueError("materials must be a non-empty sequence of preset names, e.g. "
+                         f"('hdpe', 'aluminium'), got {materials!r}")
+    for name in materials:
+        material(name)
+    if outputs is not None and outputs.get("velocities"):
+        raise ValueError("compare_closed_loop: outputs are node coordinates; velocities=True "
+                         "is not supported (the deflections are compared)")
+    node, axis = channel(structure, *disturbance, "disturbance")
+    d_name = f"f{axis}{node}"
+    u_l2 = amplitude * np.sqrt(2 * half_period)
+    load = doublet(structure.n_nodes, node, axis, amplitude, half_period)
+    rows, reports, y_names = [], [], None
+    for name in materials:
+        s = with_bar_material(structure, name)
+        model = linearize(s, bars="compressible", kind="passive")
+        if outputs is not None:
+            model = model.with_outputs(**outputs)
+        y_names = list(model.output_names)
+        design = lqr(model, effort=effort)
+        loop = design.closed_loop[y_names, [d_name]]
+        meas_outputs = {k: v for k, v in (outputs or {}).items() if k in ("nodes", "axes")}
+        report = verify(s, design.controller, load, t_final, outputs=meas_outputs,
+                        bars="compressible", n_samples=n_samples, rtol=rtol, atol=atol)
+        mag = np.linalg.norm(report.y_closed, axis=1)
+        y_l2 = float(np.sqrt(np.trapezoid(mag ** 2, report.t)))
+        slowest = design.poles[np.argmax(design.poles.real)]
+        rows.append(ClosedLoopMaterialFigures(
+            name, float(s.bar_masses.sum()), complex(slowest), float(np.linalg.norm(design.K)),
+            h2_norm(loop), hinf_norm(loop), float(mag.max()) / u_l2, y_l2 / u_l2,
+            float(np.linalg.norm(report.y_open, axis=1).max()), float(mag.max()),
+            report.closed.effort_peak, report.linear_error, report.closed.slack_time))
+        reports.append(report)
+    return ClosedLoopComparison(tuple(rows), tuple(reports), d_name, tuple(y_names),
+                                float(amplitude), float(half_period), float(t_final),
+                                float(effort))

@@ -1,0 +1,305 @@
+"""Soft against metallic bars: the same structure with different bar materials, side by side.
+
+:func:`compare_materials` gives each material's bar mass, the linear model's H2 and H-inf norms
+from a disturbance force to chosen outputs, the compliance eigenvalues, the lowest natural
+frequencies, and the nonlinear response to a doublet force. The paper's Table 2 lost the
+definitions of its rows (examples.md section 6.5); the definitions in the docstring of
+:func:`compare_materials` are tenscontrol's and are the reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from tenscontrol.mechanics.compressible import bar_force_densities
+from tenscontrol.linear.linearization import linearize
+from tenscontrol.model.materials import material
+from tenscontrol.linear.norms import h2_norm, hinf_norm
+from tenscontrol.linear.reduction import minimal_realization
+from tenscontrol.simulation.simulator import simulate
+from tenscontrol.mechanics.statics import rest_length_for
+from tenscontrol.mechanics.stiffness import compliance
+from tenscontrol.model.structure import Structure
+
+__all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "doublet",
+           "with_bar_material"]
+
+_AXES = "xyz"
+
+
+def _coordinate(n_nodes: int, node, axis, what: str) -> int:
+    """Index into q of (node, axis), with a message that names the bad part."""
+    if isinstance(node, bool) or not isinstance(node, (int, np.integer)) \
+            or not 0 <= node < n_nodes:
+        raise ValueError(f"{what}: node {node!r} out of range; the structure has {n_nodes} "
+                         f"nodes (indices 0 to {n_nodes - 1})")
+    if axis not in ("x", "y", "z"):
+        raise ValueError(f"{what}: axis must be 'x', 'y' or 'z', got {axis!r}")
+    return 3 * int(node) + _AXES.index(axis)
+
+
+def doublet(n_nodes: int, node: int, axis: str, amplitude: float = 10.0, half_period: float = 1.0):
+    """A doublet force ``force(t, q, qd) -> (n_nodes, 3)`` [N] on one coordinate.
+
+    +amplitude for 0 <= t < half_period, -amplitude for half_period <= t < 2 half_period,
+    0 afterwards; its L2 norm is ``amplitude * sqrt(2 half_period)`` [N s^0.5].
+    """
+    c = _coordinate(n_nodes, node, axis, "doublet")
+    if not (np.isfinite(half_period) and half_period > 0):
+        raise ValueError(f"doublet: half_period must be a positive time [s], got {half_period!r}")
+
+    def force(t, q=None, qd=None):
+        f = np.zeros(3 * n_nodes)
+        if t < half_period:
+            f[c] = amplitude
+        elif t < 2 * half_period:
+            f[c] = -amplitude
+        return f.reshape(n_nodes, 3)
+
+    return force
+
+
+@dataclass(frozen=True)
+class MaterialFigures:
+    """The figures of one bar material; see :func:`compare_materials` for the definitions.
+
+    Attributes
+    ----------
+    material : str
+    bar_mass : float
+        Total bar mass [kg].
+    h2, hinf : float
+        Linear-model norms from the disturbance force [N] to the output deviations [m]:
+        H2 [m/(N s^0.5)] and H-inf [m/N].
+    compliance_eigenvalues : ndarray
+        Eigenvalues of the compliance matrix, ascending [m/N].
+    natural_frequencies : ndarray
+        Lowest undamped natural frequencies of the linear model [Hz].
+    peak : float
+        Peak output deviation of the nonlinear doublet response [m].
+    peak_ratio : float
+        peak / |u|_2 [m/(N s^0.5)]; for a linear system at most the H2 norm.
+    energy_ratio : float
+        |y|_2 / |u|_2 over the window [m/N]; for a linear system at most the H-inf norm.
+    order : int
+        Order of the minimal realization behind the norms.
+    """
+
+    material: str
+    bar_mass: float
+    h2: float
+    hinf: float
+    compliance_eigenvalues: np.ndarray
+    natural_frequencies: np.ndarray
+    peak: float
+    peak_ratio: float
+    energy_ratio: float
+    order: int
+
+
+@dataclass(frozen=True, eq=False)
+class MaterialComparison:
+    """The result of :func:`compare_materials`; ``print()`` it for a table.
+
+    Attributes
+    ----------
+    rows : tuple of MaterialFigures
+    disturbance : str
+        The disturbance channel, e.g. ``"fz2"``.
+    outputs : tuple of str
+        The output coordinates, e.g. ``("x2", "z2", "x3", "z3")``.
+    amplitude, half_period, t_final : float
+        The doublet [N], [s] and the simulated window [s].
+    t : ndarray, shape (nt,)
+        Times of the nonlinear responses [s].
+    responses : tuple of ndarray, shape (nt, n_outputs)
+        Output deviations of each material's nonlinear doublet response [m].
+    """
+
+    rows: tuple
+    disturbance: str
+    outputs: tuple
+    amplitude: float
+    half_period: float
+    t_final: float
+    t: np.ndarray
+    responses: tuple
+
+    def __str__(self) -> str:
+        lines, row = material_table(
+            f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
+            f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "
+            f"{self.half_period:g} s, window {self.t_final:g} s",
+            [r.material for r in self.rows], 34, 12)
+
+        row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
+        row("minimal order", [r.order for r in self.rows], "d")
+        row("H2 norm, linear [m/(N s^.5)]", [r.h2 for r in self.rows], ".4g")
+        row("H-inf norm, linear [m/N]", [r.hinf for r in self.rows], ".4g")
+        row("peak/|u|2, nonlinear [m/(N s^.5)]", [r.peak_ratio for r in self.rows], ".4g")
+        row("|y|2/|u|2, nonlinear [m/N]", [r.energy_ratio for r in self.rows], ".4g")
+        row("peak deflection [m]", [r.peak for r in self.rows], ".4g")
+        n_eig = min(len(r.compliance_eigenvalues) for r in self.rows)
+        for k in range(n_eig):
+            row(f"compliance eigenvalue {k + 1} [m/N]",
+                [r.compliance_eigenvalues[k] for r in self.rows], ".5e")
+        n_f = min(len(r.natural_frequencies) for r in self.rows)
+        for k in range(n_f):
+            row(f"natural frequency {k + 1} [Hz]", [r.natural_frequencies[k] for r in self.rows],
+                ".4g")
+        return "\n".join(lines)
+
+    def plot(self):
+        """The nonlinear doublet responses and the norms (a matplotlib Figure)."""
+        from tenscontrol.plotting import plot_material_comparison
+
+        return plot_material_comparison(self)
+
+
+def material_table(title: str, names, label_width: int, min_width: int):
+    """A table with one column per material: its lines so far, and ``row(label, values,
+    fmt)`` that appends one formatted row to them."""
+    width = max(min_width, *(len(n) + 2 for n in names))
+    lines = [title, f"{'':<{label_width}}" + "".join(f"{n:>{width}}" for n in names)]
+
+    def row(label, values, fmt):
+        lines.append(f"{label:<{label_width}}" + "".join(f"{format(v, fmt):>{width}}"
+                                                         for v in values))
+
+    return lines, row
+
+
+def with_bar_material(structure: Structure, material_name: str) -> Structure:
+    """A copy of `structure` whose bars take density, Young's modulus and Poisson's ratio from
+    the preset `material_name`, with the radius and the bar force densities kept.
+
+    A prestressed compressible bar (rest length != length) gets the rest length that gives
+    the same force density psi = k_b (1 - l0/l) with the new Young's modulus, so that an
+    equilibrium stays an equilibrium; a compression the new bar cannot carry at any rest
+    length raises :class:`~tenscontrol.PrestressError` naming the bar.
+    """
+    E = material(material_name).youngs_modulus
+    prestressed = any(b.rest_length is not None for b in structure.bars)
+    psi = bar_force_densities(structure) if prestressed else np.zeros(structure.n_bars)
+    bars = []
+    for k, (b, p, l) in enumerate(zip(structure.bars, psi, structure.bar_lengths)):
+        new = dataclasses.replace(b, material=material_name, density=None, youngs_modulus=None,
+                                  poisson=None)
+        if b.rest_length is not None:
+            where = f"bar {k} (nodes {b.nodes[0]}->{b.nodes[1]}) in {material_name}"
+            new = dataclasses.replace(new, rest_length=float(
+                rest_length_for(where, E * np.pi * b.radius**2, l, p, True)))
+        bars.append(new)
+    return dataclasses.replace(structure, bars=tuple(bars),
+                               name=f"{structure.name}/{material_name}")
+
+
+def channel(structure: Structure, node, axis, what: str) -> tuple[int, str]:
+    c = _coordinate(structure.n_nodes, node, axis, what)
+    if structure.fixed.reshape(-1)[c]:
+        raise ValueError(f"{what}: node {node} is fixed in {axis}; choose a free coordinate")
+    return int(node), axis
+
+
+def _output_channels(structure: Structure, outputs) -> list[tuple[int, str]]:
+    if outputs is None:
+        return [(int(c) // 3, _AXES[c % 3]) for c in structure.free_coordinates]
+    return [channel(structure, n, a, "outputs") for n, a in outputs]
+
+
+def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
+                      disturbance=(2, "z"), outputs=None, amplitude: float = 10.0,
+                      half_period: float = 1.0, t_final: float = 10.0, kinetic: str = "consistent",
+                      at_rest: str = "taut", n_frequencies: int = 4, rtol: float = 1e-8,
+                      atol: float = 1e-10, dt: float = 1e-3) -> MaterialComparison:
+    """Compare bar materials on one structure, linear and nonlinear, with compressible bars.
+
+    For each material the bars take the preset's density, Young's modulus and Poisson's
+    ratio (radius kept), and:
+
+    - **bar mass**: sum of rho pi r^2 l over the bars [kg];
+    - **H2, H-inf**: norms of the passive linear model (theory.md section 13: strings and bars
+      follow their elastic laws) of the compressible structure at its configuration, from the
+      disturbance force to the deviations of the output coordinates, computed on its minimal
+      realization (structural projection, then balanced truncation);
+    - **compliance eigenvalues**: eig(K_red^-1) of the tangent stiffness on the free
+      coordinates (theory.md section 15) [m/N];
+    - **natural frequencies**: the lowest sqrt(eig(K_e, M_e)) / 2 pi of the elastic model [Hz];
+    - **nonlinear doublet response**: the compressible-bar simulation from rest under
+      :func:`doublet` (`amplitude`, `half_period`) on the disturbance coordinate over
+      [0, `t_final`], sampled every `dt`; with y(t) the vector of output deviations and
+      |u|_2 = amplitude sqrt(2 half_period): ``peak = max_t |y(t)|`` (Euclidean over the
+      outputs), ``peak_ratio = peak / |u|_2`` (the L2 -> L-inf gain, at most the H2 norm for a
+      linear single-input system) and ``energy_ratio = |y|_2 / |u|_2`` with the trapezoidal
+      L2 norm over the window (at most the H-inf norm for a linear system).
+
+    Parameters
+    ----------
+    structure : Structure
+        At an equilibrium in its given configuration (use :func:`tenscontrol.equilibrium`
+        first if it is not); its bars' radii and rest lengths are kept.
+    materials : sequence of str
+        Presets of :data:`tenscontrol.materials.MATERIALS`.
+    disturbance : (int, str)
+        Node and axis of the disturbance force, e.g. ``(2, "z")``.
+    outputs : sequence of (int, str), optional
+        Output coordinates; all free coordinates by default.
+    amplitude, half_period, t_final : float
+        The doublet [N], [s] and the simulated window [s].
+    kinetic : {"consistent", "paper"}
+        Kinetic-energy form of the compressible bars.
+    at_rest : {"taut", "slack"}
+        Linear-model rule for strings exactly at their rest length (theory.md section 11.3).
+        ``"taut"`` (the default here, as in the paper's study of unprestressed structures)
+        takes their tension-side stiffness.
+    n_frequencies : int
+        How many natural frequencies to report.
+    rtol, atol, dt : float
+        Tolerances of the nonlinear simulation and its output interval [s].
+
+    Returns
+    -------
+    MaterialComparison
+    """
+    if isinstance(materials, str) or len(materials) == 0:
+        raise ValueError("materials must be a non-empty sequence of preset names, e.g. "
+                         f"('hdpe', 'aluminium'), got {materials!r}")
+    for name in materials:
+        material(name)  # an unknown name fails here, before any run
+    for label, value in (("t_final", t_final), ("dt", dt), ("half_period", half_period)):
+        if not (np.isfinite(value) and value > 0):
+            raise ValueError(f"compare_materials: {label} must be a positive time [s], "
+                             f"got {value!r}")
+    node, axis = channel(structure, *disturbance, "disturbance")
+    channels = _output_channels(structure, outputs)
+    d_name = f"f{axis}{node}"
+    y_names = [f"{a}{n}" for n, a in channels]
+    y_index = np.array([3 * n + _AXES.index(a) for n, a in channels])
+    t_eval = np.linspace(0.0, t_final, int(round(t_final / dt)) + 1)
+    u_l2 = amplitude * np.sqrt(2 * half_period)
+    rows, responses = [], []
+    for name in materials:
+        s = with_bar_material(structure, name)
+        model = linearize(s, bars="compressible", kind="passive", kinetic=kinetic, at_rest=at_rest)
+        minimal = minimal_realization(model)
+        sys = minimal.sys[y_names, [d_name]]
+        el = minimal.elastic
+        w2 = np.sort(np.real(np.linalg.eigvals(np.linalg.solve(el.M_e, el.K_e))))
+        freqs = np.sqrt(np.clip(w2, 0, None))[:n_frequencies] / (2 * np.pi)
+        comp = compliance(s, bars="compressible", at_rest=at_rest)
+        traj = simulate(s, t_final, bars="compressible", kinetic=kinetic, t_eval=t_eval,
+                        force=doublet(s.n_nodes, node, axis, amplitude, half_period),
+                        rtol=rtol, atol=atol)
+        y = traj.nodes.reshape(len(traj.t), -1)[:, y_index] - s.nodes.reshape(-1)[y_index]
+        mag = np.linalg.norm(y, axis=1)
+        peak = float(mag.max())
+        y_l2 = float(np.sqrt(np.trapezoid(mag**2, traj.t)))
+        rows.append(MaterialFigures(name, float(s.bar_masses.sum()), h2_norm(sys), hinf_norm(sys),
+                                    np.sort(comp.eigenvalues), freqs, peak, peak / u_l2,
+                                    y_l2 / u_l2, minimal.order))
+        responses.append(y)
+    return MaterialComparison(tuple(rows), d_name, tuple(y_names), float(amplitude),
+                              float(half_period), float(t_final), t_eval, tuple(responses))

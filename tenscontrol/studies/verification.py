@@ -1,0 +1,298 @@
+"""Closed-loop verification: open against closed loop on the nonlinear model, and the linear
+prediction against the nonlinear response.
+
+:func:`verify` runs three simulations of the same disturbance from the operating point: the
+nonlinear structure without and with the controller (:func:`tenscontrol.simulate`, corrected
+for rigid bars), and the closed loop of the controller with the structure's analytic
+linearization (theory.md section 11). It returns a :class:`ClosedLoopReport` that prints as a
+table and plots.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.integrate
+import scipy.linalg
+
+from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
+from tenscontrol.linear.linearization import linearize
+from tenscontrol.simulation.simulator import simulate
+from tenscontrol.simulation.trajectory import Trajectory, max_abs
+
+__all__ = ["ClosedLoopFigures", "ClosedLoopReport", "verify"]
+
+
+@dataclass(frozen=True)
+class ClosedLoopFigures:
+    """Figures of one response (deflections are deviations of the chosen outputs).
+
+    Attributes
+    ----------
+    peak : float
+        max over time and outputs of |deflection| [m].
+    rms : float
+        sqrt(mean over time of the sum of squared output deflections) [m].
+    effort_peak, effort_rms : float
+        max |u| over strings and time, and the rms of ||u||_2 [N/m] (0 in open loop).
+    slack_time, saturated_time : dict of int to float
+        Commanded strings that went slack / saturated, with the time spent so [s].
+    bar_violation, energy_violation : float
+        max |bar length error| [m] and max |Etot - w - E0| [J] (nan for the linear model).
+    """
+
+    peak: float
+    rms: float
+    effort_peak: float
+    effort_rms: float
+    slack_time: dict
+    saturated_time: dict
+    bar_violation: float
+    energy_violation: float
+
+
+def _time_rms(t: np.ndarray, sq: np.ndarray) -> float:
+    """sqrt of the time average of sq(t) (trapezoid)."""
+    if t.size < 2:
+        return float(np.sqrt(sq.mean()))
+    return float(np.sqrt(scipy.integrate.trapezoid(sq, t) / (t[-1] - t[0])))
+
+
+def _figures(t, y, u, traj: Trajectory | None) -> ClosedLoopFigures:
+    effort_peak = max_abs(u) if u is not None else 0.0
+    effort_rms = _time_rms(t, (u ** 2).sum(axis=1)) if u is not None else 0.0
+    slack, sat, bar, energy = {}, {}, np.nan, np.nan
+    if traj is not None:
+        bar, energy = max_abs(traj.bar_violation), max_abs(traj.energy_violation)
+        c = traj.control
+        if c is not None:
+            slack = {int(k): float(v) for k, v in zip(c.strings, c.slack_time) if v > 0}
+            sat = {int(k): float(v) for k, v in zip(c.strings, c.saturated_time) if v > 0}
+    return ClosedLoopFigures(max_abs(y), _time_rms(t, (y ** 2).sum(axis=1)), effort_peak,
+                             effort_rms, slack, sat, bar, energy)
+
+
+@dataclass(frozen=True, eq=False)
+class ClosedLoopReport:
+    """The result of :func:`verify`.
+
+    Attributes
+    ----------
+    t : ndarray, shape (nt,)
+        Output times [s].
+    output_names : tuple of str
+        The deflection outputs (``"z2"``: node 2 along z).
+    open_loop, closed_loop : Trajectory
+        Nonlinear simulations without and with the controller.
+    y_open, y_closed, y_linear : ndarray, shape (nt, ny)
+        Output deflections [m]: nonlinear open and closed loop, linear closed loop.
+    u_closed, u_linear : ndarray, shape (nt, nu)
+        Commands [N/m] in the nonlinear and the linear closed loop.
+    open, closed, linear : ClosedLoopFigures
+    linear_error : float
+        max |y_closed - y_linear| / max |y_closed|: how far the linear prediction is off.
+    peak_reduction : float
+        1 - peak(closed) / peak(open).
+    """
+
+    t: np.ndarray
+    output_names: tuple
+    open_loop: Trajectory
+    closed_loop: Trajectory
+    y_open: np.ndarray
+    y_closed: np.ndarray
+    y_linear: np.ndarray
+    u_closed: np.ndarray
+    u_linear: np.ndarray
+    open: ClosedLoopFigures
+    closed: ClosedLoopFigures
+    linear: ClosedLoopFigures
+    linear_error: float
+    peak_reduction: float
+
+    def summary(self) -> str:
+        """The figures as a table, one column per response."""
+        rows = [("peak deflection [m]", "peak", "{:.4e}"), ("rms deflection [m]", "rms", "{:.4e}"),
+                ("peak |u| [N/m]", "effort_peak", "{:.4g}"),
+                ("rms ||u|| [N/m]", "effort_rms", "{:.4g}"),
+                ("max |bar violation| [m]", "bar_violation", "{:.2e}"),
+                ("max |energy violation| [J]", "energy_violation", "{:.2e}")]
+        cols = (("open loop", self.open), ("closed loop", self.closed),
+                ("linear prediction", self.linear))
+        out = [f"{'':<28}" + "".join(f"{name:>19}" for name, _ in cols)]
+        for label, attr, fmt in rows:
+            vals = [getattr(f, attr) for _, f in cols]
+            out.append(f"{label:<28}" + "".join(
+                f"{'-' if np.isnan(v) else fmt.format(v):>19}" for v in vals))
+        for label, attr in (("slack strings [s]", "slack_time"),
+                            ("saturated strings [s]", "saturated_time")):
+            d = getattr(self.closed, attr)
+            out.append(f"{label:<28}{', '.join(f'{k}: {v:.3g}' for k, v in d.items()) or 'none':>38}")
+        out.append(f"peak reduction (closed vs open loop)   {100 * self.peak_reduction:.1f} %")
+        out.append(f"linear prediction error (vs nonlinear) {100 * self.linear_error:.2f} % of peak")
+        return "\n".join(out)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def plot(self, output: int | str | None = None):
+        """Deflection (open, closed, linear) of one output and the applied force densities of
+        the commanded strings; a matplotlib Figure.
+
+        Parameters
+        ----------
+        output : int or str, optional
+            Index or name of the output to show; the one with the largest open-loop peak by
+            default.
+        """
+        from tenscontrol.plotting import plot_closed_loop
+
+        return plot_closed_loop(self, output)
+
+
+def _linear_prediction(structure, controller, disturbance, t, bars, meas, options):
+    """The linear prediction: the controller around the analytic linearization."""
+    # the strings the controller does not command follow their laws, as in the simulator
+    model = linearize(structure, q=_q_ref(controller, structure), bars=bars,
+                      kind=controller.kind, kinetic=options.get("kinetic", "consistent"),
+                      include_radius=options.get("include_radius", False)
+                      ).actuated(controller.strings)
+    A, B, E = model.A, model.B, model.E
+    nx = A.shape[0]
+    if isinstance(controller, StateFeedback):
+        Acl, Bd, Cu = A - B @ controller.K, E, -controller.K
+    elif isinstance(controller, OutputFeedback):
+        Cm = controller.measurement.C
+        Acl = np.block([[A + B @ controller.DK @ Cm, B @ controller.CK],
+                        [controller.BK @ Cm, controller.AK]])
+        Bd = np.vstack([E, np.zeros((controller.n_states, E.shape[1]))])
+        Cu = np.hstack([controller.DK @ Cm, controller.CK])
+    else:
+        return None, None
+    nq = nx // 2
+    q0, z = model.q, np.zeros(nq)
+    X = _lti_response(Acl, Bd, lambda tt: np.asarray(disturbance(tt, q0, z),
+                                                     dtype=float).reshape(-1), t)
+    y = X[:, :nx] @ meas.C.T
+    return y, X @ Cu.T
+
+
+def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
+    """States (nt, nx) of x' = A x + B d(t), x(0) = 0, at the times t (uniform grid).
+
+    Each output interval is split into `substeps` parts over which the load is held at its
+    midpoint value: exact for loads that are constant between substep boundaries (a doublet
+    whose steps fall on the grid) and second order for smooth loads in modes slower than the
+    substep; a faster mode (compressible bars' axial vibrations) stays stable and follows the
+    held load, with a lag of half a substep.
+    """
+    nx = A.shape[0]
+    h = (t[1] - t[0]) / substeps
+    # expm([[A, B], [0, 0]] h) = [[Phi, Gamma], [0, I]]: x+ = Phi x + Gamma d(t + h/2)
+    big = np.zeros((nx + B.shape[1], nx + B.shape[1]))
+    big[:nx, :nx], big[:nx, nx:] = A * h, B * h
+    E = scipy.linalg.expm(big)
+    Phi, Gamma = E[:nx, :nx], E[:nx, nx:]
+    X = np.zeros((t.size, nx))
+    x = np.zeros(nx)
+    for k in range(1, t.size):
+        for j in range(substeps):
+            x = Phi @ x + Gamma @ d(t[k - 1] + (j + 0.5) * h)
+        X[k] = x
+    return X
+
+
+def _no_load(n_nodes: int):
+    zeros = np.zeros((n_nodes, 3))
+    return lambda t, q=None, qd=None: zeros
+
+
+def _q_ref(controller, structure) -> np.ndarray:
+    """The controller's operating point: its q_ref, its measurement's, or the nodes."""
+    if hasattr(controller, "q_ref"):
+        return np.asarray(controller.q_ref, dtype=float).reshape(-1)
+    if hasattr(controller, "measurement") and hasattr(controller.measurement, "q_ref"):
+        return np.asarray(controller.measurement.q_ref, dtype=float).reshape(-1)
+    return structure.nodes.reshape(-1)
+
+
+def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs=None,
+           n_samples: int = 1001, bars: str = "rigid", rtol: float = 1e-9, atol: float = 1e-9,
+           max_step: float | None = None, **simulate_options) -> ClosedLoopReport:
+    """Check a controller in closed loop on the nonlinear model against open loop and the
+    linear prediction.
+
+    Parameters
+    ----------
+    structure : Structure
+        The structure at its operating point (e.g. ``equilibrium(...).structure``): every
+        simulation starts there, at rest.
+    controller : Controller
+        E.g. ``lqr(model).controller``; designed about the structure's nodes.
+    disturbance : callable ``force(t, q, qd) -> (n_nodes, 3)`` or None
+        Nodal loads [N], as :func:`tenscontrol.simulate`'s ``force``; the linear prediction
+        evaluates it at the operating point. None: no load.
+    t_final : float
+        Simulated time [s].
+    outputs : dict, optional
+        Keywords of :func:`tenscontrol.controllers.measurement` choosing the deflection
+        outputs (``{"nodes": [2, 3], "axes": "xz"}``); all free coordinates by default (for a
+        free-floating structure these include its rigid drift: choose relative outputs such
+        as string lengths, ``{"strings": [...]}``, there).
+    n_samples : int
+        Output samples on [0, t_final] (the rms and time figures use this grid).
+    bars : {"rigid", "compressible"}
+    rtol, atol : float
+        Tolerances of the nonlinear simulations.
+    max_step : float, optional
+        Largest integration step [s]; the sample spacing by default, so that load steps
+        (a doublet) are not stepped over.
+    **simulate_options
+        Passed on to :func:`tenscontrol.simulate` (e.g. ``kinetic``; ``kinetic`` and
+        ``include_radius`` also to the linear prediction's :func:`tenscontrol.linearize`).
+
+    Returns
+    -------
+    ClosedLoopReport
+    """
+    q_ref = _q_ref(controller, structure)
+    if q_ref.shape != (structure.nodes.size,):
+        raise ValueError(f"verify: the controller was designed for {q_ref.size // 3} nodes, the "
+                         f"structure has {structure.n_nodes}")
+    if disturbance is None:
+        disturbance = _no_load(structure.n_nodes)
+    elif not callable(disturbance):
+        raise TypeError("verify: disturbance must be a callable force(t, q, qd) -> (n_nodes, 3) "
+                        f"array [N] (e.g. tenscontrol.doublet(...)) or None, got "
+                        f"{type(disturbance).__name__}")
+    gap = float(np.abs(q_ref - structure.nodes.reshape(-1)).max())
+    if gap > 1e-9 * max(1.0, float(np.abs(q_ref).max())):
+        warnings.warn(f"verify: the controller's operating point differs from the structure's "
+                      f"nodes by up to {gap:.3g} m; the simulations start from the nodes",
+                      stacklevel=2)
+    if not (isinstance(n_samples, (int, np.integer)) and n_samples >= 2):
+        raise ValueError(f"verify: n_samples must be an int >= 2, got {n_samples!r}")
+    t = np.linspace(0.0, float(t_final), int(n_samples))
+    step = float(t[1] - t[0]) if max_step is None else max_step
+    meas = measurement(structure, q_ref, **(outputs or {}))
+    options = dict(t_eval=t, rtol=rtol, atol=atol, bars=bars, force=disturbance, max_step=step,
+                   **simulate_options)
+    open_loop = simulate(structure, t_final, **options)
+    closed_loop = simulate(structure, t_final, controller=controller, **options)
+    y_open = np.array([meas(q) for q in open_loop.nodes.reshape(t.size, -1)])
+    y_closed = np.array([meas(q) for q in closed_loop.nodes.reshape(t.size, -1)])
+    u_closed = closed_loop.control.u
+    y_lin, u_lin = _linear_prediction(structure, controller, disturbance, t, bars, meas,
+                                      simulate_options)
+    if y_lin is None:   # a user's nonlinear controller has no linear prediction
+        y_lin, u_lin = np.full_like(y_closed, np.nan), np.full_like(u_closed, np.nan)
+        linear, err = _figures(t, y_lin, u_lin, None), np.nan
+    else:
+        linear = _figures(t, y_lin, u_lin, None)
+        err = max_abs(y_closed - y_lin) / max(max_abs(y_closed), 1e-300)
+    fo, fc = _figures(t, y_open, None, open_loop), _figures(t, y_closed, u_closed, closed_loop)
+    return ClosedLoopReport(t, meas.names, open_loop, closed_loop, y_open, y_closed, y_lin,
+                            u_closed, u_lin, fo, fc, linear, float(err),
+                            float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan)

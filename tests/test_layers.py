@@ -1,0 +1,45 @@
+"""The architecture as tests: the import-linter layer contracts of pyproject.toml hold, and no
+module of the package imports another module's private name."""
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "tenscontrol"
+
+
+def _private_imports(path: pathlib.Path):
+    """(line, text) of each `from tenscontrol... import _name` and `import tenscontrol._x` in path."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tenscontrol"):
+            parts = node.module.split(".")
+            names = [a.name for a in node.names]
+            if any(p.startswith("_") for p in parts) or any(
+                    n.startswith("_") and not n.startswith("__") for n in names):
+                yield node.lineno, f"from {node.module} import {', '.join(names)}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("tenscontrol") and any(
+                        p.startswith("_") for p in a.name.split(".")):
+                    yield node.lineno, f"import {a.name}"
+
+
+def test_no_module_imports_a_private_name():
+    found = [f"{p.relative_to(PACKAGE.parent)}:{line}: {text}"
+             for p in sorted(PACKAGE.rglob("*.py")) for line, text in _private_imports(p)]
+    assert not found, "private names imported across modules:\n" + "\n".join(found)
+
+
+def test_the_private_import_check_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from tenscontrol.model.structure import _readonly\n")
+    assert list(_private_imports(bad)) == [(1, "from tenscontrol.model.structure import _readonly")]
+
+
+def test_layer_contracts_hold():
+    exe = pathlib.Path(sys.executable).parent / "lint-imports"   # from the test extra
+    run = subprocess.run([str(exe)], cwd=PACKAGE.parent, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "0 broken" in run.stdout
