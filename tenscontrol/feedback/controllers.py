@@ -21,6 +21,7 @@ write :meth:`Controller.force_densities` for a static law of your own. :class:`S
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -52,6 +53,14 @@ def _frozen_arrays(obj) -> None:
         object.__setattr__(obj, f.name, value)
 
 
+def _controller_repr(controller, *figures: str) -> str:
+    """One line: the class, how u is applied, its sizes, then `figures`."""
+    parts = [f"kind={getattr(controller, 'kind', None)!r}",
+             f"commanded_strings={np.size(getattr(controller, 'strings', ()))}",
+             f"states={getattr(controller, 'n_states', 0)}", *figures]
+    return f"{type(controller).__name__}({', '.join(parts)})"
+
+
 class Controller:
     """What the closed-loop simulator needs from a controller (subclass it for your own).
 
@@ -71,6 +80,9 @@ class Controller:
     gamma_ref: np.ndarray
     kind: str = "passive"
     n_states: int = 0
+
+    def __repr__(self) -> str:
+        return _controller_repr(self)
 
     def initial_state(self) -> np.ndarray:
         """Internal state at t = 0, shape (n_states,)."""
@@ -128,6 +140,11 @@ class Measurement:
     @property
     def n_signals(self) -> int:
         return self.C.shape[0]
+
+    def __repr__(self) -> str:
+        names = textwrap.shorten(" ".join(self.names), 80, placeholder=" ...")
+        return (f"Measurement(signals={self.n_signals}, coordinates={self.coordinates.size}, "
+                f"string_lengths={self.strings.size}: {names})")
 
     def __call__(self, q: np.ndarray) -> np.ndarray:
         """The measured deviations at positions q (3n,), shape (ny,) [m]."""
@@ -238,6 +255,9 @@ class StateFeedback(Controller):
             raise ValueError(f"StateFeedback: K must be (n_strings, 2 nq) = ({self.strings.size}, "
                              f"{2 * self.q_ref.size}), got {self.K.shape}")
 
+    def __repr__(self) -> str:
+        return _controller_repr(self, f"|K|_F={np.linalg.norm(self.K):.4g}")
+
     def force_densities(self, t, q, qd, xc):
         nq = self.q_ref.size
         return -(self.K[:, :nq] @ (q - self.q_ref) + self.K[:, nq:] @ qd)
@@ -281,6 +301,9 @@ class OutputFeedback(Controller):
     @property
     def n_states(self) -> int:
         return self.AK.shape[0]
+
+    def __repr__(self) -> str:
+        return _controller_repr(self, f"measured_signals={self.measurement.n_signals}")
 
     def force_densities(self, t, q, qd, xc):
         return self.CK @ xc + self.DK @ self.measurement(q)

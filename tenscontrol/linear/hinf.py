@@ -377,6 +377,7 @@ class HinfDesign:
     minimal: object
 
     def summary(self) -> str:
+        """The design's figures as a table (what ``print(design)`` shows)."""
         rows = [("controller", f"{type(self.controller).__name__}, "
                  f"{getattr(self.controller, 'n_states', 0)} states, "
                  f"{self.controller.strings.size} inputs"),
@@ -387,4 +388,11 @@ class HinfDesign:
                 ("sb10fd rcond", f"{self.rcond:.3g}")]
         return "HinfDesign\n" + summary_table(rows)
 
-    __repr__ = summary
+    __str__ = summary
+
+    def __repr__(self) -> str:
+        c = self.controller
+        return (f"HinfDesign(controller={type(c).__name__}, controller_states="
+                f"{getattr(c, 'n_states', 0)}, commanded_strings={c.strings.size}, "
+                f"gamma={self.gamma:.6g} (infeasible below {self.gamma_lower:.6g}), "
+                f"||closed loop||_inf={self.closed_loop_norm:.6g})")

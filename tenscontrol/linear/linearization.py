@@ -127,6 +127,12 @@ class LinearModel:
             elif f.name.endswith("_names"):
                 object.__setattr__(self, f.name, tuple(value))
 
+    def __repr__(self) -> str:
+        return (f"LinearModel(structure={self.structure.name!r}, kind={self.kind!r}, "
+                f"bars={self.bars!r}, states={self.A.shape[0]}, inputs={self.B.shape[1]}, "
+                f"disturbances={self.E.shape[1]}, outputs={self.C.shape[0]}, "
+                f"at_equilibrium={self.at_equilibrium})")
+
     @property
     def sys(self):
         """The model as ``control.StateSpace(A, [B E], C, 0)`` with named signals.

@@ -291,8 +291,7 @@ class MinimalRealization:
         head = (f"MinimalRealization(order={self.order}, structural_order={self.structural_order}, "
                 f"full_order={self.full_order}")
         if self.hsv is None:
-            return (head + "; elastic model not asymptotically stable: Kalman minimal realization "
-                    "(only uncontrollable/unobservable modes removed, exact), no HSVs)")
+            return head + "; Kalman: elastic model not asymptotically stable, exact, no HSVs)"
         hsv = self.hsv[self.hsv > 0]
         span = f"{hsv[0]:.3e} .. {hsv[-1]:.3e}" if hsv.size else "all zero"
         return (head + f"; balanced truncation, HSV {span}, "

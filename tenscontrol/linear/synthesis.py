@@ -177,6 +177,7 @@ class LQRDesign:
     closed_loop: ct.StateSpace
 
     def summary(self) -> str:
+        """The design's figures as a table (what ``print(design)`` shows)."""
         slowest = self.poles[np.argmax(self.poles.real)]
         nu, nx = self.K.shape
         return "LQRDesign\n" + _hinf.summary_table([
@@ -185,7 +186,13 @@ class LQRDesign:
             ("slowest pole", f"{slowest:.6g} 1/s"),
             ("trace S", f"{np.trace(self.S):.6g}")])
 
-    __repr__ = summary
+    __str__ = summary
+
+    def __repr__(self) -> str:
+        slowest = self.poles[np.argmax(self.poles.real)]
+        return (f"LQRDesign(inputs={self.K.shape[0]}, states={self.K.shape[1]}, "
+                f"reduced_order={self.minimal.order}, ||K||_F={np.linalg.norm(self.K):.6g}, "
+                f"slowest pole={slowest:.4g} 1/s)")
 
 
 def _default_weights(p: _Plant, effort: float):

@@ -120,6 +120,12 @@ class CompressibleBarModel:
         return (self.M0, self.W, self.G, *self.bar_args, *self.member_args, self.free,
                 self.const_mass)
 
+    def __repr__(self) -> str:
+        return (f"CompressibleBarModel(structure={self.structure.name!r}, "
+                f"kinetic={self.kinetic!r}, include_radius={self.include_radius}, "
+                f"coordinates={self.M0.shape[0]}, free={self.free.size}, "
+                f"bars={self.bar_stiffness.size}, const_mass={self.const_mass})")
+
 
 def _singular_bars(structure: Structure, M: np.ndarray) -> list[int]:
     """Bars whose free stretch mode (n_i, n_j moving apart along b) has no kinetic energy."""

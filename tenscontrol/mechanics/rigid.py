@@ -154,6 +154,12 @@ class RigidBarModel:
         return (np.ascontiguousarray(s.bar_nodes[k, 0]), np.ascontiguousarray(s.bar_nodes[k, 1]),
                 np.array(s.bar_lengths[k] ** 2))
 
+    def __repr__(self) -> str:
+        return (f"RigidBarModel(structure={self.structure.name!r}, coordinates={self.M.shape[0]}, "
+                f"free={int((self.col >= 0).sum())}, "
+                f"constrained_bars={self.constrained_bars.size}, "
+                f"dropped_bars={list(self.dropped_bars)})")
+
 
 def member_args(structure: Structure) -> tuple:
     """(si, sj, sk, sl0, sc, ssp): the tension-member arrays the kernels of both bar models take."""

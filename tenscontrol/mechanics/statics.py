@@ -13,6 +13,7 @@ node i with ``+gamma s`` (s = n_j - n_i), i.e. the member forces on the nodes ar
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,10 @@ _BAR_MODELS = ("rigid", "compressible")
 
 class PrestressError(ValueError):
     """No admissible prestress exists, or the computed one could not be certified."""
+
+    def __repr__(self) -> str:
+        # str() is the whole message (what failed and what to try); the repr keeps one line
+        return f"PrestressError({textwrap.shorten(str(self), 150, placeholder=' ...')!r})"
 
 
 def _per_string(structure: Structure, value, name: str, default: float) -> np.ndarray:
@@ -91,18 +96,20 @@ class Equilibrium:
     self_stress_dimension: int
 
     def __repr__(self) -> str:
-        g, p = self.gamma, self.bar_force_densities
-        grange = f"[{g.min():.6g}, {g.max():.6g}]" if g.size else "[]"
-        prange = f"[{p.min():.6g}, {p.max():.6g}]" if p.size else "[]"
+        def span(a):
+            return f"[{a.min():.4g}, {a.max():.4g}]" if a.size else "[]"
         return (f"Equilibrium(structure={self.structure.name!r}, bars={self.bars!r}, "
-                f"objective={self.objective!r}, gamma in {grange} N/m (sum {g.sum():.6g}), "
-                f"bar force densities in {prange} N/m, residual={self.residual:.3g} N, "
+                f"objective={self.objective!r}, gamma={span(self.gamma)} N/m, "
+                f"bar_force_densities={span(self.bar_force_densities)} N/m, "
                 f"self_stress_dimension={self.self_stress_dimension})")
 
     def summary(self) -> str:
         """A table of every member's force density [N/m] and axial force [N]."""
         s = self.structure
-        lines = [repr(self), f"{'member':<10}{'nodes':>9}{'gamma/psi [N/m]':>18}{'force [N]':>14}"]
+        head = (f"Equilibrium of {s.name!r} ({self.bars} bars, {self.objective}): gamma sum "
+                f"{self.gamma.sum():.6g} N/m, residual {self.residual:.3g} N, "
+                f"self-stress dimension {self.self_stress_dimension}")
+        lines = [head, f"{'member':<10}{'nodes':>9}{'gamma/psi [N/m]':>18}{'force [N]':>14}"]
         rows = [(f"string {k}", s.string_nodes[k], g, g * l)
                 for k, (g, l) in enumerate(zip(self.gamma, s.string_lengths))]
         rows += [(f"bar {k}", s.bar_nodes[k], p, p * l)

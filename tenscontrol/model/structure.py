@@ -23,6 +23,18 @@ __all__ = ["Bar", "String", "PointMass", "Structure"]
 _AXES = "xyz"
 
 
+def _member_repr(member) -> str:
+    """One line with the fields that differ from their defaults, numbers to 6 digits."""
+    parts = []
+    for f in fields(member):
+        value = getattr(member, f.name)
+        if f.default is not MISSING and value == f.default:
+            continue
+        text = f"{value:.6g}" if isinstance(value, float) else repr(value)
+        parts.append(f"{f.name}={text}")
+    return f"{type(member).__name__}({', '.join(parts)})"
+
+
 def reject_unknown_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str]) -> None:
     for key in given:
         if key not in allowed:
@@ -123,6 +135,8 @@ class Bar:
     material: str | None = None
     rest_length: float | None = None
 
+    __repr__ = _member_repr
+
 
 @dataclass(frozen=True)
 class String:
@@ -170,6 +184,8 @@ class String:
     damping: float = 0.0
     actuated: bool = True
     gamma_max: float | None = None
+
+    __repr__ = _member_repr
 
 
 @dataclass(frozen=True)

@@ -154,6 +154,14 @@ class ControlRecord:
         first = np.argmax(self.slack, axis=0)
         return np.where(hit, self.t[first], np.nan)
 
+    def __repr__(self) -> str:
+        t = f"[{self.t[0]:g}, {self.t[-1]:g}] s" if self.t.size else "[]"
+        u = float(np.abs(self.u).max(initial=0.0))
+        return (f"ControlRecord(commanded_strings={self.strings.size}, samples={self.t.size}, "
+                f"t={t}, max|u|={u:.4g} N/m, slack strings={int(self.slack.any(axis=0).sum())}, "
+                f"saturated strings={int(self.saturated.any(axis=0).sum())}, "
+                f"controller_states={self.controller_states.shape[1]})")
+
     def summary(self) -> str:
         """One line per commanded string: command range, slack and saturated time."""
         lines = ["string  u min [N/m]  u max [N/m]  applied min  applied max  slack [s]  "

@@ -7,6 +7,7 @@ them.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,17 @@ class SimulationStats:
     jacobian_evaluations: int = 0
     lu_decompositions: int = 0
     newton_iterations: int = 0
+
+    def __repr__(self) -> str:
+        # the implicit integrator's counters and the correction's only where they count
+        extra = [(label, getattr(self, name)) for label, name in (
+            ("corrections", "correction_iterations"), ("failed_corrections", "correction_failures"),
+            ("jacobians", "jacobian_evaluations"), ("LU", "lu_decompositions"),
+            ("newton", "newton_iterations")) if getattr(self, name)]
+        return (f"SimulationStats(integrator={self.integrator!r}, steps={self.accepted_steps} "
+                f"accepted + {self.rejected_steps} rejected, rhs={self.rhs_evaluations}, "
+                + "".join(f"{label}={value}, " for label, value in extra)
+                + f"wall_time={self.wall_time:.3g} s)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,15 +175,17 @@ class Trajectory:
 
     def __repr__(self) -> str:
         if not len(self.t):
-            return "Trajectory(empty)"
+            return f"Trajectory(bars={self.bars!r}, samples=0)"
         if self.bars == "compressible":
             s = self.bar_strains
-            bars = f"bar strain {s.min(initial=0):.3e}..{s.max(initial=0):.3e}"
+            bars = f"bar strain=[{s.min(initial=0):.2e}, {s.max(initial=0):.2e}]"
         else:
-            bars = f"max |bar violation| = {np.abs(self.bar_violation).max(initial=0):.2e} m"
-        return (f"Trajectory({len(self.t)} samples, t = {self.t[0]:g}..{self.t[-1]:g} s, "
-                f"{self.bars} bars, {bars}, "
-                f"max |energy violation| = {np.abs(self.energy_violation).max():.2e} J)")
+            bars = f"max|bar viol|={max_abs(self.bar_violation):.2g} m"
+        control = (f", commanded_strings={self.control.strings.size}"
+                   if self.control is not None else "")
+        return (f"Trajectory(bars={self.bars!r}, samples={len(self.t)}, "
+                f"t=[{self.t[0]:g}, {self.t[-1]:g}] s, {bars}, "
+                f"max|E viol|={max_abs(self.energy_violation):.2g} J{control})")
 
 
 def max_abs(a: np.ndarray) -> float:
@@ -198,3 +212,9 @@ class SimulationError(RuntimeError):
         self.time = time
         self.cause = cause
         self.trajectory = trajectory
+
+    def __repr__(self) -> str:
+        # str() is the whole message; the repr names the cause, shortened to keep one line
+        cause = textwrap.shorten(self.cause, 100, placeholder=" ...")
+        return (f"SimulationError(t={self.time:.6g} s, samples={len(self.trajectory.t)}, "
+                f"cause={cause!r})")

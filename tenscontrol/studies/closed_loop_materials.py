@@ -10,6 +10,7 @@ nonlinear compressible model under a doublet. The figures are those of
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,6 +66,12 @@ class ClosedLoopMaterialFigures:
     linear_error: float
     slack_time: dict
 
+    def __repr__(self) -> str:
+        return (f"ClosedLoopMaterialFigures(material={self.material!r}, "
+                f"slowest pole={self.slowest_pole:.4g} 1/s, ||K||_F={self.gain:.4g}, "
+                f"peak open={self.open_peak:.4g} m, closed={self.closed_peak:.4g} m, "
+                f"linear error={100 * self.linear_error:.2f} %)")
+
 
 @dataclass(frozen=True, eq=False)
 class ClosedLoopComparison:
@@ -89,7 +96,17 @@ class ClosedLoopComparison:
     t_final: float
     effort: float
 
+    def __repr__(self) -> str:
+        names = textwrap.shorten(", ".join(r.material for r in self.rows), 60, placeholder=" ...")
+        return (f"ClosedLoopComparison(materials=[{names}], disturbance={self.disturbance!r}, "
+                f"outputs={len(self.outputs)}, effort={self.effort:g}, doublet="
+                f"{self.amplitude:g} N / {self.half_period:g} s, t_final={self.t_final:g} s)")
+
     def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:
+        """The figures as a table, one column per material (what ``print()`` shows)."""
         lines, row = material_table(
             f"closed loop, LQR (effort {self.effort:g}) on every material: disturbance "
             f"{self.disturbance} -> outputs {', '.join(self.outputs)}; doublet "

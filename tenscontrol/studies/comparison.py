@@ -10,6 +10,7 @@ definitions of its rows (examples.md section 6.5); the definitions in the docstr
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -99,6 +100,13 @@ class MaterialFigures:
     energy_ratio: float
     order: int
 
+    def __repr__(self) -> str:
+        f = self.natural_frequencies
+        return (f"MaterialFigures(material={self.material!r}, bar_mass={self.bar_mass:.4g} kg, "
+                f"order={self.order}, h2={self.h2:.4g}, hinf={self.hinf:.4g} m/N, "
+                f"peak={self.peak:.4g} m, lowest frequency="
+                f"{f'{f[0]:.4g}' if f.size else '-'} Hz)")
+
 
 @dataclass(frozen=True, eq=False)
 class MaterialComparison:
@@ -128,7 +136,17 @@ class MaterialComparison:
     t: np.ndarray
     responses: tuple
 
+    def __repr__(self) -> str:
+        names = textwrap.shorten(", ".join(r.material for r in self.rows), 60, placeholder=" ...")
+        return (f"MaterialComparison(materials=[{names}], disturbance={self.disturbance!r}, "
+                f"outputs={len(self.outputs)}, doublet={self.amplitude:g} N / "
+                f"{self.half_period:g} s, t_final={self.t_final:g} s)")
+
     def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:
+        """The figures as a table, one column per material (what ``print()`` shows)."""
         lines, row = material_table(
             f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
             f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "

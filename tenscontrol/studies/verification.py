@@ -52,6 +52,15 @@ class ClosedLoopFigures:
     bar_violation: float
     energy_violation: float
 
+    def __repr__(self) -> str:
+        # nan: not applicable (the linear model has no constraints and no energy balance)
+        checks = "".join(f", {label}={value:.2g} {unit}" for label, value, unit in (
+            ("max|bar viol|", self.bar_violation, "m"), ("max|E viol|", self.energy_violation, "J"))
+            if not np.isnan(value))
+        return (f"ClosedLoopFigures(peak={self.peak:.4g} m, rms={self.rms:.4g} m, "
+                f"effort_peak={self.effort_peak:.4g} N/m, effort_rms={self.effort_rms:.4g} N/m, "
+                f"slack={len(self.slack_time)}, saturated={len(self.saturated_time)}{checks})")
+
 
 def _time_rms(t: np.ndarray, sq: np.ndarray) -> float:
     """sqrt of the time average of sq(t) (trapezoid)."""
@@ -111,6 +120,13 @@ class ClosedLoopReport:
     linear: ClosedLoopFigures
     linear_error: float
     peak_reduction: float
+
+    def __repr__(self) -> str:
+        t = f"[{self.t[0]:g}, {self.t[-1]:g}] s" if self.t.size else "[]"
+        return (f"ClosedLoopReport(outputs={len(self.output_names)}, samples={self.t.size}, t={t}, "
+                f"peak open={self.open.peak:.4g} m, closed={self.closed.peak:.4g} m, "
+                f"peak reduction={100 * self.peak_reduction:.1f} %, "
+                f"linear error={100 * self.linear_error:.2f} %)")
 
     def summary(self) -> str:
         """The figures as a table, one column per response."""
