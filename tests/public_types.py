@@ -1,0 +1,162 @@
+"""One cheap instance of every public type, for tests/test_reprs.py and benchmarks/repr_lengths.py.
+
+Everything is built on the T-bar of :mod:`tenscontrol.catalog` with short runs (about 10 s in
+all, most of it compare_closed_loop), through the top-level API only, so that the benchmark
+also runs on older versions of the package.
+
+:data:`BUILDERS` maps a public name to a function ``(cache) -> instance``; the cache holds what
+several builders share (the prestressed T-bar, its linear model, the LQR design, ...). Types
+that are not exported at the top level but reached as attributes of public results
+(``report.open``, ``comparison.rows[0]``) have builders too, under their class names.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tenscontrol as tc
+
+T_FINAL = 1.0          # [s] every simulated window
+OUTPUTS = {"nodes": [2, 3], "axes": "xz"}
+
+
+class ConstantController(tc.Controller):
+    """A user's controller, written without a dataclass: a constant command on every string."""
+
+    kind = "passive"
+    n_states = 0
+
+    def __init__(self, structure):
+        self.strings = np.arange(structure.n_strings)
+        self.gamma_ref = np.zeros(structure.n_strings)
+
+    def force_densities(self, t, q, qd, xc):
+        return np.zeros(self.strings.size)
+
+
+def _shared(cache: dict, key: str, make):
+    if key not in cache:
+        cache[key] = make(cache)
+    return cache[key]
+
+
+def _tbar(c):
+    return _shared(c, "tbar", lambda c: tc.catalog.tbar("stedy", damping=1.0))
+
+
+def _equilibrium(c):
+    return _shared(c, "eq", lambda c: tc.equilibrium(_tbar(c), gamma_min=10.0))
+
+
+def _model(c):
+    return _shared(c, "model", lambda c: tc.linearize(_equilibrium(c).structure, kind="passive"))
+
+
+def _lqr(c):
+    return _shared(c, "lqr", lambda c: tc.lqr(_model(c)))
+
+
+def _hinf(c):
+    def make(c):
+        meas = tc.measurement(_equilibrium(c).structure, nodes=[2, 3], axes="xz")
+        return tc.hinfsyn(_model(c), outputs=OUTPUTS, measurements=meas)
+    return _shared(c, "hinf", make)
+
+
+def _trajectory(c):
+    return _shared(c, "traj", lambda c: tc.simulate(_tbar(c), T_FINAL))
+
+
+def _report(c):
+    def make(c):
+        s = _equilibrium(c).structure
+        load = tc.doublet(s.n_nodes, 2, "z", 1.0, 0.25)
+        return tc.verify(s, _lqr(c).controller, load, T_FINAL, outputs=OUTPUTS, n_samples=101)
+    return _shared(c, "report", make)
+
+
+def _simulation_error(c):
+    def load(t, q, qd):
+        if t > 0.1:
+            raise RuntimeError("sensor dropout")
+        return np.zeros((4, 3))
+    try:
+        tc.simulate(_tbar(c), T_FINAL, force=load)
+    except tc.SimulationError as exc:
+        return exc
+    raise AssertionError("the failing load did not stop the simulation")
+
+
+def _prestress_error(c):
+    try:
+        tc.equilibrium(tc.catalog.prism(3, twist=1.0), gamma_min=1.0)
+    except tc.PrestressError as exc:
+        return exc
+    raise AssertionError("the twisted prism has no self-stress, yet equilibrium succeeded")
+
+
+def _material_comparison(c):
+    return _shared(c, "materials", lambda c: tc.compare_materials(
+        tc.catalog.tbar("table2", damping=100.0), t_final=T_FINAL, dt=1e-2))
+
+
+def _closed_loop_comparison(c):
+    def make(c):
+        s = tc.equilibrium(_tbar(c), gamma_min=10.0, bars="compressible").structure
+        return tc.compare_closed_loop(s, ("hdpe", "aluminium"), t_final=T_FINAL, n_samples=101,
+                                      outputs=OUTPUTS)
+    return _shared(c, "closed_materials", make)
+
+
+BUILDERS = {
+    "Structure": _tbar,
+    "Bar": lambda c: _tbar(c).bars[0],
+    "String": lambda c: _tbar(c).strings[0],
+    "PointMass": lambda c: tc.PointMass(node=2, mass=0.5),
+    "Material": lambda c: tc.MATERIALS["hdpe"],
+    "Trajectory": _trajectory,
+    "SimulationStats": lambda c: _trajectory(c).stats,
+    "SimulationError": _simulation_error,
+    "PrestressError": _prestress_error,
+    "ControlRecord": lambda c: _report(c).closed_loop.control,
+    "Equilibrium": _equilibrium,
+    "Compliance": lambda c: tc.compliance(_equilibrium(c).structure),
+    "LinearModel": _model,
+    "ElasticModel": lambda c: tc.elastic_model(_model(c)),
+    "MinimalRealization": lambda c: tc.minimal_realization(_model(c)),
+    "LQRDesign": _lqr,
+    "HinfDesign": _hinf,
+    "Controller": lambda c: ConstantController(_tbar(c)),
+    "StateFeedback": lambda c: _lqr(c).controller,
+    "OutputFeedback": lambda c: _hinf(c).controller,
+    "Measurement": lambda c: _hinf(c).controller.measurement,
+    "ClosedLoopReport": _report,
+    "ClosedLoopFigures": lambda c: _report(c).closed,
+    "MaterialComparison": _material_comparison,
+    "MaterialFigures": lambda c: _material_comparison(c).rows[0],
+    "ClosedLoopComparison": _closed_loop_comparison,
+    "ClosedLoopMaterialFigures": lambda c: _closed_loop_comparison(c).rows[0],
+    "RigidBarModel": lambda c: tc.rigid_model(_tbar(c)),
+    "CompressibleBarModel": lambda c: tc.compressible_model(tc.catalog.tbar("table2")),
+    "Selection": lambda c: tc.Selection(nodes=[2, 3], axes="xz"),
+}
+
+#: Builders that need a top-level name some versions do not have: built only where it exists.
+REQUIRES = {"RigidBarModel": "rigid_model", "CompressibleBarModel": "compressible_model",
+            "Selection": "Selection"}
+
+
+def public_classes() -> dict:
+    """The classes exported by ``tenscontrol.__all__`` (lazy exports included), by name."""
+    return {name: getattr(tc, name) for name in tc.__all__ if isinstance(getattr(tc, name), type)}
+
+
+def available() -> list:
+    """The names of :data:`BUILDERS` that this version of the package can build."""
+    return [n for n in BUILDERS if n not in REQUIRES or hasattr(tc, REQUIRES[n])]
+
+
+def build_all(names=None) -> dict:
+    """One instance per name of `names` (:func:`available` by default), built in order."""
+    cache = {}
+    return {name: BUILDERS[name](cache) for name in (names or available())}
