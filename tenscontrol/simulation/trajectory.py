@@ -1,4 +1,5 @@
-"""What a simulation returns: the Trajectory, its SimulationStats, and the SimulationError.
+"""What a simulation returns: the Trajectory, its SimulationStats, and the SimulationError
+and SimulationInterrupted that carry a partial trajectory.
 
 Kept apart from :mod:`tenscontrol.simulation.simulator` so that plotting and analysis code can use the
 result types without the simulator, and so that the rigid-bar and compressible-bar runs share
@@ -13,7 +14,7 @@ import numpy as np
 
 from tenscontrol.model.structure import Structure
 
-__all__ = ["Trajectory", "SimulationStats", "SimulationError"]
+__all__ = ["Trajectory", "SimulationStats", "SimulationError", "SimulationInterrupted"]
 
 
 @dataclass(frozen=True)
@@ -197,4 +198,26 @@ class SimulationError(RuntimeError):
                          f"(the trajectory up to there is in the exception's .trajectory)")
         self.time = time
         self.cause = cause
+        self.trajectory = trajectory
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """A simulation was interrupted (Ctrl-C, or a KeyboardInterrupt raised by a loads function
+    or a controller); carries the trajectory up to the last recorded step.
+
+    A subclass of KeyboardInterrupt, not of Exception: ``except Exception`` in a parameter
+    loop lets it through, so Ctrl-C stops the loop.
+
+    Attributes
+    ----------
+    t : float
+        Time [s] reached: the last accepted step before the interrupt.
+    trajectory : Trajectory
+        Everything computed up to there; its arrays all have the same length.
+    """
+
+    def __init__(self, t: float, trajectory: Trajectory):
+        super().__init__(f"simulation interrupted at t = {t:.6g} s (the trajectory up to there "
+                         "is in the exception's .trajectory)")
+        self.t = t
         self.trajectory = trajectory
