@@ -130,7 +130,7 @@ def tolerance_table():
     t_eval = np.linspace(0.0, 10.0, 101)
     ref = tc.simulate(s, 10.0, bars="compressible", integrator="dopri54", rtol=1e-12,
                       atol=1e-12, t_eval=t_eval)
-    # simulate maps radau5's tolerances (radau.radau_tolerances); asking for
+    # simulate maps radau5's tolerances (Radau5.error_test_tolerances); asking for
     # (10 tol)^(3/2) makes the mapped test run at tol itself, i.e. without the mapping
     runs = (("radau5, mapped (default)", "radau5", 1e-8),
             ("radau5, unmapped", "radau5", (10 * 1e-8) ** 1.5),

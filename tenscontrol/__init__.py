@@ -20,6 +20,7 @@ from tenscontrol.model.io import load_structure, save_structure, structure_from_
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.model.materials import MATERIALS, Material
 from tenscontrol.simulation.simulator import SimulationError, SimulationStats, Trajectory, simulate
+from tenscontrol.simulation.trajectory import SimulationInterrupted
 from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
 from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stiffness
 from tenscontrol.model.structure import Bar, PointMass, String, Structure
@@ -30,7 +31,7 @@ __all__ = [
     "LQRDesign", "Measurement", "OutputFeedback", "StateFeedback", "hinfsyn", "lqr",
     "measurement", "to_iosystem", "verify", "ClosedLoopComparison", "compare_closed_loop", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
     "MaterialComparison", "MaterialFigures", "MinimalRealization", "PointMass", "PrestressError",
-    "SimulationError", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
+    "SimulationError", "SimulationInterrupted", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
     "bar_force_densities", "catalog", "compare_materials", "compliance",
     "compressible_accelerations", "compressible_energy", "compressible_jacobians",
     "compressible_mass_matrix", "compressible_model", "constraint_jacobian", "doublet",

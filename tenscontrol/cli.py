@@ -7,13 +7,17 @@
     tenscontrol demo [--out-dir DIR]
 
 Invalid input (a bad file, structure or option) and failed simulations print one line,
-``tenscontrol: error: <message>``, to stderr and exit with status 2.
+``tenscontrol: error: <message>``, to stderr and exit with status 2. Ctrl-C prints
+``tenscontrol: interrupted ...`` and exits with status 130 (the shell's convention for SIGINT),
+leaving no output file behind.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -24,6 +28,7 @@ from tenscontrol import __version__
 from tenscontrol.demo import run_demo
 from tenscontrol.model.io import load_structure
 from tenscontrol.simulation.simulator import SimulationError, Trajectory, simulate
+from tenscontrol.simulation.trajectory import SimulationInterrupted
 
 __all__ = ["NPZ_KEYS", "main", "output_times", "save_trajectory"]
 
@@ -90,9 +95,23 @@ def output_times(t_final: float, dt_out: float) -> np.ndarray:
 
 
 def save_trajectory(traj: Trajectory, path) -> None:
-    """Write the arrays of `traj` (keys :data:`NPZ_KEYS`) to the .npz file `path` exactly."""
-    with open(path, "wb") as f:
-        np.savez(f, **{key: getattr(traj, key) for key in NPZ_KEYS})
+    """Write the arrays of `traj` (keys :data:`NPZ_KEYS`) to the .npz file `path` exactly.
+
+    The file is written beside `path` as ``<name>.part`` and renamed when complete, so an
+    interrupt or a full disk never leaves a truncated `path`.
+    """
+    path = Path(path)
+    part = path.with_name(path.name + ".part")
+    try:
+        with open(part, "wb") as f:
+            np.savez(f, **{key: getattr(traj, key) for key in NPZ_KEYS})
+        os.replace(part, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            part.unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # name the file asked for, not the temporary one
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        raise
 
 
 def _cmd_simulate(args) -> int:
@@ -141,7 +160,7 @@ def main(argv=None) -> int:
     -------
     int
         0 on success; 2 if the input was invalid or the simulation failed (a one-line
-        message on stderr).
+        message on stderr); 130 if interrupted (Ctrl-C; nothing is saved).
 
     Raises
     ------
@@ -158,5 +177,10 @@ def main(argv=None) -> int:
         except OSError as exc:  # e.g. the output file cannot be written
             where = f"{exc.filename}: " if exc.filename else ""
             message = f"{where}{exc.strerror or _one_line(exc)}"
+        except KeyboardInterrupt as exc:
+            where = (f" at t = {exc.time:.6g} s, nothing saved"
+                     if isinstance(exc, SimulationInterrupted) else "")
+            print(f"tenscontrol: interrupted{where}", file=sys.stderr)
+            return 130
     print(f"tenscontrol: error: {message}", file=sys.stderr)
     return 2

@@ -191,3 +191,33 @@ def test_compressible_correction_is_a_one_line_error(tmp_path, capsys):
     assert err.startswith("tenscontrol: error: correction='energy' is not available for "
                           "compressible bars")
     assert "\n" not in err
+
+
+def test_interrupt_exits_130_with_one_line_and_saves_nothing(tbar_file, tmp_path, capsys,
+                                                             monkeypatch):
+    from tenscontrol import cli
+
+    def force(t, q, qd):  # Ctrl-C 0.3 s into the run
+        if t > 0.3:
+            raise KeyboardInterrupt
+        return np.zeros((4, 3))
+
+    simulate = cli.simulate
+    monkeypatch.setattr(cli, "simulate", lambda *a, **k: simulate(*a, force=force, **k))
+    out = tmp_path / "traj.npz"
+    assert main(["simulate", str(tbar_file), "--t-final", "1", "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip()
+    assert re.fullmatch(r"tenscontrol: interrupted at t = 0\.\d+ s, nothing saved", err), err
+    assert list(tmp_path.iterdir()) == [tbar_file]
+
+
+def test_interrupt_while_saving_leaves_no_file(tbar_file, tmp_path, capsys, monkeypatch):
+    def savez(f, **arrays):
+        f.write(b"PK partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez", savez)
+    out = tmp_path / "traj.npz"
+    assert main(["simulate", str(tbar_file), "--t-final", "0.1", "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip() == "tenscontrol: interrupted"
+    assert list(tmp_path.iterdir()) == [tbar_file]

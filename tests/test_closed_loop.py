@@ -447,6 +447,20 @@ def test_controller_failing_mid_run(tbar):
     assert traj.control is not None and traj.control.u.shape == (traj.t.size, 4)
 
 
+def test_interrupt_in_the_controller_reaches_the_caller(tbar):
+    class Interrupted(Constant):
+        def force_densities(self, t, q, qd, xc):
+            if t > 0.5:
+                raise KeyboardInterrupt  # Ctrl-C while the controller runs
+            return np.zeros(self.strings.size)
+
+    with pytest.raises(tc.SimulationInterrupted) as info:
+        tc.simulate(tbar, 1.0, controller=Interrupted(tbar, 0.0), max_step=0.01)
+    traj = info.value.trajectory
+    assert 0.49 - 1e-12 <= info.value.time == traj.t[-1] <= 0.5
+    assert traj.control is not None and traj.control.u.shape == (traj.t.size, 4)
+
+
 def test_nonfinite_command_mid_run(tbar):
     class Blows(Constant):
         def force_densities(self, t, q, qd, xc):

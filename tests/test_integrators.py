@@ -1,9 +1,13 @@
-"""Dormand-Prince 5(4): tableau order conditions, measured convergence order, dense output."""
+"""Dormand-Prince 5(4): tableau order conditions, measured convergence order, dense output;
+the base interface (validation, frozen stats, step records) it shares with Radau."""
+
+import dataclasses
 
 import numpy as np
 import pytest
 
-from tenscontrol.integrate.dopri import A, B4, B5, C, StepSizeError, dense_output, dopri54
+from tenscontrol.integrate import INTEGRATORS, IntegratorStats, Radau5, StepSizeError
+from tenscontrol.integrate.dopri import A, B4, B5, C, Dopri54, DopriStep
 
 
 def oscillator(t, y):
@@ -51,8 +55,8 @@ def test_embedded_weights_are_fourth_order_not_fifth():
 
 def fixed_step(h, t_final=1.0, record=None):
     # huge tolerances accept every step, so the step size stays h
-    _, y = dopri54(oscillator, 0.0, exact(0.0), t_final, rtol=1e10, atol=1e10, first_step=h,
-                   max_step=h, record=record)
+    _, y = Dopri54(oscillator, 0.0, exact(0.0), t_final, rtol=1e10, atol=1e10, first_step=h,
+                   max_step=h).integrate(record=record)
     return y
 
 
@@ -67,11 +71,11 @@ def test_dense_output_is_continuous_and_accurate():
     def errors(h):
         worst = [0.0]
 
-        def record(t0, y0, hh, y_unc, y1, K):
-            mid = dense_output(y0, y_unc, y1, K, hh, [0.0, 0.5, 1.0])
-            np.testing.assert_array_equal(mid[0], y0)
-            np.testing.assert_allclose(mid[2], y1, atol=1e-15)
-            worst[0] = max(worst[0], np.abs(mid[1] - exact(t0 + hh / 2)).max())
+        def record(step):
+            mid = step.dense([0.0, 0.5, 1.0])
+            np.testing.assert_array_equal(mid[0], step.y0)
+            np.testing.assert_allclose(mid[2], step.y1, atol=1e-15)
+            worst[0] = max(worst[0], np.abs(mid[1] - exact(step.t0 + step.h / 2)).max())
 
         fixed_step(h, record=record)
         return worst[0]
@@ -87,32 +91,126 @@ def test_dense_output_blends_in_the_correction():
     K = np.zeros((7, 2))
     K[:] = 1.0  # every stage of the straight line y = t
     y1 = y1u + 0.1
-    out = dense_output(y0, y1u, y1, K, 1.0, [0.0, 0.5, 1.0])
+    out = DopriStep(0.0, 1.0, y0, y1, y1u, K).dense([0.0, 0.5, 1.0])
     np.testing.assert_allclose(out[:, 0], [0.0, 0.55, 1.1])
 
 
 def test_adaptive_accuracy_and_counters():
-    stats = {}
-    _, y = dopri54(oscillator, 0.0, exact(0.0), 10.0, rtol=1e-10, atol=1e-10, stats=stats)
+    solver = Dopri54(oscillator, 0.0, exact(0.0), 10.0, rtol=1e-10, atol=1e-10)
+    _, y = solver.integrate()
+    stats = solver.stats
     assert np.abs(y - exact(10.0)).max() < 1e-8
     # one call at t0, one for the initial-step estimate, six per attempted step
-    assert stats["rhs"] == 2 + 6 * (stats["accepted"] + stats["rejected"])
+    assert stats.rhs_evaluations == 2 + 6 * (stats.accepted + stats.rejected)
 
 
 def test_correction_hook_and_reevaluation():
-    stats = {}
-
     def correct(t, y):  # project onto the unit circle, the oscillator's invariant
         y /= np.linalg.norm(y)
         return 1, True
 
-    _, y = dopri54(oscillator, 0.0, exact(0.0), 10.0, rtol=1e-6, atol=1e-6, correct=correct,
-                   stats=stats)
+    solver = Dopri54(oscillator, 0.0, exact(0.0), 10.0, rtol=1e-6, atol=1e-6, correct=correct)
+    _, y = solver.integrate()
+    stats = solver.stats
     assert np.linalg.norm(y) == pytest.approx(1.0, abs=1e-15)
-    assert stats["correction_iterations"] == stats["accepted"]
-    assert stats["rhs"] == 2 + 6 * (stats["accepted"] + stats["rejected"]) + stats["accepted"]
+    assert stats.correction_iterations == stats.accepted
+    assert stats.rhs_evaluations == 2 + 6 * (stats.accepted + stats.rejected) + stats.accepted
 
 
 def test_step_size_underflow_on_blow_up():
     with pytest.raises(StepSizeError, match="step size"):
-        dopri54(lambda t, y: y**2, 0.0, np.array([1.0]), 2.0, rtol=1e-8, atol=1e-8)
+        Dopri54(lambda t, y: y**2, 0.0, np.array([1.0]), 2.0, rtol=1e-8, atol=1e-8).integrate()
+
+
+# --- the base interface, shared by Dopri54 and Radau5 ---------------------------------------
+
+def linear(t, y):
+    return np.array([y[1], -y[0] - 0.1 * y[1]])
+
+
+def linear_jac(t, y):
+    return np.array([[0.0, 1.0], [-1.0, -0.1]])
+
+
+def make(name, **kwargs):
+    args = dict(fun=linear, t0=0.0, y0=[1.0, 0.0], t_final=2.0, rtol=1e-6, atol=1e-8)
+    if INTEGRATORS[name].needs_jacobian:
+        args["jac"] = linear_jac
+    args.update(kwargs)
+    return INTEGRATORS[name](args.pop("fun"), args.pop("t0"), args.pop("y0"),
+                             args.pop("t_final"), **args)
+
+
+def test_the_public_names_pick_the_classes():
+    assert INTEGRATORS == {"dopri54": Dopri54, "radau5": Radau5}
+    assert Dopri54.error_test_tolerances(1e-8, 1e-9) == (1e-8, 1e-9)
+
+
+@pytest.mark.parametrize("name", ["dopri54", "radau5"])
+def test_one_record_signature_with_contiguous_steps_and_dense_output(name):
+    steps, times = [], []
+    solver = make(name)
+    t, y = solver.integrate(record=steps.append, progress=times.append)
+    assert t == 2.0 and y is solver.y and solver.t == 2.0
+    assert len(steps) == solver.stats.accepted == len(times)
+    for a, b in zip(steps, steps[1:]):
+        assert b.t0 == a.t1 and b.y0 is a.y1
+    for s in steps:
+        ends = s.dense([0.0, 1.0])
+        assert ends.shape == (2, 2)
+        np.testing.assert_allclose(ends, [s.y0, s.y1], rtol=1e-12, atol=1e-15)
+    assert steps[-1].t1 == 2.0 and times == [s.t1 for s in steps]
+    assert repr(steps[0]).startswith(("DopriStep(t0=0", "RadauStep(t0=0"))
+
+
+@pytest.mark.parametrize("name", ["dopri54", "radau5"])
+def test_stats_are_a_frozen_record(name):
+    solver = make(name)
+    assert solver.stats == IntegratorStats()
+    solver.integrate()
+    stats = solver.stats
+    assert isinstance(stats, IntegratorStats) and stats.accepted > 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        stats.accepted = 0
+    solver.integrate()  # already at t_final: nothing more to do
+    assert solver.stats == stats
+
+
+@pytest.mark.parametrize("name", ["dopri54", "radau5"])
+def test_failure_leaves_the_partial_stats(name):
+    blow_up = make(name, fun=lambda t, y: y ** 2, y0=[1.0], jac=None if name == "dopri54"
+                   else (lambda t, y: np.array([[2 * y[0]]])))
+    with pytest.raises(StepSizeError, match="fell below the resolvable"):
+        blow_up.integrate()
+    assert blow_up.stats.accepted > 10 and 0.9 < blow_up.t < 1.01  # y = 1 / (1 - t)
+
+
+@pytest.mark.parametrize("name", ["dopri54", "radau5"])
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(rtol=-1), ValueError, "rtol must be positive, got -1"),
+    (dict(rtol=np.inf), ValueError, "rtol must be finite, got inf"),
+    (dict(rtol="tight"), TypeError, "rtol must be a number, got 'tight'"),
+    (dict(atol=0.0), ValueError, r"atol must be positive and finite, a scalar or shape \(2,\)"),
+    (dict(atol=[1e-8, 1e-8, 1e-8]), ValueError, "atol must be positive"),
+    (dict(max_step=0.0), ValueError, "max_step must be positive, got 0.0"),
+    (dict(first_step=-1e-3), ValueError, "first_step must be positive, got -0.001"),
+    (dict(t_final=0.0), ValueError, "t_final must be greater than t0, got t0=0.0, t_final=0.0"),
+    (dict(t0=np.nan), ValueError, "t0 must be finite"),
+    (dict(y0=[1.0, np.nan]), ValueError, r"y0 must be finite; entries \[1\] are not"),
+    (dict(y0=np.ones((2, 2))), ValueError, "y0 must be a non-empty 1-D array"),
+    (dict(fun=None), TypeError, r"fun must be callable as fun\(t, y\)"),
+])
+def test_invalid_arguments_are_named(name, kwargs, error, match):
+    with pytest.raises(error, match=match):
+        make(name, **kwargs)
+
+
+def test_hooks_a_method_does_not_take_are_refused():
+    with pytest.raises(ValueError, match="dopri54 is explicit and uses no Jacobian"):
+        make("dopri54", jac=linear_jac)
+    with pytest.raises(ValueError, match="radau5 takes no correction hook"):
+        make("radau5", correct=lambda t, y: (0, False))
+    with pytest.raises(TypeError, match=r"jac must be callable as jac\(t, y\)"):
+        make("radau5", jac=None)
+    with pytest.raises(TypeError, match="record must be callable"):
+        make("dopri54").integrate(record=[])

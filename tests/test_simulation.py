@@ -6,6 +6,7 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.model.io import structure_to_dict
 from tenscontrol.model import catalog
+from tenscontrol.simulation import models
 
 from oracles import tbar_minimal
 
@@ -199,15 +200,67 @@ def test_non_finite_force_is_a_simulation_error():
     assert info.value.trajectory.t[-1] <= 0.2
 
 
-def test_interrupt_keeps_the_trajectory():
+def _interrupted_run(**options):
+    """simulate() of the damped HDPE T-bar whose force function raises KeyboardInterrupt
+    (Ctrl-C) past t = 0.3 s, called as in a user's parameter loop; the exception raised."""
     def force(t, q, qd):
         if t > 0.3:
             raise KeyboardInterrupt
         return np.zeros((4, 3))
 
-    with pytest.raises(tc.SimulationError, match="interrupted") as info:
-        tc.simulate(catalog.tbar("stedy"), 1.0, force=force)
-    assert info.value.trajectory.t[-1] > 0.2
+    s = catalog.tbar("stedy", damping=1.0, bar_material="hdpe")
+    with pytest.raises(KeyboardInterrupt) as info:
+        try:
+            tc.simulate(s, 1.0, force=force, **options)
+        except Exception:  # what a parameter loop writes: it must not swallow Ctrl-C
+            pytest.fail("except Exception caught the interrupt")
+    return info.value
+
+
+@pytest.mark.parametrize("bars, tol", [("rigid", 1e-10), ("compressible", 1e-8)])
+@pytest.mark.parametrize("grid", [False, True])
+def test_interrupt_reaches_the_caller_with_a_consistent_trajectory(bars, tol, grid):
+    t_eval = np.linspace(0.0, 1.0, 41) if grid else None
+    err = _interrupted_run(bars=bars, rtol=tol, atol=tol, t_eval=t_eval)
+    assert isinstance(err, tc.SimulationInterrupted) and not isinstance(err, Exception)
+    assert 0.25 < err.time <= 0.3 and f"interrupted at t = {err.time:.6g} s" in str(err)
+    traj = err.trajectory
+    nt = len(traj.t)
+    assert traj.bars == bars and nt > 5
+    for name in ("nodes", "velocities", "energy", "work", "bar_violation", "energy_violation"):
+        assert getattr(traj, name).shape[0] == nt, name
+    assert np.all(np.isfinite(traj.nodes))
+    assert traj.stats.accepted_steps > 5 and traj.stats.integrator in ("dopri54", "radau5")
+    if grid:  # the grid up to the time reached
+        np.testing.assert_array_equal(traj.t, t_eval[:nt])
+        assert traj.t[-1] <= err.time < t_eval[nt]
+    else:  # every accepted step, the last one at the time reached
+        assert traj.t[-1] == err.time and traj.stats.accepted_steps == nt - 1
+    if bars == "rigid":
+        assert np.abs(traj.bar_violation).max() <= 1e-10
+
+
+def test_recorder_keeps_times_and_states_together_when_interrupted():
+    # an interrupt in the correction of the 2nd of 3 output states of a step (the old
+    # Recorder had appended one state and no time: "cannot reshape array of size N")
+    calls = []
+
+    def project(t, y):
+        calls.append(t)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    class Step:
+        t0, h, y1 = 0.0, 1.0, np.ones(2)
+
+        def dense(self, theta):
+            return np.outer(theta, [1.0, 1.0])
+
+    recorder = models.Recorder(np.zeros(2), np.array([0.0, 0.25, 0.5, 1.0]), project)
+    with pytest.raises(KeyboardInterrupt):
+        recorder(Step())
+    t, Y = recorder.arrays(2)
+    assert t.tolist() == [0.0] and Y.shape == (1, 2) and recorder.t_reached == 0.0
 
 
 def test_external_force_does_work():

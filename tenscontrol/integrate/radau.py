@@ -13,12 +13,12 @@ J is retried (Newton failure or error-test rejection). h, and with it the LU fac
 when the proposed step ratio lies in [1, 1.2] (or [0.99, 2] for n >= 30), so the matrices are
 refactorized only when h changes materially.
 
-The error test is the max norm of :func:`tenscontrol.integrators.dopri54`,
-max_i |err_i| / (atol_i + rtol max(|y0_i|, |y1_i|)) <= 1, on the tolerances as given (as in
-scipy's ``Radau``). The embedded estimate is only of order 3, so for the accuracy dopri54
-gives at the same tolerances pass them through :func:`radau_tolerances` first (Hairer's
-mapping; :func:`tenscontrol.simulate` does). The Newton increments are measured in the same
-max norm with the scale atol_i + rtol |y0_i|.
+:class:`Radau5` writes one step of :class:`tenscontrol.integrate.base.Integrator`, whose max-norm
+error test max_i |err_i| / (atol_i + rtol max(|y0_i|, |y1_i|)) <= 1 it applies to the
+tolerances as given (as scipy's ``Radau``). The embedded estimate is only of order 3, so for the
+accuracy Dopri54 gives at the same tolerances pass them through
+:meth:`Radau5.error_test_tolerances` first (Hairer's mapping; :func:`tenscontrol.simulate` does).
+The Newton increments are measured in the same max norm with the scale atol_i + rtol |y0_i|.
 
 The per-step bookkeeping runs in small numba kernels; the forward/back substitutions with the
 factors of :func:`scipy.linalg.lu_factor` are done there too, because ``lu_solve``'s per-call
@@ -33,10 +33,10 @@ import numpy as np
 from numba import njit
 from scipy.linalg import lu_factor
 
-from tenscontrol.integrate.dopri import StepSizeError, initial_step
+from tenscontrol.integrate.base import Integrator, Step, positive
 
-__all__ = ["C", "A", "B", "E", "GAMMA", "ALPHA", "BETA", "T", "TI", "DENSE", "radau5",
-           "radau_tolerances"]
+__all__ = ["C", "A", "B", "E", "GAMMA", "ALPHA", "BETA", "T", "TI", "DENSE", "Radau5",
+           "RadauStep"]
 
 _S6 = math.sqrt(6.0)
 # Radau IIA, s = 3 (HW section IV.5): nodes, coefficient matrix, weights b = last row of A.
@@ -187,63 +187,28 @@ def _finish(y0, Z):
     return y1, Q, math.isfinite(total)
 
 
-def _dense(y0, Q):
-    """dense(theta) -> (len(theta), n): the collocation polynomial of one accepted step."""
-    def dense(theta):
+class RadauStep(Step):
+    """An accepted Radau IIA step: :class:`tenscontrol.integrate.base.Step` plus its collocation
+    polynomial.
+
+    Attributes
+    ----------
+    Q : ndarray, shape (3, n)
+        Coefficients of u(t0 + theta h) = y0 + theta Q[0] + theta^2 Q[1] + theta^3 Q[2].
+    """
+
+    __slots__ = ("Q",)
+
+    def __init__(self, t0, h, y0, y1, Q):
+        super().__init__(t0, h, y0, y1)
+        self.Q = Q
+
+    def dense(self, theta) -> np.ndarray:
+        """States at t0 + theta h, theta in [0, 1], shape (len(theta), n), from the step's
+        collocation polynomial (cubic, through y0 and the three stages)."""
+        Q = self.Q
         th = np.asarray(theta, dtype=float).reshape(-1, 1)
-        return y0 + (th * Q[0] + th * th * Q[1] + th * th * th * Q[2])
-    return dense
-
-
-def _number(name, value):
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
-
-
-def _positive(name, value, allow_inf=False):
-    v = _number(name, value)
-    if not (v > 0 and (allow_inf or math.isfinite(v))):
-        extra = "" if allow_inf else " and finite"
-        raise ValueError(f"{name} must be positive{extra}, got {value}")
-    return v
-
-
-def _arguments(fun, jac, t0, y0, t_final, rtol, atol, max_step, first_step, newton_tol, nit):
-    """Validated (t0, t_final, y0 copy, rtol, atol (n,), max_step, first_step, newton_tol)."""
-    for name, f in (("fun", fun), ("jac", jac)):
-        if not callable(f):
-            raise TypeError(f"{name} must be callable as {name}(t, y), got {type(f).__name__}")
-    t0, t_final = _number("t0", t0), _number("t_final", t_final)
-    if not (math.isfinite(t0) and math.isfinite(t_final)):
-        raise ValueError(f"t0 and t_final must be finite, got {t0} and {t_final}")
-    if not t_final > t0:
-        raise ValueError(f"t_final must be greater than t0, got t0={t0}, t_final={t_final}")
-    try:
-        y = np.array(y0, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(f"y0 must be an array of numbers, got {type(y0).__name__}") from None
-    if y.ndim != 1 or y.size == 0:
-        raise ValueError(f"y0 must be a non-empty 1-D array, got shape {y.shape}")
-    if not np.all(np.isfinite(y)):
-        raise ValueError(f"y0 must be finite; entries {np.flatnonzero(~np.isfinite(y)).tolist()} "
-                         "are not")
-    rtol = _positive("rtol", rtol)
-    a = np.asarray(atol)
-    if (a.shape not in ((), y.shape) or a.dtype.kind not in "iuf"
-            or not np.all((a > 0) & np.isfinite(a))):
-        raise ValueError(f"atol must be positive and finite, a scalar or shape {y.shape}, "
-                         f"got {atol!r}")
-    atol = np.broadcast_to(a.astype(float), y.shape).copy()
-    max_step = _positive("max_step", max_step, allow_inf=True)
-    first_step = None if first_step is None else _positive("first_step", first_step)
-    if newton_tol is None:
-        newton_tol = max(10 * _EPS / rtol, min(0.03, rtol ** 0.5))  # HW's FNEWT (untransformed)
-    newton_tol = _positive("newton_tol", newton_tol)
-    if not (isinstance(nit, (int, np.integer)) and nit >= 1):
-        raise ValueError(f"max_newton_iterations must be an integer >= 1, got {nit!r}")
-    return t0, t_final, y, rtol, atol, max_step, first_step, newton_tol
+        return self.y0 + (th * Q[0] + th * th * Q[1] + th * th * th * Q[2])
 
 
 _OK, _SLOW, _DIVERGED = 0, 1, 2
@@ -255,13 +220,45 @@ def _reaches(t, h, t_final, max_step):
     return rest <= 1.01 * h and rest <= max_step * (1 + 1e-12)
 
 
-class _Radau:
-    """One radau5 run: the workspaces, the current Jacobian and factors, and the counters."""
+class Radau5(Integrator):
+    """Radau IIA of order 5 for stiff systems: implicit, adaptive, with the caller's Jacobian.
 
-    def __init__(self, fun, jac, y, rtol, atol, newton_tol, nit, stats):
-        n = y.size
-        self.fun, self.jac, self.n, self.st = fun, jac, n, stats
-        self.rtol, self.atol, self.fnewt, self.nit = rtol, atol, newton_tol, nit
+    Takes the arguments of :class:`tenscontrol.integrate.base.Integrator`, with `jac` required
+    and no `correct`, and:
+
+    Parameters
+    ----------
+    newton_tol : float, optional
+        Stop the Newton iterations when the estimated iteration error, in the error-test norm,
+        is below this; default ``max(10 eps / rtol, min(0.03, sqrt(rtol)))``.
+    max_newton_iterations : int, optional
+        Newton iterations per step before the step is retried with h / 2 (default 7).
+
+    Notes
+    -----
+    The error test is the base's max norm on the tolerances as given (as in scipy's
+    ``Radau``); the embedded estimate is only of order 3, so for the accuracy Dopri54 gives at
+    the same tolerances pass them through :meth:`error_test_tolerances` first. With
+    ``max_step=first_step`` and tolerances loose enough to accept every step, the steps are
+    constant (h stays within the keep-h window of the controller). `fun` must not keep a
+    reference to its `y` argument (a workspace of the integrator).
+    """
+
+    name = "radau5"
+    needs_jacobian = True
+
+    def __init__(self, fun, t0, y0, t_final, *, rtol, atol, max_step=np.inf, first_step=None,
+                 jac=None, correct=None, newton_tol=None, max_newton_iterations=7):
+        super().__init__(fun, t0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step,
+                         first_step=first_step, jac=jac, correct=correct)
+        if newton_tol is None:  # HW's FNEWT (untransformed)
+            newton_tol = max(10 * _EPS / self.rtol, min(0.03, self.rtol ** 0.5))
+        self.fnewt = positive("newton_tol", newton_tol)
+        nit = max_newton_iterations
+        if not (isinstance(nit, (int, np.integer)) and nit >= 1):
+            raise ValueError(f"max_newton_iterations must be an integer >= 1, got {nit!r}")
+        self.nit = int(nit)
+        n = self.n
         self.Z, self.W, self.Y, self.F = (np.zeros((3, n)) for _ in range(4))
         self.scale, self.r1, self.err = np.empty(n), np.empty(n), np.empty(n)
         self.r2 = np.empty(n, dtype=complex)
@@ -272,10 +269,24 @@ class _Radau:
         self.keep = _KEEP_H_SMALL if n < _LARGE_N else _KEEP_H_LARGE
         self.need_jac, self.jac_current, self.h_lu, self.gus = True, False, 0.0, None
 
+    @classmethod
+    def error_test_tolerances(cls, rtol: float, atol: float) -> tuple[float, float]:
+        """The error-test tolerances that give the accuracy `rtol`, `atol` ask for.
+
+        Radau IIA's embedded error estimate is only of order 3 while the solution is of order 5,
+        so testing it against the user's tolerance over-resolves; Hairer and Wanner's RADAU5 code
+        therefore tests against 0.1 rtol^(2/3) (atol scaled alike). Measured on the damped HDPE
+        T-bar over 10 s at rtol = atol = 1e-8: without the mapping the nodes are 100x more
+        accurate than Dormand-Prince's (4e-10 m against 4.5e-8 m) at 2.3x its steps; with it
+        they match (4.0e-8 m) at 0.9x its steps.
+        """
+        mapped = 0.1 * rtol ** (2.0 / 3.0)
+        return mapped, atol * mapped / rtol
+
     def rhs(self, t, y):
         """fun(t, y), shape-checked."""
         f = np.asarray(self.fun(t, y), dtype=float)
-        self.st["rhs"] += 1
+        self._rhs += 1
         if f.shape != (self.n,):
             raise ValueError(f"fun(t, y) must return an array of shape ({self.n},), got shape "
                              f"{f.shape}")
@@ -284,7 +295,7 @@ class _Radau:
     def jacobian(self, t, y):
         """Evaluate and check jac(t, y)."""
         out = self.jac(t, y)
-        self.st["jacobians"] += 1
+        self._jacobians += 1
         try:
             J = np.asarray(out, dtype=float)
         except (TypeError, ValueError):
@@ -302,7 +313,7 @@ class _Radau:
         _matrices(self.J, self.fac1, self.fac2, self.E1, self.E2)
         self.lu1, self.piv1 = lu_factor(self.E1, overwrite_a=True, check_finite=False)
         self.lu2, self.piv2 = lu_factor(self.E2, overwrite_a=True, check_finite=False)
-        self.st["lu"] += 1
+        self._lu += 1
 
     def newton(self, t, h, y0):
         """Simplified Newton iterations (HW IV.8); returns (status, step factor, iterations)."""
@@ -314,7 +325,7 @@ class _Radau:
         dynold = thqold = 1.0
         for newt in range(1, nit + 1):
             F[0], F[1], F[2] = fun(t1, Y[0]), fun(t2, Y[1]), fun(t3, Y[2])
-            self.st["rhs"] += 3
+            self._rhs += 3
             dyno = _newton(F, y0, self.scale, self.fac1, self.fac2, *args)
             if dyno == math.inf:
                 return _DIVERGED, 0.5, newt
@@ -345,16 +356,6 @@ class _Radau:
             err = _error(self.rhs(t, y0 + self.err), *args)
         return max(err, 1e-10)
 
-    def first_step(self, t, y, h, t_final, max_step):
-        """f(t0, y0), checked, and the first step size."""
-        f = self.rhs(t, y)
-        if not np.all(np.isfinite(f)):
-            raise FloatingPointError(f"fun(t0, y0) is not finite at t0 = {t}")
-        if h is None:
-            h = initial_step(self.fun, t, y, f, self.rtol, self.atol, min(t_final - t, max_step))
-            self.st["rhs"] += 1
-        return f, h
-
     def stages(self, t, y, h, Q, ratio):
         """Jacobian and LU when due, then the Newton iterations from the extrapolated Q."""
         if self.need_jac:
@@ -365,7 +366,7 @@ class _Radau:
             self.h_lu = h
         _start(y, Q, ratio, self.atol, self.rtol, self.Z, self.W, self.Y, self.scale)
         status, factor, newt = self.newton(t, h, y)
-        self.st["newton_iterations"] += newt
+        self._newton_iterations += newt
         return status, factor, newt
 
     def quotient(self, h, err, newt):
@@ -379,8 +380,9 @@ class _Radau:
             self.gus = (h, max(1e-2, err))
         return quot
 
-    def next_step(self, t, h, quot, reject, t_final, max_step):
+    def next_step(self, t, h, quot, reject):
         """The step after an accepted one, and whether it ends at t_final."""
+        t_final, max_step = self.t_final, self.max_step
         h_new = min(h / quot, max_step, h if reject else math.inf)
         slow = self.slow
         self.need_jac, self.jac_current = slow, False
@@ -390,123 +392,43 @@ class _Radau:
             return h_new, False
         return h, False  # keep h and its LU factors
 
-    def run(self, t, t_final, y, h, max_step, record, progress):
-        """The step loop; returns the final (t, y)."""
-        st = self.st
-        f, h = self.first_step(t, y, h, t_final, max_step)
-        Q, h_old, first, reject = np.zeros((3, self.n)), 0.0, True, False
-        last = _reaches(t, h, t_final, max_step)
-        h = t_final - t if last else h
+    def _start(self):
+        t, y = self.t, self.y
+        self.f = self.rhs(t, y)
+        if not np.all(np.isfinite(self.f)):
+            raise FloatingPointError(f"fun(t0, y0) is not finite at t0 = {t}")
+        h = self._initial_step(self.f)
+        self.Q, self.h_old, self.first, self.reject = np.zeros((3, self.n)), 0.0, True, False
+        self.last = _reaches(t, h, self.t_final, self.max_step)
+        self.h = self.t_final - t if self.last else h
+        self.after_accept = False
+
+    def _step(self):
+        t, y = self.t, self.y
+        if self.after_accept:  # f at the new point and the next h, once the step is recorded
+            self.f = self.rhs(t, y)
+            self.h, self.last = self.next_step(t, self.h, self.quot, self.reject)
+            self.first = self.reject = False
         while True:
-            h_min = 16 * np.spacing(max(abs(t), abs(t_final)))
-            if not (h >= h_min or last):  # a short last step is fine
-                raise StepSizeError(f"step size {h:.3g} s fell below the resolvable {h_min:.3g} s "
-                                    f"at t = {t:.9g} s")
-            status, factor, newt = self.stages(t, y, h, Q, h / h_old if h_old else 0.0)
+            h = self.h
+            self._check_step(h, self.last)
+            status, factor, newt = self.stages(t, y, h, self.Q,
+                                               h / self.h_old if self.h_old else 0.0)
             if status == _OK:
-                err = self.error(t, h, y, f, first or reject)
+                err = self.error(t, h, y, self.f, self.first or self.reject)
                 quot = self.quotient(h, err, newt)
-            if status != _OK or err >= 1.0:  # retry smaller, with a fresh J if it was old
-                st["newton_failures" if status != _OK else "rejected"] += 1
-                h = h * factor if status != _OK else (0.1 * h if first else h / quot)
-                reject, last, self.need_jac = True, False, not self.jac_current
-                continue
-            y_new, Q, finite = _finish(y, self.Z)
-            if not finite:
-                raise FloatingPointError(f"the state became non-finite at t = {t + h:.9g} s")
-            st["accepted"] += 1
-            if record is not None:
-                record(t, y, h, y_new, _dense(y, Q))
-            t, y, h_old = (t_final if last else t + h), y_new, h
-            if progress is not None:
-                progress(t)
-            if last:
-                return t, y
-            f = self.rhs(t, y)
-            h, last = self.next_step(t, h, quot, reject, t_final, max_step)
-            first = reject = False
-
-
-def radau_tolerances(rtol: float, atol: float) -> tuple[float, float]:
-    """The Radau IIA error-test tolerances that give the accuracy `rtol`, `atol` ask for.
-
-    Radau IIA's embedded error estimate is only of order 3 while the solution is of order 5,
-    so testing it against the user's tolerance over-resolves; Hairer and Wanner's RADAU5 code
-    therefore tests against 0.1 rtol^(2/3) (atol scaled alike). Measured on the damped HDPE
-    T-bar over 10 s at rtol = atol = 1e-8: without the mapping the nodes are 100x more
-    accurate than Dormand-Prince's (4e-10 m against 4.5e-8 m) at 2.3x its steps; with it
-    they match (4.0e-8 m) at 0.9x its steps.
-    """
-    mapped = 0.1 * rtol ** (2.0 / 3.0)
-    return mapped, atol * mapped / rtol
-
-
-def radau5(fun, jac, t0, y0, t_final, *, rtol, atol, record=None, max_step=np.inf,
-           first_step=None, stats=None, progress=None, newton_tol=None, max_newton_iterations=7):
-    """Integrate the stiff system y' = fun(t, y) from t0 to t_final with Radau IIA of order 5.
-
-    Parameters
-    ----------
-    fun : callable ``fun(t, y) -> ndarray (n,)``
-        Right-hand side; must return a new array and must not keep a reference to `y` (a
-        workspace of the integrator).
-    jac : callable ``jac(t, y) -> ndarray (n, n)``
-        The dense Jacobian d fun / d y.
-    t0, t_final : float
-        Start and end time [s], t_final > t0.
-    y0 : array_like (n,)
-        Initial state (copied).
-    rtol, atol : float
-        Relative and absolute tolerances (atol a scalar or shape (n,)). The error test is the
-        max norm ``max_i |err_i| / (atol_i + rtol max(|y0_i|, |y1_i|)) <= 1``, as in
-        :func:`tenscontrol.integrators.dopri54`; see :func:`radau_tolerances` for the
-        tolerances that give the same accuracy.
-    record : callable ``record(t0, y0, h, y1, dense)``, optional
-        Called after each accepted step from t0 to t0 + h. ``dense(theta)`` returns the states
-        (len(theta), n) at the times t0 + theta h, theta in [0, 1], from the step's collocation
-        polynomial (cubic, through y0 and the three stages).
-    max_step : float, optional
-        Upper bound on the step size [s].
-    first_step : float, optional
-        Initial step [s]; by default estimated from fun as for dopri54. With
-        ``max_step=first_step`` and tolerances loose enough to accept every step, the steps are
-        constant (h stays within the keep-h window of the controller).
-    stats : dict, optional
-        Counters added: ``accepted``, ``rejected`` (error test), ``rhs`` (fun evaluations),
-        ``jacobians``, ``lu`` (factorization pairs, real + complex), ``newton_iterations`` and
-        ``newton_failures`` (steps retried with a smaller h after slow or divergent Newton).
-    progress : callable ``progress(t)``, optional
-        Called after every accepted step.
-    newton_tol : float, optional
-        Stop the Newton iterations when the estimated iteration error, in the error-test norm,
-        is below this; default ``max(10 eps / rtol, min(0.03, sqrt(rtol)))``.
-    max_newton_iterations : int, optional
-        Newton iterations per step before the step is retried with h / 2 (default 7).
-
-    Returns
-    -------
-    t, y : float, ndarray (n,)
-        The final time (t_final) and state.
-
-    Raises
-    ------
-    StepSizeError
-        If the step size falls below what floating point resolves at the current time.
-    FloatingPointError
-        If the state, fun(t0, y0) or the Jacobian become non-finite.
-    ValueError, TypeError
-        On invalid arguments, or if fun/jac return arrays of the wrong shape.
-    """
-    t0, t_final, y, rtol, atol, max_step, first_step, newton_tol = _arguments(
-        fun, jac, t0, y0, t_final, rtol, atol, max_step, first_step, newton_tol,
-        max_newton_iterations)
-    for name, f in (("record", record), ("progress", progress)):
-        if f is not None and not callable(f):
-            raise TypeError(f"{name} must be callable or None, got {type(f).__name__}")
-    st = stats if stats is not None else {}
-    for key in ("accepted", "rejected", "rhs", "jacobians", "lu", "newton_iterations",
-                "newton_failures"):
-        st.setdefault(key, 0)
-    h = None if first_step is None else min(first_step, max_step, t_final - t0)
-    solver = _Radau(fun, jac, y, rtol, atol, newton_tol, int(max_newton_iterations), st)
-    return solver.run(t0, t_final, y, h, max_step, record, progress)
+                if err < 1.0:
+                    break
+                self._rejected += 1
+                self.h = 0.1 * h if self.first else h / quot
+            else:
+                self._newton_failures += 1
+                self.h = h * factor
+            # retry smaller, with a fresh J if it was old
+            self.reject, self.last, self.need_jac = True, False, not self.jac_current
+        y_new, Q, finite = _finish(y, self.Z)
+        if not finite:
+            raise FloatingPointError(f"the state became non-finite at t = {t + h:.9g} s")
+        self.t = self.t_final if self.last else t + h
+        self.y, self.h_old, self.Q, self.quot, self.after_accept = y_new, h, Q, quot, True
+        return RadauStep(t, h, y, y_new, Q)

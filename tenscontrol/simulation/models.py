@@ -18,7 +18,6 @@ from tenscontrol.mechanics import compressible_kernels as CK
 from tenscontrol.mechanics import rigid_kernels as K
 from tenscontrol.mechanics.compressible import compressible_model
 from tenscontrol.mechanics.rigid import rigid_model
-from tenscontrol.integrate.dopri import dense_output
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
 __all__ = ["CompressibleRun", "Recorder", "RigidRun", "Run", "trajectory"]
@@ -171,7 +170,9 @@ class Recorder:
 
     Dense-output states are put back on the constraints by `project` (the run's correction),
     so that bar lengths and energy hold at requested output times as at step points; the
-    integrator's own state is not touched.
+    integrator's own state is not touched. Each output time is stored with its state as one
+    (t, y) pair in a single list operation, so an interrupt at any moment leaves as many times
+    as states.
     """
 
     def __init__(self, y0: np.ndarray, t_eval, project=None):
@@ -179,53 +180,51 @@ class Recorder:
         self.project = project
         self.t_reached = 0.0
         keep_initial = t_eval is None or t_eval[0] == 0.0
-        self.times = [0.0] if keep_initial else []
-        self.states = [y0.copy()] if keep_initial else []
-        self.next = len(self.times)  # index of the next t_eval entry to fill
+        self.samples = [(0.0, y0.copy())] if keep_initial else []
+        self.next = len(self.samples)  # index of the next t_eval entry to fill
 
-    def dopri(self, t0, y0, h, y_unc, y1, K):
-        """The record callback of :func:`dopri54`."""
-        self.step(t0, h, y1, lambda theta: dense_output(y0, y_unc, y1, K, h, theta))
-
-    def radau(self, t0, y0, h, y1, dense):
-        """The record callback of :func:`radau5`."""
-        self.step(t0, h, y1, dense)
-
-    def step(self, t0, h, y1, dense):
+    def __call__(self, step) -> None:
+        """The integrator's record callback: keep the step's end point or its t_eval states."""
+        y1 = step.y1
         if not np.all(np.isfinite(y1)):
             raise FloatingPointError("the state became non-finite")
+        t0, h = step.t0, step.h
         t1 = t0 + h
-        self.t_reached = t1
         if self.t_eval is None:
-            self.times.append(t1)
-            self.states.append(y1.copy())
+            self.samples.append((t1, y1.copy()))
+            self.t_reached = t1
             return
         k0 = k1 = self.next
         while k1 < len(self.t_eval) and self.t_eval[k1] <= t1 * (1 + 1e-15):
             k1 += 1
         if k1 > k0:
             theta = np.clip((self.t_eval[k0:k1] - t0) / h, 0.0, 1.0)
-            for t, y in zip(self.t_eval[k0:k1], np.array(dense(theta))):
-                if self.project is not None:
+            new = list(zip(self.t_eval[k0:k1], np.array(step.dense(theta))))
+            if self.project is not None:
+                for t, y in new:
                     self.project(t, y)
-                self.states.append(y)
-            self.times.extend(self.t_eval[k0:k1])
+            self.samples.extend(new)
             self.next = k1
+        self.t_reached = t1
 
     def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
         """Output times (nt,) and states (nt, n_state)."""
-        t = np.array(self.times)
-        return t, np.ascontiguousarray(np.array(self.states).reshape(len(t), n_state))
+        samples = list(self.samples)  # one snapshot: times and states of the same length
+        t = np.array([s[0] for s in samples], dtype=float)
+        Y = np.array([s[1] for s in samples], dtype=float).reshape(len(t), n_state)
+        return t, np.ascontiguousarray(Y)
 
 
 def trajectory(structure, t, Y, energy, viol, E0, stats, failures, wall, correction, bars,
                 kinetic, control=None):
+    """The Trajectory of output times t and states Y; `stats` is ``(integrator name,
+    IntegratorStats)``."""
     nq = 3 * structure.n_nodes
     work = Y[:, 2 * nq].copy()
-    st = SimulationStats(stats.get("accepted", 0), stats.get("rejected", 0), stats.get("rhs", 0),
-                         stats.get("correction_iterations", 0), failures, wall,
-                         stats["integrator"], stats.get("jacobians", 0), stats.get("lu", 0),
-                         stats.get("newton_iterations", 0))
+    name, s = stats
+    st = SimulationStats(s.accepted, s.rejected, s.rhs_evaluations, s.correction_iterations,
+                         failures, wall, name, s.jacobian_evaluations, s.lu_decompositions,
+                         s.newton_iterations)
     n = structure.n_nodes
     return Trajectory(t, Y[:, :nq].reshape(-1, n, 3), Y[:, nq:2 * nq].reshape(-1, n, 3), energy,
                       work, viol, energy - work - E0, E0, st, structure, correction, bars, kinetic,

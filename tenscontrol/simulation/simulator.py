@@ -20,13 +20,14 @@ import time
 import numpy as np
 
 from tenscontrol.simulation.actuation import ClosedLoop, ControllerError
-from tenscontrol.integrate.dopri import StepSizeError, dopri54
-from tenscontrol.integrate.radau import radau5, radau_tolerances
+from tenscontrol.integrate import INTEGRATORS, StepSizeError
 from tenscontrol.simulation.models import CompressibleRun, Recorder, RigidRun
 from tenscontrol.model.structure import Structure
-from tenscontrol.simulation.trajectory import SimulationError, SimulationStats, Trajectory
+from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
+                                               SimulationStats, Trajectory)
 
-__all__ = ["simulate", "Trajectory", "SimulationStats", "SimulationError"]
+__all__ = ["simulate", "Trajectory", "SimulationStats", "SimulationError",
+           "SimulationInterrupted"]
 
 _CORRECTIONS = ("energy", "geometric", "none")
 _BARS = ("rigid", "compressible")
@@ -168,8 +169,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     rtol, atol : float
         Relative and absolute tolerances of the local error test (max norm with scale
         atol + rtol max(|y0|, |y1|)). ``"radau5"`` maps them as Hairer's RADAU5 does
-        (:func:`tenscontrol.radau.radau_tolerances`), so that both integrators give errors of
-        the same size at the same tolerances.
+        (:meth:`tenscontrol.integrate.Radau5.error_test_tolerances`), so that both
+        integrators give errors of the same size at the same tolerances.
     bars : {"rigid", "compressible"}
         ``"rigid"``: bar lengths are constraints (theory.md sections 8-10).
         ``"compressible"``: elastic bars with each bar's Young's modulus and Poisson's ratio,
@@ -233,7 +234,12 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         matrix is singular; the message names the bar.
     SimulationError
         If the integration fails (non-finite state, step-size underflow, an error raised by
-        `force`, or an interrupt); it carries the trajectory computed so far.
+        `force` or the controller); it carries the trajectory computed so far.
+    SimulationInterrupted
+        A subclass of KeyboardInterrupt (so ``except Exception`` does not catch it): the run
+        was interrupted (Ctrl-C, or a KeyboardInterrupt raised by `force` or the controller);
+        it carries the time reached (``.t``) and the trajectory up to there
+        (``.trajectory``, every array of the same length).
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
@@ -262,39 +268,41 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         raise ValueError(str(exc)) from exc.__cause__
     run.start(y0, fext, loop)
     recorder = Recorder(y0, t_eval, run.project)
-    stats = {"integrator": integrator}
+    method = INTEGRATORS[integrator]
+    test_rtol, test_atol = method.error_test_tolerances(rtol, atol)
+    solver = method(run.fun, 0.0, y0, float(t_final), rtol=test_rtol, atol=test_atol,
+                    max_step=max_step, jac=run.jac if method.needs_jacobian else None,
+                    correct=run.project)
     start = time.perf_counter()
 
     def result():
-        return run.trajectory(recorder, stats, time.perf_counter() - start)
+        return run.trajectory(recorder, (integrator, solver.stats), time.perf_counter() - start)
 
-    options = dict(rtol=rtol, atol=atol, max_step=max_step, stats=stats,
-                   progress=_Progress(t_final) if progress else None)
     try:
-        if integrator == "radau5":
-            options["rtol"], options["atol"] = radau_tolerances(rtol, atol)
-            radau5(run.fun, run.jac, 0.0, y0, float(t_final), record=recorder.radau, **options)
-        else:
-            dopri54(run.fun, 0.0, y0, float(t_final), correct=run.project,
-                    record=recorder.dopri, **options)
-    except (StepSizeError, FloatingPointError, KeyboardInterrupt, _ForceError,
-            ControllerError) as exc:
-        if isinstance(exc, StepSizeError):
-            stiff = ("stiff bars: try integrator='radau5'"
-                     if (bars, integrator) == ("compressible", "dopri54")
-                     else "light nodes on stiff strings")
-            cause = (f"{exc}; the motion may be singular or very stiff ({stiff}): check the "
-                     "structure, or loosen rtol/atol")
-        elif isinstance(exc, FloatingPointError):
-            cause = f"{exc}; check the loads and the structure for a singular configuration"
-        elif isinstance(exc, KeyboardInterrupt):
-            cause = "interrupted"
-        else:
-            cause = str(exc)
+        solver.integrate(record=recorder, progress=_Progress(t_final) if progress else None)
+    except KeyboardInterrupt as exc:
         if progress:
             sys.stderr.write("\n")
+        raise SimulationInterrupted(recorder.t_reached, result()) from exc
+    except (StepSizeError, FloatingPointError, _ForceError, ControllerError) as exc:
+        if progress:
+            sys.stderr.write("\n")
+        cause = _failure_cause(exc, bars, integrator)
         raise SimulationError(recorder.t_reached, cause, result()) from exc.__cause__
     return result()
+
+
+def _failure_cause(exc, bars, integrator) -> str:
+    """What went wrong in the integration, and what to try."""
+    if isinstance(exc, StepSizeError):
+        stiff = ("stiff bars: try integrator='radau5'"
+                 if (bars, integrator) == ("compressible", "dopri54")
+                 else "light nodes on stiff strings")
+        return (f"{exc}; the motion may be singular or very stiff ({stiff}): check the "
+                "structure, or loosen rtol/atol")
+    if isinstance(exc, FloatingPointError):
+        return f"{exc}; check the loads and the structure for a singular configuration"
+    return str(exc)
 
 
 def _with_control(fext, loop):

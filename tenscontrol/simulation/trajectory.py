@@ -1,4 +1,5 @@
-"""What a simulation returns: the Trajectory, its SimulationStats, and the SimulationError.
+"""What a simulation returns: the Trajectory, its SimulationStats, and the SimulationError
+and SimulationInterrupted that carry a partial trajectory.
 
 Kept apart from :mod:`tenscontrol.simulation.simulator` so that plotting and analysis code can use the
 result types without the simulator, and so that the rigid-bar and compressible-bar runs share
@@ -14,7 +15,7 @@ import numpy as np
 
 from tenscontrol.model.structure import Structure
 
-__all__ = ["Trajectory", "SimulationStats", "SimulationError"]
+__all__ = ["Trajectory", "SimulationStats", "SimulationError", "SimulationInterrupted"]
 
 
 @dataclass(frozen=True)
@@ -218,3 +219,28 @@ class SimulationError(RuntimeError):
         cause = textwrap.shorten(self.cause, 100, placeholder=" ...")
         return (f"SimulationError(t={self.time:.6g} s, samples={len(self.trajectory.t)}, "
                 f"cause={cause!r})")
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """A simulation was interrupted (Ctrl-C, or a KeyboardInterrupt raised by a loads function
+    or a controller); carries the trajectory up to the last recorded step.
+
+    A subclass of KeyboardInterrupt, not of Exception: ``except Exception`` in a parameter
+    loop lets it through, so Ctrl-C stops the loop.
+
+    Attributes
+    ----------
+    time : float
+        Time [s] reached: the last accepted step before the interrupt (as in SimulationError).
+    trajectory : Trajectory
+        Everything computed up to there; its arrays all have the same length.
+    """
+
+    def __init__(self, time: float, trajectory: Trajectory):
+        super().__init__(f"simulation interrupted at t = {time:.6g} s (the trajectory up to "
+                         "there is in the exception's .trajectory)")
+        self.time = time
+        self.trajectory = trajectory
+
+    def __repr__(self) -> str:
+        return f"SimulationInterrupted(t={self.time:.6g} s, samples={len(self.trajectory.t)})"
