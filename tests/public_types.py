@@ -87,6 +87,18 @@ def _simulation_error(c):
     raise AssertionError("the failing load did not stop the simulation")
 
 
+def _simulation_interrupted(c):
+    def load(t, q, qd):
+        if t > 0.1:
+            raise KeyboardInterrupt  # what Ctrl-C raises inside the user's function
+        return np.zeros((4, 3))
+    try:
+        tc.simulate(_tbar(c), T_FINAL, force=load)
+    except tc.SimulationInterrupted as exc:
+        return exc
+    raise AssertionError("the interrupting load did not stop the simulation")
+
+
 def _prestress_error(c):
     try:
         tc.equilibrium(tc.catalog.prism(3, twist=1.0), gamma_min=1.0)
@@ -117,6 +129,7 @@ BUILDERS = {
     "Trajectory": _trajectory,
     "SimulationStats": lambda c: _trajectory(c).stats,
     "SimulationError": _simulation_error,
+    "SimulationInterrupted": _simulation_interrupted,
     "PrestressError": _prestress_error,
     "ControlRecord": lambda c: _report(c).closed_loop.control,
     "Equilibrium": _equilibrium,
@@ -143,7 +156,7 @@ BUILDERS = {
 
 #: Builders that need a top-level name some versions do not have: built only where it exists.
 REQUIRES = {"RigidBarModel": "rigid_model", "CompressibleBarModel": "compressible_model",
-            "Selection": "Selection"}
+            "Selection": "Selection", "SimulationInterrupted": "SimulationInterrupted"}
 
 
 def public_classes() -> dict:
