@@ -300,6 +300,20 @@ def test_consistent_mass_matrix_is_the_rigid_one_and_constant():
     assert compressible_model(structure) is model                      # cached
 
 
+def test_model_record_holds_the_models_arrays():
+    """The kernels' record is built once per model and holds its arrays, not copies."""
+    from numba import njit
+
+    model = compressible_model(tbar_hdpe(), "paper", True)
+    np.testing.assert_array_equal(model.bars.stiffness, model.structure.bar_stiffness)
+    np.testing.assert_array_equal(model.bars.i, model.structure.bar_nodes[:, 0])
+    fields = njit(lambda m: (m.constant_mass, m.free, m.bars.a0, m.members.rest_length))
+    for inside, outside in zip(fields(model.kernel), (model.M0, model.free, model.bars.a0,
+                                                      model.members.rest_length)):
+        assert np.shares_memory(inside, outside)
+    assert not model.const_mass
+
+
 def stiff_prestressed(structure, E, include_radius):
     """Bars of modulus E whose rest lengths give them the rigid model's force densities at q0."""
     _, psi = tc.accelerations(structure, include_radius=include_radius)
