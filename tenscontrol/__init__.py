@@ -12,10 +12,9 @@ from tenscontrol.model import catalog
 from tenscontrol.model import materials
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.feedback.controllers import Controller, Measurement, OutputFeedback, StateFeedback, measurement
-from tenscontrol.mechanics.compressible import (bar_force_densities, compressible_accelerations, compressible_energy,
-                           compressible_jacobians, compressible_mass_matrix, compressible_model)
-from tenscontrol.mechanics.rigid import (accelerations, constraint_jacobian, force_densities, gravity_vector,
-                       mass_matrix, rigid_model, total_energy)
+from tenscontrol.mechanics.compressible import bar_force_densities
+from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
+from tenscontrol.mechanics.rigid import constraint_jacobian, force_densities, gravity_vector
 from tenscontrol.model.io import load_structure, save_structure, structure_from_dict, structure_to_dict
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.model.materials import MATERIALS, Material
@@ -33,11 +32,10 @@ __all__ = [
     "MaterialComparison", "MaterialFigures", "MinimalRealization", "PointMass", "PrestressError",
     "SimulationError", "SimulationInterrupted", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
     "bar_force_densities", "catalog", "compare_materials", "compliance",
-    "compressible_accelerations", "compressible_energy", "compressible_jacobians",
-    "compressible_mass_matrix", "compressible_model", "constraint_jacobian", "doublet",
+    "constraint_jacobian", "doublet",
     "elastic_model", "equilibrium", "force_densities", "gravity_vector", "h2_norm", "hinf_norm",
-    "linearize", "load_structure", "mass_matrix", "materials", "minimal_realization",
-    "rigid_model", "save_structure", "simulate", "structure_from_dict", "structure_to_dict", "tangent_stiffness", "total_energy",
+    "jacobians", "linearize", "load_structure", "mass_matrix", "materials", "minimal_realization",
+    "save_structure", "simulate", "structure_from_dict", "structure_to_dict", "tangent_stiffness", "total_energy",
 ]
 __version__ = "0.3.0"
 

@@ -139,7 +139,7 @@ def test_with_bar_material_keeps_the_bar_force_densities_of_a_prestress(name):
     # psi = k_b (1 - l0/l) cancels: strains are ~1e-8, so round-off is ~eps k_b / |psi|.
     rtol = 1e3 * np.finfo(float).eps * (t.bar_stiffness / np.abs(psi)).max()
     np.testing.assert_allclose(bar_force_densities_at_rest(t), psi, rtol=rtol)
-    qdd, psi_t = tc.compressible_accelerations(t)
+    qdd, psi_t = tc.accelerations(t, bars="compressible")
     np.testing.assert_allclose(psi_t, psi, rtol=rtol)
     # Keeping the old rest lengths instead would change psi by O(|psi|) and give |qdd| ~ scale.
     scale = np.abs(psi).max() * t.bar_lengths.max() / t.bar_masses.min()   # [m/s^2]

@@ -11,9 +11,7 @@ from scipy.integrate import solve_ivp
 import tenscontrol as tc
 from tenscontrol.mechanics import compressible_kernels as CK
 from tenscontrol.model import catalog
-from tenscontrol.mechanics.compressible import (bar_force_densities, compressible_accelerations,
-                                      compressible_energy, compressible_jacobians,
-                                      compressible_mass_matrix, compressible_model)
+from tenscontrol.mechanics.compressible import bar_force_densities, compressible_model
 
 MODES = [(kin, rad) for kin in ("consistent", "paper") for rad in (False, True)]
 
@@ -114,7 +112,7 @@ def euler_lagrange_fd(T, q, qd, qdd, h=1e-5):
 def velocity_terms(structure, q, qd, kinetic, include_radius):
     model = compressible_model(structure, kinetic, include_radius)
     out = np.empty_like(q)
-    CK.velocity_terms(q, qd, *model.bar_args[:5], out)
+    CK.velocity_terms(q, qd, model.bars, out)
     return out
 
 
@@ -126,7 +124,8 @@ def test_euler_lagrange_terms_match_finite_differences_of_T(make, kinetic, inclu
     qdd = np.random.default_rng(4).standard_normal(q.size)
     T = lambda qq, vv: kinetic_energy(structure, qq, vv, kinetic, include_radius)  # noqa: E731
     oracle = euler_lagrange_fd(T, q, qd, qdd)
-    M = compressible_mass_matrix(structure, q, kinetic=kinetic, include_radius=include_radius)
+    M = tc.mass_matrix(structure, q, bars="compressible", kinetic=kinetic,
+                       include_radius=include_radius)
     NT = velocity_terms(structure, q, qd, kinetic, include_radius)
     scale = np.abs(oracle).max()
     np.testing.assert_allclose(M @ qdd + NT, oracle, rtol=0, atol=1e-7 * scale)
@@ -138,7 +137,8 @@ def test_euler_lagrange_terms_match_finite_differences_of_T(make, kinetic, inclu
     assert (np.abs(NT).max() > 1e-6 * scale) == (kinetic == "paper" or include_radius)
     # T = 1/2 qd^T M qd, and the energy adds the independent potential
     assert np.isclose(0.5 * qd @ M @ qd, T(q, qd), rtol=1e-13)
-    E = compressible_energy(structure, q, qd, kinetic=kinetic, include_radius=include_radius)
+    E = tc.total_energy(structure, q, qd, bars="compressible", kinetic=kinetic,
+                        include_radius=include_radius)
     assert np.isclose(E, T(q, qd) + potential(structure, q), rtol=1e-12)
 
 
@@ -147,8 +147,8 @@ def test_accelerations_satisfy_lagranges_equations(kinetic, include_radius):
     """On the free coordinates, d/dt dT/dqd - dT/dq = -dV/dq + f + f_d (undamped: f_d = 0)."""
     structure = rebuild(loaded_prism(), strings=catalog.prism(3).strings)
     q, qd, f = random_state(structure, 5, dq=1e-3)
-    qdd, psi = compressible_accelerations(structure, q, qd, f, kinetic=kinetic,
-                                          include_radius=include_radius)
+    qdd, psi = tc.accelerations(structure, q, qd, loads=f, bars="compressible", kinetic=kinetic,
+                                include_radius=include_radius)
     T = lambda qq, vv: kinetic_energy(structure, qq, vv, kinetic, include_radius)  # noqa: E731
     lhs = euler_lagrange_fd(T, q, qd, qdd)
     h, eye = 1e-6, np.eye(q.size)
@@ -186,8 +186,9 @@ def test_jacobians_match_finite_differences(make, kinetic, include_radius):
     structure = make()
     opts = dict(kinetic=kinetic, include_radius=include_radius)
     q, qd, f = random_state(structure, 7, dq=0.01 if make is damped_tbar else 1e-3)
-    jac = compressible_jacobians(structure, q, qd, f, **opts)
-    acc = lambda qq, vv, ff: compressible_accelerations(structure, qq, vv, ff, **opts)[0]  # noqa
+    opts["bars"] = "compressible"
+    jac = tc.jacobians(structure, q, qd, loads=f, **opts)
+    acc = lambda qq, vv, ff: tc.accelerations(structure, qq, vv, loads=ff, **opts)[0]  # noqa
     # qdd is quadratic in qd (N_T) plus linear (dampers): central differences in qd are exact
     # for any step, and a large one keeps rounding small
     assert_close(jac["dq"], fd_columns(lambda x: acc(x, qd, f), q, 1e-6))
@@ -195,8 +196,8 @@ def test_jacobians_match_finite_differences(make, kinetic, include_radius):
     np.testing.assert_allclose(jac["qdd"], acc(q, qd, f), rtol=1e-13, atol=1e-12)
     # control model: gamma and psi held at the passive values give the same qdd
     g, p = jac["gamma"], jac["psi"]
-    held = lambda qq=q, vv=qd, ff=f, gg=g, pp=p: compressible_jacobians(  # noqa: E731
-        structure, qq, vv, ff, gamma=gg, psi=pp, **opts)
+    held = lambda qq=q, vv=qd, ff=f, gg=g, pp=p: tc.jacobians(  # noqa: E731
+        structure, qq, vv, loads=ff, gamma=gg, bar_force_densities=pp, **opts)
     jh = held()
     np.testing.assert_allclose(jh["qdd"], jac["qdd"], rtol=1e-12, atol=1e-10)
     assert_close(jh["dq"], fd_columns(lambda x: held(qq=x)["qdd"], q, 1e-6))
@@ -213,9 +214,10 @@ def test_passive_dgamma_has_zero_columns_for_slack_strings():
     structure = tbar_hdpe()
     q = structure.nodes.reshape(-1).copy()
     q[[6, 9]] += [-0.01, 0.01]         # nodes 2, 3 closer: the top string m2 goes slack
-    jac = compressible_jacobians(structure, q)
+    jac = tc.jacobians(structure, q, bars="compressible")
     assert jac["gamma"][2] == 0.0 and np.all(jac["dgamma"][:, 2] == 0.0)
-    held = compressible_jacobians(structure, q, gamma=jac["gamma"], psi=jac["psi"])
+    held = tc.jacobians(structure, q, bars="compressible", gamma=jac["gamma"],
+                        bar_force_densities=jac["psi"])
     np.testing.assert_allclose(jac["dgamma"][:, [1, 3]], held["dgamma"][:, [1, 3]], rtol=1e-14)
     assert np.abs(held["dgamma"][:, 2]).max() > 0
 
@@ -223,17 +225,17 @@ def test_passive_dgamma_has_zero_columns_for_slack_strings():
 @pytest.mark.parametrize("kinetic,include_radius", MODES)
 def test_kernel_jacobian_matches_finite_differences_of_kernel_rhs(kinetic, include_radius):
     structure = loaded_prism()
-    args = compressible_model(structure, kinetic, include_radius).kernel_args
+    kernel = compressible_model(structure, kinetic, include_radius).kernel
     q, qd, f = random_state(structure, 11, dq=1e-3)
     y = np.concatenate([q, qd, [0.3]])
 
     def rhs(x):
         dy = np.empty_like(x)
-        CK.rhs(x, f, *args, dy)
+        CK.rhs(x, f, kernel, dy)
         return dy
 
     J = np.full((y.size, y.size), np.nan)     # the kernel must fill every entry
-    CK.jacobian(y, f, *args, J)
+    CK.jacobian(y, f, kernel, J)
     nq = q.size
     # qdd is quadratic in qd: a larger step there only limits rounding
     fd = fd_columns(rhs, y, np.r_[np.full(nq, 1e-6), np.full(nq + 1, 0.1)])
@@ -242,8 +244,8 @@ def test_kernel_jacobian_matches_finite_differences_of_kernel_rhs(kinetic, inclu
             assert_close(J[rows, cols], fd[rows, cols])
     np.testing.assert_array_equal(J[:nq, nq:2 * nq], np.eye(nq))
     assert np.all(J[:nq, :nq] == 0) and np.all(J[:, -1] == 0)
-    qdd, _ = compressible_accelerations(structure, q, qd, f, kinetic=kinetic,
-                                        include_radius=include_radius)
+    qdd, _ = tc.accelerations(structure, q, qd, loads=f, bars="compressible", kinetic=kinetic,
+                              include_radius=include_radius)
     np.testing.assert_array_equal(rhs(y)[nq:2 * nq], qdd)
 
 
@@ -254,21 +256,22 @@ def test_kernel_jacobian_matches_finite_differences_of_kernel_rhs(kinetic, inclu
 def test_energy_balance_along_a_trajectory(kinetic, include_radius, damping):
     """Etot - w is constant (theory.md (35)); the undamped run conserves Etot itself."""
     structure = tbar_hdpe(damping)
-    args = compressible_model(structure, kinetic, include_radius).kernel_args
+    kernel = compressible_model(structure, kinetic, include_radius).kernel
     nq = 3 * structure.n_nodes
     f0 = np.zeros(nq)
 
     def rhs(t, y):
         dy = np.empty_like(y)
-        CK.rhs(y, f0, *args, dy)
+        CK.rhs(y, f0, kernel, dy)
         return dy
 
     y0 = np.concatenate([structure.nodes.reshape(-1), np.zeros(nq + 1)])
     sol = solve_ivp(rhs, (0, 0.5), y0, method="DOP853", rtol=1e-11, atol=1e-11)
     assert sol.success
     Y = sol.y.T
-    E = CK.energies(Y, *args)
-    E0 = compressible_energy(structure, kinetic=kinetic, include_radius=include_radius)
+    E = CK.energies(Y, kernel)
+    E0 = tc.total_energy(structure, bars="compressible", kinetic=kinetic,
+                         include_radius=include_radius)
     assert E[0] == E0                                # examples: E0 ~ 100 J (theory.md 17)
     drift = np.abs(E - Y[:, -1] - E0).max()
     assert drift <= 1e-9 * abs(E0), drift            # measured ~1e-8 J of E0 ~ 100 J
@@ -288,13 +291,27 @@ def test_energy_balance_along_a_trajectory(kinetic, include_radius, damping):
 
 def test_consistent_mass_matrix_is_the_rigid_one_and_constant():
     structure = loaded_prism()
-    M = compressible_mass_matrix(structure)
+    M = tc.mass_matrix(structure, bars="compressible")
     np.testing.assert_array_equal(M, tc.mass_matrix(structure))
     q, _, _ = random_state(structure, 1, dq=0.1)
-    np.testing.assert_array_equal(compressible_mass_matrix(structure, q), M)
+    np.testing.assert_array_equal(tc.mass_matrix(structure, q, bars="compressible"), M)
     model = compressible_model(structure)
     assert model.const_mass and model.n_coordinates == 3 * structure.n_nodes
     assert compressible_model(structure) is model                      # cached
+
+
+def test_model_record_holds_the_models_arrays():
+    """The kernels' record is built once per model and holds its arrays, not copies."""
+    from numba import njit
+
+    model = compressible_model(tbar_hdpe(), "paper", True)
+    np.testing.assert_array_equal(model.bars.stiffness, model.structure.bar_stiffness)
+    np.testing.assert_array_equal(model.bars.i, model.structure.bar_nodes[:, 0])
+    fields = njit(lambda m: (m.constant_mass, m.free, m.bars.a0, m.members.rest_length))
+    for inside, outside in zip(fields(model.kernel), (model.M0, model.free, model.bars.a0,
+                                                      model.members.rest_length)):
+        assert np.shares_memory(inside, outside)
+    assert not model.const_mass
 
 
 def stiff_prestressed(structure, E, include_radius):
@@ -319,7 +336,8 @@ def test_rigid_limit_at_rest(kinetic, include_radius):
     structure = tbar_hdpe()
     stiff, psi_rigid = stiff_prestressed(structure, 1e12, include_radius)
     rigid, _ = tc.accelerations(structure, include_radius=include_radius)
-    qdd, psi = compressible_accelerations(stiff, kinetic=kinetic, include_radius=include_radius)
+    qdd, psi = tc.accelerations(stiff, bars="compressible", kinetic=kinetic,
+                                include_radius=include_radius)
     np.testing.assert_allclose(psi, psi_rigid, rtol=1e-6)
     np.testing.assert_allclose(qdd, rigid, rtol=0, atol=1e-6 * np.abs(rigid).max())
 
@@ -328,18 +346,18 @@ def test_rigid_limit_along_a_trajectory():
     """Stiff bars (E = 2e11 Pa) follow the rigid T-bar to ~F/k_b over 0.3 s (implicit Radau
     with the analytic kernel Jacobian)."""
     structure = catalog.tbar(damping=1.0)
-    args = compressible_model(structure).kernel_args
+    kernel = compressible_model(structure).kernel
     nq = 3 * structure.n_nodes
     f0 = np.zeros(nq)
 
     def rhs(t, y):
         dy = np.empty_like(y)
-        CK.rhs(y, f0, *args, dy)
+        CK.rhs(y, f0, kernel, dy)
         return dy
 
     def jac(t, y):
         J = np.empty((y.size, y.size))
-        CK.jacobian(y, f0, *args, J)
+        CK.jacobian(y, f0, kernel, J)
         return J
 
     y0 = np.concatenate([structure.nodes.reshape(-1), np.zeros(nq + 1)])
@@ -361,7 +379,8 @@ def test_paper_mode_rejects_free_floating_bars():
         with pytest.raises(ValueError, match=r"bar 0 \(nodes 0->3\).*bar 2 \(nodes 2->5\).*"
                                              r'kinetic="consistent"'):
             compressible_model(prism, "paper", include_radius)
-    qdd, _ = compressible_accelerations(prism, *random_state(prism, 2, dq=1e-3))
+    q, qd, f = random_state(prism, 2, dq=1e-3)
+    qdd, _ = tc.accelerations(prism, q, qd, loads=f, bars="compressible")
     assert np.all(np.isfinite(qdd)) and np.abs(qdd).max() > 0
     # one end fixed (the T-bar) is fine in paper mode: effective axial mass m/4 > 0
     compressible_model(tbar_hdpe(), "paper")
@@ -374,13 +393,13 @@ def test_invalid_inputs_are_named():
         compressible_model(s, "consistent_rod")
     no_e = rebuild(s, [tc.Bar(b.nodes, b.radius, density=960.0, poisson=0.4) for b in s.bars])
     with pytest.raises(ValueError, match=r"bar 0 \(nodes 0->2\): youngs_modulus is missing"):
-        compressible_accelerations(no_e)
+        tc.accelerations(no_e, bars="compressible")
     with pytest.raises(ValueError, match=r"q must have shape \(4, 3\) or \(12,\).*got \(11,\)"):
-        compressible_accelerations(s, np.zeros(11))
+        tc.accelerations(s, np.zeros(11), bars="compressible")
     with pytest.raises(ValueError, match="qd must be finite"):
-        compressible_energy(s, None, np.full(12, np.nan))
-    with pytest.raises(ValueError, match=r"psi must be 2 finite force densities"):
-        compressible_jacobians(s, psi=[1.0, 2.0, 3.0])
+        tc.total_energy(s, None, np.full(12, np.nan), bars="compressible")
+    with pytest.raises(ValueError, match=r"bar_force_densities must be 2 finite force densities"):
+        tc.jacobians(s, bars="compressible", bar_force_densities=[1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="expected a tenscontrol.Structure"):
         compressible_model("tbar")
 
@@ -391,10 +410,11 @@ def test_invalid_inputs_are_named():
 def test_unloaded_structure_at_rest_length_does_not_move(kinetic, include_radius):
     """Strings exactly at rest length are slack, bars at rest length carry nothing, g = 0."""
     structure = catalog.prism(4, rest_fraction=1.0)
-    qdd, psi = compressible_accelerations(structure, kinetic=kinetic,
-                                          include_radius=include_radius)
+    qdd, psi = tc.accelerations(structure, bars="compressible", kinetic=kinetic,
+                                include_radius=include_radius)
     assert np.all(qdd == 0.0) and np.all(psi == 0.0)
-    jac = compressible_jacobians(structure, kinetic=kinetic, include_radius=include_radius)
+    jac = tc.jacobians(structure, bars="compressible", kinetic=kinetic,
+                       include_radius=include_radius)
     assert np.all(jac["gamma"] == 0.0) and np.all(jac["qdd"] == 0.0)
 
 

@@ -6,6 +6,7 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.model.io import structure_to_dict
 from tenscontrol.mechanics import rigid_kernels
+from tenscontrol.mechanics.rigid import rigid_model
 from tenscontrol.model import catalog
 
 
@@ -75,7 +76,7 @@ def test_accelerations_match_dense_kkt_block_solve(make):
     c = J.shape[0]
     kkt = np.block([[M, -J.T], [-J, np.zeros((c, c))]])
     sol = np.linalg.lstsq(kkt, np.concatenate([xi, h]), rcond=1e-13)[0]
-    qdd, psi = tc.accelerations(structure, q, qd, f)
+    qdd, psi = tc.accelerations(structure, q, qd, loads=f)
     np.testing.assert_allclose(qdd, sol[:3 * structure.n_nodes], rtol=1e-9,
                                atol=1e-9 * np.abs(qdd).max())
     lam_bars = sol[3 * structure.n_nodes + len(structure.fixed_coordinates):]
@@ -93,7 +94,7 @@ def test_block_solve_agrees_with_closed_form():
     Mt = np.linalg.inv(J @ W @ J.T)
     lam = -Mt @ (J @ W @ xi + h)
     qdd_closed = W @ (xi + J.T @ lam)
-    qdd, _ = tc.accelerations(structure, q, qd, f)
+    qdd, _ = tc.accelerations(structure, q, qd, loads=f)
     np.testing.assert_allclose(qdd, qdd_closed, rtol=1e-9, atol=1e-10 * np.abs(qdd).max())
 
 
@@ -167,11 +168,10 @@ def test_force_densities_follow_the_slack_rule():
 def test_damper_power():
     structure = damped_ball()
     q, qd, _ = random_state(structure, 3)
-    model = tc.rigid_model(structure)
+    model = rigid_model(structure)
     y = np.concatenate([q, qd, [0.0]])
     dy = np.empty_like(y)
-    bi, bj, _ = model.bar_args
-    rigid_kernels.rhs(y, np.zeros_like(q), model.W, model.G, bi, bj, *model.member_args, dy)
+    rigid_kernels.rhs(y, np.zeros_like(q), model.kernel, dy)
     expected = 0.0
     for k, (i, j) in enumerate(structure.string_nodes):
         s, sd = q[3 * j:3 * j + 3] - q[3 * i:3 * i + 3], qd[3 * j:3 * j + 3] - qd[3 * i:3 * i + 3]
@@ -196,7 +196,7 @@ def test_total_energy_reference_values():
 def test_fixed_coordinates_do_not_accelerate():
     structure = catalog.tbar("stedy")
     q, qd, f = random_state(structure, 4)
-    qdd, _ = tc.accelerations(structure, q, qd, f)
+    qdd, _ = tc.accelerations(structure, q, qd, loads=f)
     assert np.all(qdd[structure.fixed_coordinates] == 0.0)
 
 
@@ -205,7 +205,7 @@ def test_duplicate_bar_constraint_is_dropped():
     d["bars"].append(dict(d["bars"][0]))
     s = tc.structure_from_dict(d)
     with pytest.warns(UserWarning, match=r"bar 2 \(nodes 0->2\)"):
-        model = tc.rigid_model(s)
+        model = rigid_model(s)
     assert model.dropped_bars == (2,)
     assert list(model.constrained_bars) == [0, 1]
 
@@ -223,9 +223,45 @@ def test_constraint_jacobian_rows():
 
 
 def test_state_validation():
-    with pytest.raises(ValueError, match="q must have 12 entries"):
+    with pytest.raises(ValueError, match=r"q must have shape \(4, 3\) or \(12,\)"):
         tc.accelerations(catalog.tbar(), q=np.zeros(5))
-    with pytest.raises(ValueError, match=r"force must have shape \(4, 3\)"):
-        tc.accelerations(catalog.tbar(), force=np.zeros(3))
+    with pytest.raises(ValueError, match=r"loads must have shape \(4, 3\)"):
+        tc.accelerations(catalog.tbar(), loads=np.zeros(3))
     with pytest.raises(TypeError, match="expected a tenscontrol.Structure"):
-        tc.rigid_model("tbar")
+        rigid_model("tbar")
+    with pytest.raises(TypeError, match="structure: expected a tenscontrol.Structure"):
+        tc.accelerations("tbar")
+
+
+def test_bar_model_options_are_validated():
+    tbar = catalog.tbar()
+    with pytest.raises(ValueError, match=r"bars must be one of 'rigid', 'compressible', got "
+                                         r"'rigd' \(did you mean 'rigid'\?\)"):
+        tc.mass_matrix(tbar, bars="rigd")
+    with pytest.raises(ValueError, match=r"kinetic must be one of 'consistent', 'paper'"):
+        tc.total_energy(tbar, kinetic="papr")
+    with pytest.raises(ValueError, match="kinetic='paper' applies to compressible bars only"):
+        tc.accelerations(tbar, kinetic="paper")
+    with pytest.raises(TypeError, match="include_radius must be True or False"):
+        tc.mass_matrix(tbar, include_radius="yes")
+    with pytest.raises(ValueError, match=r"rigid bars.*tenscontrol\.linearize"):
+        tc.jacobians(tbar)
+
+
+def test_model_records_are_built_once_from_the_structure():
+    """The kernels' records hold the model's own arrays; the model (and its record) is cached."""
+    from numba import njit
+
+    s = damped_ball()
+    model = rigid_model(s)
+    assert rigid_model(s) is model and rigid_model(s).kernel is model.kernel
+    np.testing.assert_array_equal(model.members.i, s.string_nodes[:, 0])
+    np.testing.assert_array_equal(model.members.stiffness, s.string_stiffness)
+    np.testing.assert_array_equal(model.members.damping, s.string_damping)
+    np.testing.assert_array_equal(model.members.spring, s.string_is_spring)
+    np.testing.assert_array_equal(model.bars.length, s.bar_lengths[model.constrained_bars])
+    # the structref holds the same arrays, not copies
+    fields = njit(lambda m: (m.inverse_mass, m.gravity, m.members.stiffness, m.bars.length))
+    for inside, outside in zip(fields(model.kernel), (model.W, model.G, model.members.stiffness,
+                                                      model.bars.length)):
+        assert np.shares_memory(inside, outside)

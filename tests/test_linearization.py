@@ -230,7 +230,7 @@ def test_compressible_matches_finite_differences(name, moving, kind):
 @pytest.mark.parametrize("kind", ["control", "passive"])
 @pytest.mark.parametrize("moving", [False, True])
 def test_compressible_tbar_at_rest_strings_taut(moving, kind):
-    # m2 at rest with a damper: linearize swaps the damper in (compressible_jacobians has it off)
+    # m2 at rest with a damper: linearize swaps the damper in (tc.jacobians has it off)
     s = catalog.tbar(bar_material="hdpe", damping=1.0)
     err = fd_errors(s, qd=moving_qd(s, "compressible", 4) if moving else None, kind=kind,
                     bars="compressible", at_rest="taut")
@@ -238,26 +238,24 @@ def test_compressible_tbar_at_rest_strings_taut(moving, kind):
 
 
 def test_compressible_paper_mode_with_radius_matches_library_accelerations():
-    # kinetic and include_radius reach compressible_jacobians: configuration-dependent mass
-    from tenscontrol.mechanics.compressible import compressible_accelerations, compressible_mass_matrix
-
+    # kinetic and include_radius reach tc.jacobians: configuration-dependent mass
     s = catalog.prism(3, bar_material="hdpe")
     qd = moving_qd(s, "compressible", 5)
     opts = {"kinetic": "paper", "include_radius": True}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = linearize(s, qd=qd, bars="compressible", kind="passive", **opts)
+    opts["bars"] = "compressible"
     nq = model.q.size
     x0 = np.concatenate([model.q, qd])
     fd = np.zeros((nq, 2 * nq))
     for i in range(2 * nq):
         e = np.zeros(2 * nq)
         e[i] = 1e-7
-        fd[:, i] = (compressible_accelerations(s, (x0 + e)[:nq], (x0 + e)[nq:], **opts)[0]
-                    - compressible_accelerations(s, (x0 - e)[:nq], (x0 - e)[nq:], **opts)[0]) / 2e-7
+        fd[:, i] = (tc.accelerations(s, (x0 + e)[:nq], (x0 + e)[nq:], **opts)[0]
+                    - tc.accelerations(s, (x0 - e)[:nq], (x0 - e)[nq:], **opts)[0]) / 2e-7
     assert np.abs(fd - model.A[nq:]).max() < FD_TOL * np.abs(model.A[nq:]).max()
-    np.testing.assert_allclose(model.mass_matrix, compressible_mass_matrix(
-        s, model.q, **opts), rtol=1e-14)
+    np.testing.assert_allclose(model.mass_matrix, tc.mass_matrix(s, model.q, **opts), rtol=1e-14)
 
 
 def test_passive_rigid_matches_library_accelerations():
@@ -280,16 +278,14 @@ def test_passive_rigid_matches_library_accelerations():
 
 @pytest.mark.parametrize("name", list(COMPRESSIBLE_CASES))
 def test_compressible_passive_equals_elastic_law_jacobian(name):
-    # A + B [dgamma/dq dpsi/dq; 0] equals compressible_jacobians with the laws followed
-    from tenscontrol.mechanics.compressible import compressible_jacobians
-
+    # A + B [dgamma/dq dpsi/dq; 0] equals tc.jacobians with the laws followed
     s = COMPRESSIBLE_CASES[name]()
     qd = moving_qd(s, "compressible", 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = linearize(s, qd=qd, bars="compressible", kind="passive")
     nq = model.q.size
-    jac = compressible_jacobians(s, model.q, qd)
+    jac = tc.jacobians(s, model.q, qd, bars="compressible")
     scale = np.abs(jac["dq"]).max()
     assert np.abs(model.A[nq:, :nq] - jac["dq"]).max() <= 1e-12 * scale
     assert np.abs(model.A[nq:, nq:] - jac["dqd"]).max() <= 1e-12 * np.abs(jac["dqd"]).max()

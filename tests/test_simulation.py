@@ -7,6 +7,7 @@ import tenscontrol as tc
 from tenscontrol.model.io import structure_to_dict
 from tenscontrol.model import catalog
 from tenscontrol.simulation import models
+from tenscontrol.mechanics.rigid import rigid_model
 
 from oracles import tbar_minimal
 
@@ -169,7 +170,7 @@ def test_redundant_bar_is_dropped_with_a_warning():
     d["bars"].append({"nodes": [0, 1], "density": 500, "radius": 0.05})  # both ends fully fixed
     with pytest.warns(UserWarning, match=r"bar 2 \(nodes 0->1\).*redundant"):
         s2 = tc.structure_from_dict(d)
-        model = tc.rigid_model(s2)
+        model = rigid_model(s2)
     assert model.dropped_bars == (2,)
     traj = tc.simulate(s2, 1.0)
     ref = tc.simulate(s, 1.0)

@@ -60,7 +60,7 @@ def x_tensegrity():
 def check_prestressed(eq, loads=None):
     """The returned structure holds its configuration: zero accelerations, strings as designed."""
     s = eq.structure
-    qdd, psi = tc.accelerations(s, force=loads)
+    qdd, psi = tc.accelerations(s, loads=loads)
     g = np.abs(s.gravity).max() or 1.0
     assert np.abs(qdd).max() <= 1e-9 * g
     np.testing.assert_allclose(tc.force_densities(s), eq.gamma, rtol=0, atol=1e-9)

@@ -7,7 +7,7 @@
 with the state x = [q; qd] (3n positions node by node, then 3n velocities), u the member force
 densities (strings; for compressible bars also the bars) and d the 3n nodal forces. Rigid bars
 use theory.md (49)-(52) at any operating point, moving or not; compressible bars use (58)-(59)
-through :func:`tenscontrol.compressible.compressible_jacobians`.
+through :func:`tenscontrol.jacobians` (``bars="compressible"``).
 
 Two models (theory.md 11.3): the "control" model holds the force densities at their
 operating-point values inside A (geometric stiffness only, u = the commanded force density);
@@ -383,14 +383,15 @@ def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dic
 
 def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radius) -> dict:
     """theory.md (58)-(59) from tenscontrol.mechanics.compressible, with gamma and psi held."""
-    from tenscontrol.mechanics import compressible  # written alongside; imported only when asked for
+    from tenscontrol.mechanics import compressible, dynamics  # imported only when asked for
 
     n, p = structure.n_nodes, structure.bar_nodes
     psi = np.asarray(compressible.bar_force_densities(structure, q), dtype=float)
-    jac = compressible.compressible_jacobians(structure, q, qd, f, gamma=gamma, psi=psi,
-                                              kinetic=kinetic, include_radius=include_radius)
+    opts = dict(bars="compressible", kinetic=kinetic, include_radius=bool(include_radius))
+    jac = dynamics.jacobians(structure, q, qd, loads=f, gamma=gamma, bar_force_densities=psi,
+                             **opts)
     Wc = np.asarray(jac["dforce"], dtype=float)
-    # compressible_jacobians runs the dampers of springs and strings with l > l0; put the
+    # jacobians runs the dampers of springs and strings with l > l0; put the
     # at_rest rule's set in instead (exact at qd = 0, where those damper forces vanish, and
     # whenever M_qdd is constant)
     l = _string_lengths(structure, q)
@@ -406,8 +407,7 @@ def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radi
          + weighted_laplacian(structure.bar_connectivity, psi))
     forces = (np.abs(gravity_vector(structure)) + np.abs(f) + np.abs(m.Yh) @ np.abs(gamma)
               + np.abs(Xh) @ np.abs(psi) + np.abs(m.fd))
-    M = compressible.compressible_mass_matrix(structure, q, kinetic=kinetic,
-                                              include_radius=include_radius)
+    M = dynamics.mass_matrix(structure, q, **opts)
     return dict(qdd=np.asarray(jac["qdd"], dtype=float), dq=jac["dq"] + Wc @ Dq,
                 dqd=jac["dqd"] + Wc @ Dqd, B=Wc @ Fu, E=Wc, Fu=Fu,
                 grad=np.vstack([m.grad, (kb * l0b / lb**3)[:, None] * Xh.T]), K=K, psi=psi,
@@ -497,7 +497,7 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, force=None, 
     Rigid bars: the closed form ``d qdd = W P (d xi + dJ^T lambda) - W J^T Mt dJ qdd`` of
     theory.md (49), dense and vectorized; the constraints are the fixed coordinates (through
     W) and the independent bars of ``rigid_model(structure).constrained_bars``.
-    Compressible bars: A from ``compressible_jacobians`` with gamma and psi held; B, E from its
+    Compressible bars: A from ``tenscontrol.jacobians`` with gamma and psi held; B, E from its
     W_c. Under ``at_rest="taut"`` the dampers of strings at rest are added as ``W_c d f_d``,
     exact at qd = 0 and whenever M_qdd is constant (``kinetic="consistent"`` without radius).
 

@@ -11,16 +11,18 @@ Two kinetic energies (theory.md 12.2), per bar
 
 - ``"consistent"`` (default; the theory's ``"consistent_rod"``): mu0 = m/12, a = 0, or
   ``m r(l)^2 / (4 l^2)`` with ``include_radius``. Without the radius the mass matrix is constant
-  and equal to the rigid one (:func:`tenscontrol.mass_matrix`).
+  and equal to the rigid one (``tenscontrol.mass_matrix(structure)``).
 - ``"paper"``: mu0 = 0, a = m/12 (+ ``m r(l)^2 / (4 l^2)``). Singular for a bar whose end nodes
   carry no other mass and are free (theory.md 12.3); :func:`compressible_model` rejects it.
 
 The radius follows Poisson's ratio: ``r(l) = r0 (l/l0)^(-nu)``.
 
 The simulator calls the compiled kernels of :mod:`tenscontrol.mechanics.compressible_kernels` with
-``CompressibleBarModel.kernel_args`` (see that module for the calling convention):
-``rhs(y, f, *model.kernel_args, dy)``, ``jacobian(y, f, *model.kernel_args, J)``,
-``energies(Y, *model.kernel_args)``, with y = [q, qd, w].
+the model's record ``CompressibleBarModel.kernel`` (see that module for the calling convention):
+``rhs(y, f, model.kernel, dy)``, ``jacobian(y, f, model.kernel, J)``,
+``energies(Y, model.kernel)``, with y = [q, qd, w]. The public functions
+(:mod:`tenscontrol.mechanics.dynamics`) call :func:`mass_at`, :func:`accelerations_at`,
+:func:`energy_at` and :func:`jacobians_at`.
 """
 
 from __future__ import annotations
@@ -33,14 +35,16 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol.mechanics import compressible_kernels as CK
-from tenscontrol.mechanics.rigid import bar_mass_matrix, free_inverse, gravity_vector, member_args
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.records import (CompressibleBars, CompressibleKernelModel,
+                                           HeldForceDensities, Members, follow_laws,
+                                           members_record)
+from tenscontrol.mechanics.rigid import bar_mass_matrix, free_inverse, gravity_vector
 from tenscontrol.model.structure import Structure
 
 __all__ = [
-    "CompressibleBarModel", "compressible_model", "compressible_mass_matrix",
-    "compressible_accelerations", "compressible_energy", "bar_force_densities",
-    "compressible_jacobians",
+    "CompressibleBarModel", "compressible_model", "mass_at", "accelerations_at", "energy_at",
+    "jacobians_at", "bar_force_densities", "check_kinetic", "KINETIC_MODES",
 ]
 
 KINETIC_MODES = ("consistent", "paper")
@@ -48,7 +52,7 @@ KINETIC_MODES = ("consistent", "paper")
 
 @dataclass(frozen=True, eq=False)
 class CompressibleBarModel:
-    """The compressible-bar model of a structure as the arrays the compiled kernels take.
+    """The compressible-bar model of a structure, and the record the compiled kernels take.
 
     Attributes
     ----------
@@ -65,22 +69,17 @@ class CompressibleBarModel:
         columns [1/kg] (this is W_c); otherwise empty.
     G : ndarray, shape (3n,)
         Gravity force vector [N].
-    bar_a0 : ndarray, shape (n_bars,)
-        Constant part of a(l) [kg]: m/12 in ``"paper"`` mode, 0 in ``"consistent"`` mode.
-    bar_radius_coefficient, bar_radius_exponent : ndarray, shape (n_bars,)
-        The radius part of a(l) is ``coefficient * l**exponent`` = m r(l)^2 / (4 l^2), i.e.
-        coefficient m r0^2 l0^(2 nu) / 4 (0 with the radius off) and exponent -2 (1 + nu).
-    bar_stiffness : ndarray, shape (n_bars,)
-        k_b [N/m].
-    bar_rest_lengths : ndarray, shape (n_bars,)
-        l0_b [m].
-    member_args : tuple
-        (si, sj, sk, sl0, sc, ssp), the tension members as in
-        :attr:`tenscontrol.dynamics.RigidBarModel.member_args`.
     free : ndarray of int, shape (nf,)
         Free coordinates.
     const_mass : bool
         True when a(l) = 0 for every bar: the mass matrix is M0 and N_T = 0.
+    bars : CompressibleBars
+        The bars: end nodes, inertia coefficients of a(l), stiffness k_b, rest length l0_b.
+    members : Members
+        The tension members.
+    kernel : CompressibleKernelModel
+        The record every kernel of :mod:`~tenscontrol.mechanics.compressible_kernels` takes;
+        it holds M0, W, G, free, const_mass, `bars` and `members` themselves (not copies).
     """
 
     structure: Structure
@@ -89,42 +88,22 @@ class CompressibleBarModel:
     M0: np.ndarray
     W: np.ndarray
     G: np.ndarray
-    bar_a0: np.ndarray
-    bar_radius_coefficient: np.ndarray
-    bar_radius_exponent: np.ndarray
-    bar_stiffness: np.ndarray
-    bar_rest_lengths: np.ndarray
-    member_args: tuple
     free: np.ndarray
     const_mass: bool
+    bars: CompressibleBars
+    members: Members
+    kernel: CompressibleKernelModel
 
     @property
     def n_coordinates(self) -> int:
         """Number of coordinates 3n."""
         return self.M0.shape[0]
 
-    @property
-    def bar_args(self) -> tuple:
-        """(bi, bj, ba0, bra, bex, bk, bl0): the bar arrays of the kernels."""
-        bars = self.structure.bar_nodes
-        return (np.ascontiguousarray(bars[:, 0]), np.ascontiguousarray(bars[:, 1]), self.bar_a0,
-                self.bar_radius_coefficient, self.bar_radius_exponent, self.bar_stiffness,
-                self.bar_rest_lengths)
-
-    @property
-    def kernel_args(self) -> tuple:
-        """(M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free, const_mass).
-
-        The trailing arguments of every kernel in :mod:`tenscontrol.mechanics.compressible_kernels`.
-        """
-        return (self.M0, self.W, self.G, *self.bar_args, *self.member_args, self.free,
-                self.const_mass)
-
     def __repr__(self) -> str:
         return (f"CompressibleBarModel(structure={self.structure.name!r}, "
                 f"kinetic={self.kinetic!r}, include_radius={self.include_radius}, "
                 f"coordinates={self.M0.shape[0]}, free={self.free.size}, "
-                f"bars={self.bar_stiffness.size}, const_mass={self.const_mass})")
+                f"bars={self.bars.stiffness.size}, const_mass={self.const_mass})")
 
 
 def _singular_bars(structure: Structure, M: np.ndarray) -> list[int]:
@@ -181,12 +160,17 @@ def _model_cached(structure: Structure, kinetic: str, include_radius: bool):
     const = not (np.any(a0) or np.any(ra))
     free = np.array(structure.free_coordinates, dtype=np.int64)
     W = free_inverse(M0, free) if const else np.zeros((0, 0))
-    model = CompressibleBarModel(
-        structure, kinetic, include_radius, M0, W, gravity_vector(structure), a0, ra,
-        np.array(-2.0 * (1.0 + nu)), np.array(kb, dtype=float), np.array(l0, dtype=float),
-        member_args(structure), free, const)
+    G, p = gravity_vector(structure), structure.bar_nodes
+    bars = CompressibleBars(np.ascontiguousarray(p[:, 0], dtype=np.int64),
+                            np.ascontiguousarray(p[:, 1], dtype=np.int64), a0, ra,
+                            np.array(-2.0 * (1.0 + nu)), np.array(kb, dtype=float),
+                            np.array(l0, dtype=float))
+    members = members_record(structure)
+    model = CompressibleBarModel(structure, kinetic, include_radius, M0, W, G, free, const, bars,
+                                 members,
+                                 CompressibleKernelModel(M0, W, G, free, const, bars, members))
     if not const:
-        _check_mass(structure, _mass_at(model, structure.nodes.reshape(-1)), kinetic)
+        _check_mass(structure, mass_at(model, structure.nodes.reshape(-1)), kinetic)
     return model
 
 
@@ -211,25 +195,24 @@ def compressible_model(structure: Structure, kinetic: str = "consistent",
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
-    if kinetic not in KINETIC_MODES:
+    check_kinetic(kinetic)
+    return _model_cached(structure, kinetic, bool(include_radius))
+
+
+def check_kinetic(kinetic) -> None:
+    """Raise ValueError unless `kinetic` is one of :data:`KINETIC_MODES` (with a close match)."""
+    if not isinstance(kinetic, str) or kinetic not in KINETIC_MODES:
         close = difflib.get_close_matches(str(kinetic), KINETIC_MODES, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"kinetic must be one of {', '.join(map(repr, KINETIC_MODES))}, "
                          f"got {kinetic!r}{hint}")
-    return _model_cached(structure, kinetic, bool(include_radius))
 
 
-def _mass_at(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
+def mass_at(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
+    """M_qdd(q) (3n, 3n) [kg] of the model at a checked configuration (theory.md 12.2)."""
     M = np.empty_like(model.M0)
-    bi, bj, ba0, bra, bex, _, _ = model.bar_args
-    CK.mass_matrix(q, model.M0, bi, bj, ba0, bra, bex, M)
+    CK.mass_matrix(q, model.kernel, M)
     return M
-
-
-def _state(structure, q, qd, force=None):
-    n = structure.n_nodes
-    return (nodal_vector(n, "q", q, structure.nodes.reshape(-1)), nodal_vector(n, "qd", qd),
-            nodal_vector(n, "force", force))
 
 
 def _held(name: str, values, n: int):
@@ -246,56 +229,17 @@ def _held(name: str, values, n: int):
     return a, True
 
 
-def compressible_mass_matrix(structure: Structure, q=None, *, kinetic: str = "consistent",
-                             include_radius: bool = False) -> np.ndarray:
-    """Mass matrix M_qdd(q) (3n, 3n) [kg] of the compressible-bar model (theory.md 12.2).
-
-    ``T = 1/2 qd^T M_qdd(q) qd``. Constant (and equal to :func:`tenscontrol.mass_matrix`) in
-    ``"consistent"`` mode without the radius.
-    """
-    model = compressible_model(structure, kinetic, include_radius)
-    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
-    return _mass_at(model, q)
-
-
-def compressible_accelerations(structure: Structure, q=None, qd=None, force=None, *,
-                               kinetic: str = "consistent", include_radius: bool = False):
-    """Nodal accelerations and bar force densities of the compressible-bar model (theory.md 12.6).
-
-    Parameters
-    ----------
-    structure : Structure
-    q, qd : array_like, shape (3n,) or (n_nodes, 3), optional
-        Positions [m] and velocities [m/s]; the initial configuration at rest by default.
-    force : array_like, shape (3n,) or (n_nodes, 3), optional
-        External nodal forces [N].
-    kinetic, include_radius
-        As for :func:`compressible_model`.
-
-    Returns
-    -------
-    qdd : ndarray, shape (3n,)
-        Accelerations [m/s^2]; zero on fixed coordinates.
-    psi : ndarray, shape (n_bars,)
-        Bar force densities k_b (1 - l0/l) [N/m], negative in compression.
-    """
-    model = compressible_model(structure, kinetic, include_radius)
-    q, qd, f = _state(structure, q, qd, force)
+def accelerations_at(model: CompressibleBarModel, q, qd, f):
+    """(qdd (3n,), bar force densities psi (n_bars,)) at a checked state (theory.md 12.6)."""
+    structure = model.structure
     qdd, gamma, psi = np.empty_like(q), np.empty(structure.n_strings), np.empty(structure.n_bars)
-    CK.accelerations(q, qd, f, *model.kernel_args, gamma, psi, False, False, qdd, gamma, psi)
+    CK.accelerations(q, qd, f, model.kernel, follow_laws(), qdd, gamma, psi)
     return qdd, psi
 
 
-def compressible_energy(structure: Structure, q=None, qd=None, *, kinetic: str = "consistent",
-                        include_radius: bool = False) -> float:
-    """Total energy Etot = T(q, qd) - G^T q + V_s + V_b [J] (theory.md 12.6).
-
-    Slack strings store no energy; bars always do.
-    """
-    model = compressible_model(structure, kinetic, include_radius)
-    q, qd, _ = _state(structure, q, qd)
-    si, sj, sk, sl0, _, ssp = model.member_args
-    return float(CK.total_energy(q, qd, model.M0, model.G, *model.bar_args, si, sj, sk, sl0, ssp))
+def energy_at(model: CompressibleBarModel, q, qd) -> float:
+    """Total energy Etot = T(q, qd) - G^T q + V_s + V_b [J] at a checked state (theory.md 12.6)."""
+    return float(CK.total_energy(q, qd, model.kernel))
 
 
 def bar_force_densities(structure: Structure, q=None) -> np.ndarray:
@@ -310,58 +254,26 @@ def _wc(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
     """W_c = Z (Z^T M_qdd Z)^(-1) Z^T (3n, 3n) [1/kg] at q (theory.md (58))."""
     if model.const_mass:
         return model.W.copy()
-    M, free = _mass_at(model, q), model.free
+    M, free = mass_at(model, q), model.free
     Wc = np.zeros_like(M)
     Wc[np.ix_(free, free)] = np.linalg.pinv(M[np.ix_(free, free)], rcond=1e-12, hermitian=True)
     return Wc
 
 
-def compressible_jacobians(structure: Structure, q=None, qd=None, force=None, *, gamma=None,
-                           psi=None, kinetic: str = "consistent",
-                           include_radius: bool = False) -> dict:
-    """Analytic partial derivatives of qdd(q, qd, gamma, psi, f) (theory.md 11.1, 12.4, 13).
+def jacobians_at(model: CompressibleBarModel, q, qd, f, gamma=None, psi=None) -> dict:
+    """Analytic partial derivatives of qdd at a checked state (theory.md 11.1, 12.4, 13).
 
-    ``d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd)`` and ``d qdd/dqd = W_c d xi_c/dqd``,
-    with ``W_c = Z (Z^T M_qdd Z)^(-1) Z^T`` and N_T (theory.md 12.4) on the force side; valid
-    at any state, not only at equilibria.
-
-    Parameters
-    ----------
-    structure : Structure
-    q, qd, force : array_like, shape (3n,) or (n_nodes, 3), optional
-        Operating point: positions [m], velocities [m/s], external forces [N].
-    gamma : array_like, shape (n_strings,), optional
-        None (passive model): the members follow their elastic laws and slack rule, so
-        ``dq`` includes the material stiffness ``k l0/l^3 Yhat q q^T Yhat``. Given (control
-        model): the force densities [N/m] are held at these values, for every member
-        regardless of slack, and only geometric stiffness remains.
-    psi : array_like, shape (n_bars,), optional
-        The same for the bars (material stiffness ``k_b l0/l^3 H q q^T H`` when None).
-    kinetic, include_radius
-        As for :func:`compressible_model`.
-
-    Returns
-    -------
-    dict
-        ``"dq"``, ``"dqd"`` (3n, 3n): d qdd/dq [1/s^2], d qdd/dqd [1/s];
-        ``"dgamma"`` (3n, n_strings) = -W_c Yhat(q) [m/(s^2 N/m)]: with `gamma` None, columns of
-        slack strings are zero; with `gamma` given, every column is the exact derivative;
-        ``"dpsi"`` (3n, n_bars) = -W_c Xhat(q); ``"dforce"`` (3n, 3n) = W_c [1/kg];
-        ``"qdd"`` (3n,) [m/s^2]; ``"gamma"``, ``"psi"``: the force densities used [N/m].
-        Damper terms (active members) are included in ``dq`` and ``dqd``; the external force
-        is held constant. Rows of fixed coordinates are zero; columns of fixed coordinates
-        hold the derivatives with respect to them (restrict with
-        ``structure.free_coordinates`` for a minimal state, theory.md 13).
+    `gamma` (`psi`) None: the strings (bars) follow their elastic laws; given: held at these
+    values. The result is documented at :func:`tenscontrol.jacobians`.
     """
-    model = compressible_model(structure, kinetic, include_radius)
-    q, qd, f = _state(structure, q, qd, force)
+    structure = model.structure
     ns, nb, nq = structure.n_strings, structure.n_bars, q.size
     g_in, hold_g = _held("gamma", gamma, ns)
-    p_in, hold_p = _held("psi", psi, nb)
+    p_in, hold_p = _held("bar_force_densities", psi, nb)
+    held = HeldForceDensities(g_in, p_in, hold_g, hold_p)
     qdd, g_out, p_out = np.empty(nq), np.empty(ns), np.empty(nb)
     D, pw = np.empty((nq, 2 * nq)), np.empty(2 * nq)
-    CK.derivatives(q, qd, f, *model.kernel_args, g_in, p_in, hold_g, hold_p, qdd, g_out, p_out,
-                   D, pw)
+    CK.derivatives(q, qd, f, model.kernel, held, qdd, g_out, p_out, D, pw)
     Wc = _wc(model, q)
     Yh = member_columns(structure.string_nodes, q)
     if not hold_g:

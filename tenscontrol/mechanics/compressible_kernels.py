@@ -6,31 +6,23 @@
 Calling convention
 ------------------
 The state is ``y = [q (3n), qd (3n), w (1)]``, w the work of the external forces and dampers.
-Every kernel takes the model arrays as trailing positional arguments, in the order of
-``CompressibleBarModel.kernel_args`` (written ``*args`` below)::
+Every kernel takes the model as one record, ``model`` = ``CompressibleBarModel.kernel`` (a
+:class:`~tenscontrol.mechanics.records.CompressibleKernelModel`: constant_mass M0, inverse_mass
+W, gravity G, free, mass_is_constant, bars, members); the loops unpack the leaf records
+:class:`~tenscontrol.mechanics.records.CompressibleBars` (bi, bj, ba0, bra, bex, bk, bl0) and
+:class:`~tenscontrol.mechanics.records.Members` (si, sj, sk, sl0, sc, ssp) into the theory's
+symbols::
 
-    M0     (3n, 3n)  constant part of the mass matrix [kg]: sum m Xbar^T Xbar + mu0 H + point masses
-    W      (3n, 3n)  inverse of M0 on the free coordinates (zero fixed rows/columns) [1/kg] when
-                     const_mass, else (0, 0) (unused)
-    G      (3n,)     gravity force vector [N]
-    bi, bj (nb,)     start/end node of each bar (int64)
-    ba0    (nb,)     constant part of a(l) [kg]: m/12 in "paper" mode, else 0
-    bra    (nb,)     radius part of a(l) = bra l^bex: m r0^2 l0^(2 nu) / 4, 0 with the radius off
-    bex    (nb,)     its exponent -2 (1 + nu)
-    bk     (nb,)     bar stiffness k_b [N/m]
-    bl0    (nb,)     bar rest length l0_b [m]
-    si, sj, sk, sl0, sc, ssp  (ns,)  tension members, as in tenscontrol.mechanics.rigid_kernels
-    free   (nf,)     indices of the free coordinates (int64)
-    const_mass bool  True when a(l) = 0 for every bar: M = M0 and N_T = 0
+    rhs(y, fext, model, dy)        dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
+    jacobian(y, fext, model, J)    J (6n+1, 6n+1) = d(dy)/dy, fext held constant, w column 0
+    energies(Y, model)             Etot of each row of Y (nt, >= 6n) -> (nt,) [J]
 
-    rhs(y, fext, *args, dy)        dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
-    jacobian(y, fext, *args, J)    J (6n+1, 6n+1) = d(dy)/dy, fext held constant, w column 0
-    energies(Y, *args)             Etot of each row of Y (nt, >= 6n) -> (nt,) [J]
-
-Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible` (same model arrays, spelled out):
-``accelerations`` and ``derivatives`` (optionally with held force densities gamma/psi, the
-control model), ``mass_matrix`` and ``total_energy``; ``velocity_terms`` (N_T alone) is there
-for the tests' Euler-Lagrange check.
+Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible`:
+``accelerations(q, qd, fext, model, held, qdd, gamma, psi)`` and
+``derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw)``, where ``held`` is a
+:class:`~tenscontrol.mechanics.records.HeldForceDensities` (held gamma/psi: the control model),
+``mass_matrix(q, model, M)`` and ``total_energy(q, qd, model)``; ``velocity_terms(q, qd, bars,
+out)`` (N_T alone) is there for the tests' Euler-Lagrange check.
 
 Kinetic energy of bar k (theory.md 12.2):
 ``T_k = 1/2 m |Xbar qd|^2 + 1/2 mu0 qd^T H qd + 1/2 a(l) (qd^T H qd - ldot^2)``, with mu0 in M0.
@@ -43,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tenscontrol.mechanics.records import HeldForceDensities
 from tenscontrol.mechanics.rigid_kernels import spring_potential
 
 _CACHE = True
@@ -90,8 +83,10 @@ def _add_block(J, i3, j3, D):
 
 
 @njit(cache=_CACHE)
-def _string_forces(q, qd, si, sj, sk, sl0, sc, ssp, gam_in, hold_g, gamma, xi):
+def _string_forces(q, qd, members, held, gamma, xi):
     """Add string and damper forces to xi, fill gamma; returns the damper power [W]."""
+    si, sj, sk, sl0, sc, ssp = members
+    gam_in, hold_g = held.gamma, held.hold_gamma
     power = 0.0
     s = np.empty(3)
     sd = np.empty(3)
@@ -101,7 +96,7 @@ def _string_forces(q, qd, si, sj, sk, sl0, sc, ssp, gam_in, hold_g, gamma, xi):
         _diff(q, i3, j3, s)
         l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
         l = np.sqrt(l2)
-        active = ssp[k] != 0.0 or l > sl0[k]
+        active = ssp[k] or l > sl0[k]
         if hold_g:
             g = gam_in[k]
         elif active:
@@ -122,8 +117,10 @@ def _string_forces(q, qd, si, sj, sk, sl0, sc, ssp, gam_in, hold_g, gamma, xi):
 
 
 @njit(cache=_CACHE)
-def _bar_forces(q, qd, bi, bj, ba0, bra, bex, bk, bl0, psi_in, hold_p, psi, xi, with_elastic):
+def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
     """Add -K_b(psi) q (if with_elastic) and -N_T (theory.md 12.4) to xi; fill psi."""
+    bi, bj, ba0, bra, bex, bk, bl0 = bars
+    psi_in, hold_p = held.psi, held.hold_psi
     b = np.empty(3)
     bd = np.empty(3)
     g = np.empty(3)
@@ -151,22 +148,23 @@ def _bar_forces(q, qd, bi, bj, ba0, bra, bex, bk, bl0, psi_in, hold_p, psi, xi, 
 
 
 @njit(cache=_CACHE)
-def _forces(q, qd, fext, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
-            gam_in, psi_in, hold_g, hold_p, gamma, psi, xi):
+def _forces(q, qd, fext, model, held, gamma, psi, xi):
     """xi_c = G + f_ext + f_s + f_d - K_b(psi) q - N_T (theory.md 12.6); returns wdot [W]."""
+    G = model.gravity
     power = 0.0
     for a in range(q.shape[0]):
         xi[a] = G[a] + fext[a]
         power += fext[a] * qd[a]
-    power += _string_forces(q, qd, si, sj, sk, sl0, sc, ssp, gam_in, hold_g, gamma, xi)
-    _bar_forces(q, qd, bi, bj, ba0, bra, bex, bk, bl0, psi_in, hold_p, psi, xi, True)
+    power += _string_forces(q, qd, model.members, held, gamma, xi)
+    _bar_forces(q, qd, model.bars, held, psi, xi, with_elastic=True)
     return power
 
 
 @njit(cache=_CACHE)
-def mass_matrix(q, M0, bi, bj, ba0, bra, bex, M):
+def mass_matrix(q, model, M):
     """M_qdd(q) = M0 + sum a(l) (H - H q q^T H / l^2) (theory.md 12.2), written to M."""
-    M[:, :] = M0
+    bi, bj, ba0, bra, bex, _, _ = model.bars
+    M[:, :] = model.constant_mass
     D = np.empty((3, 3))
     b = np.empty(3)
     for k in range(bi.shape[0]):
@@ -294,58 +292,63 @@ def _times_sparse(Wc, B, D):
 
 
 @njit(cache=_CACHE)
-def accelerations(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc,
-                  ssp, free, const_mass, gam_in, psi_in, hold_g, hold_p, qdd, gamma, psi):
+def accelerations(q, qd, fext, model, held, qdd, gamma, psi):
     """qdd = W_c xi_c (theory.md 12.6), gamma and psi; returns (wdot [W], mass_ok).
 
-    With `hold_g` (`hold_p`) the members take the force densities `gam_in` (`psi_in`)
-    instead of their elastic laws; a held gamma applies to slack strings too.
+    With ``held.hold_gamma`` (``held.hold_psi``) the members take the force densities
+    ``held.gamma`` (``held.psi``) instead of their elastic laws; a held gamma applies to slack
+    strings too.
     """
+    free = model.free
     nq = q.shape[0]
     xi = np.empty(nq)
-    power = _forces(q, qd, fext, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
-                    gam_in, psi_in, hold_g, hold_p, gamma, psi, xi)
-    if const_mass:
-        qdd[:] = W @ xi
+    power = _forces(q, qd, fext, model, held, gamma, psi, xi)
+    if model.mass_is_constant:
+        qdd[:] = model.inverse_mass @ xi
         return power, True
     M = np.empty((nq, nq))
-    mass_matrix(q, M0, bi, bj, ba0, bra, bex, M)
+    mass_matrix(q, model, M)
     L, first, ok = _factor(M, free)
     _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1))
     return power, ok
 
 
 @njit(cache=_CACHE)
-def velocity_terms(q, qd, bi, bj, ba0, bra, bex, out):
+def velocity_terms(q, qd, bars, out):
     """N_T(q, qd) (3n,) [N] of theory.md 12.4, the Euler-Lagrange velocity terms, into out."""
     out[:] = 0.0
-    zero = np.zeros(bi.shape[0])
-    _bar_forces(q, qd, bi, bj, ba0, bra, bex, zero, zero, zero, True, zero.copy(), out, False)
+    zero = np.zeros(bars.i.shape[0])
+    held = HeldForceDensities(zero, zero, False, True)   # bar forces held at 0: N_T alone
+    _bar_forces(q, qd, bars, held, zero.copy(), out, with_elastic=False)
     for a in range(out.shape[0]):
         out[a] = -out[a]
 
 
 @njit(cache=_CACHE)
-def rhs(y, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free,
-        const_mass, dy):
+def _laws(gamma, psi):
+    """The held record that holds nothing: every member follows its elastic law."""
+    return HeldForceDensities(gamma, psi, False, False)
+
+
+@njit(cache=_CACHE)
+def rhs(y, fext, model, dy):
     """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w] (members follow their laws)."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
-    gamma = np.empty(si.shape[0])
-    psi = np.empty(bi.shape[0])
-    power, _ = accelerations(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk,
-                             sl0, sc, ssp, free, const_mass, gamma, psi, False, False, qdd,
-                             gamma, psi)
+    gamma = np.empty(model.members.i.shape[0])
+    psi = np.empty(model.bars.i.shape[0])
+    power, _ = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi)
     dy[:nq] = qd
     dy[nq:2 * nq] = qdd
     dy[2 * nq] = power
 
 
 @njit(cache=_CACHE)
-def _string_jac(q, qd, si, sj, sk, sl0, sc, ssp, gamma, hold_g, Jq, Jqd, pq, pqd):
+def _string_jac(q, qd, members, gamma, hold_g, Jq, Jqd, pq, pqd):
     """Add d(f_s + f_d)/dq, d f_d/dqd (theory.md 11.1) and the damper-power gradients."""
+    si, sj, sk, sl0, sc, ssp = members
     s = np.empty(3)
     sd = np.empty(3)
     Dq = np.empty((3, 3))
@@ -358,7 +361,7 @@ def _string_jac(q, qd, si, sj, sk, sl0, sc, ssp, gamma, hold_g, Jq, Jqd, pq, pqd
         _diff(q, i3, j3, s)
         l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
         l = np.sqrt(l2)
-        active = ssp[k] != 0.0 or l > sl0[k]
+        active = ssp[k] or l > sl0[k]
         mat = sk[k] * sl0[k] / (l2 * l) if (active and not hold_g) else 0.0
         for r in range(3):
             for c in range(3):
@@ -413,8 +416,9 @@ def _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd):
 
 
 @njit(cache=_CACHE)
-def _bar_jac(q, qd, qdd, bi, bj, ba0, bra, bex, bk, bl0, psi, hold_p, Jq, Jqd):
+def _bar_jac(q, qd, qdd, bars, psi, hold_p, Jq, Jqd):
     """Add d(-K_b q - N_T - M_a qdd)/dq and d(-N_T)/dqd of the bars (qdd held)."""
+    bi, bj, ba0, bra, bex, bk, bl0 = bars
     b = np.empty(3)
     bd = np.empty(3)
     bdd = np.empty(3)
@@ -441,37 +445,36 @@ def _bar_jac(q, qd, qdd, bi, bj, ba0, bra, bex, bk, bl0, psi, hold_p, Jq, Jqd):
 
 
 @njit(cache=_CACHE)
-def derivatives(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc,
-                ssp, free, const_mass, gam_in, psi_in, hold_g, hold_p, qdd, gamma, psi, D, pw):
+def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
     """qdd and its partial derivatives D = [d qdd/dq, d qdd/dqd] (3n, 6n) (theory.md 13).
 
     d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd), d qdd/dqd = W_c d xi_c/dqd, with the
     members' laws or the held values as in :func:`accelerations`. Also fills
     pw (6n,) = d wdot / d[q, qd] (f_ext held). Returns wdot [W].
     """
+    W, free = model.inverse_mass, model.free
     nq = q.shape[0]
     xi = np.empty(nq)
-    power = _forces(q, qd, fext, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
-                    gam_in, psi_in, hold_g, hold_p, gamma, psi, xi)
+    power = _forces(q, qd, fext, model, held, gamma, psi, xi)
     M = np.empty((0, 0))
     L = np.empty((0, 0))
     first = np.empty(0, dtype=np.int64)
     ok = True
-    if const_mass:
+    if model.mass_is_constant:
         qdd[:] = W @ xi
     else:
         M = np.empty((nq, nq))
-        mass_matrix(q, M0, bi, bj, ba0, bra, bex, M)
+        mass_matrix(q, model, M)
         L, first, ok = _factor(M, free)
         _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1))
     B = np.zeros((nq, 2 * nq))
     pw[:] = 0.0
-    _string_jac(q, qd, si, sj, sk, sl0, sc, ssp, gamma, hold_g, B[:, :nq], B[:, nq:],
+    _string_jac(q, qd, model.members, gamma, held.hold_gamma, B[:, :nq], B[:, nq:],
                 pw[:nq], pw[nq:])
-    _bar_jac(q, qd, qdd, bi, bj, ba0, bra, bex, bk, bl0, psi, hold_p, B[:, :nq], B[:, nq:])
+    _bar_jac(q, qd, qdd, model.bars, psi, held.hold_psi, B[:, :nq], B[:, nq:])
     for a in range(nq):
         pw[nq + a] += fext[a]
-    if const_mass:
+    if model.mass_is_constant:
         _times_sparse(W, B, D)
     else:
         _solve_cols(M, free, L, first, ok, B, D)
@@ -479,19 +482,17 @@ def derivatives(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, s
 
 
 @njit(cache=_CACHE)
-def jacobian(y, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free,
-             const_mass, J):
+def jacobian(y, fext, model, J):
     """Dense Jacobian J = d(dy)/dy (6n+1, 6n+1) of :func:`rhs`; fext held, w column zero."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
-    gamma = np.empty(si.shape[0])
-    psi = np.empty(bi.shape[0])
+    gamma = np.empty(model.members.i.shape[0])
+    psi = np.empty(model.bars.i.shape[0])
     D = np.empty((nq, 2 * nq))
     pw = np.empty(2 * nq)
-    derivatives(q, qd, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp,
-                free, const_mass, gamma, psi, False, False, qdd, gamma, psi, D, pw)
+    derivatives(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi, D, pw)
     J[:, :] = 0.0
     for a in range(nq):
         J[a, nq + a] = 1.0
@@ -500,9 +501,11 @@ def jacobian(y, fext, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0,
 
 
 @njit(cache=_CACHE)
-def total_energy(q, qd, M0, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, ssp):
+def total_energy(q, qd, model):
     """Etot = T(q, qd) - G^T q + V_s + V_b [J] (theory.md 12.6); slack strings store none."""
-    e = 0.5 * (qd @ (M0 @ qd)) - G @ q
+    bi, bj, ba0, bra, bex, bk, bl0 = model.bars
+    M0 = model.constant_mass
+    e = 0.5 * (qd @ (M0 @ qd)) - model.gravity @ q
     b = np.empty(3)
     bd = np.empty(3)
     for k in range(bi.shape[0]):
@@ -516,16 +519,14 @@ def total_energy(q, qd, M0, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, 
             ld = (b[0] * bd[0] + b[1] * bd[1] + b[2] * bd[2]) / l
             bd2 = bd[0] * bd[0] + bd[1] * bd[1] + bd[2] * bd[2]
             e += 0.5 * _a_terms(k, l, ba0, bra, bex)[0] * (bd2 - ld * ld)
-    return e + spring_potential(q, si, sj, sk, sl0, ssp)
+    return e + spring_potential(q, model.members)
 
 
 @njit(cache=_CACHE)
-def energies(Y, M0, W, G, bi, bj, ba0, bra, bex, bk, bl0, si, sj, sk, sl0, sc, ssp, free,
-             const_mass):
+def energies(Y, model):
     """Total energy [J] of each row of Y = [q, qd, ...] (nt, >= 6n)."""
-    nq = M0.shape[0]
+    nq = model.constant_mass.shape[0]
     out = np.empty(Y.shape[0])
     for t in range(Y.shape[0]):
-        out[t] = total_energy(Y[t, :nq], Y[t, nq:2 * nq], M0, G, bi, bj, ba0, bra, bex, bk, bl0,
-                              si, sj, sk, sl0, ssp)
+        out[t] = total_energy(Y[t, :nq], Y[t, nq:2 * nq], model)
     return out

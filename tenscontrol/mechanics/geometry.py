@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["member_columns", "nodal_vector", "weighted_laplacian"]
+__all__ = ["member_columns", "nodal_vector", "state_vectors", "weighted_laplacian"]
 
 
 def member_columns(pairs: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -59,3 +59,13 @@ def nodal_vector(n_nodes: int, name: str, value, default=None) -> np.ndarray:
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name} must be finite")
     return np.ascontiguousarray(a.reshape(nq))
+
+
+def state_vectors(structure, q=None, qd=None, loads=None):
+    """(q, qd, loads), each a new contiguous (3n,) array, checked by :func:`nodal_vector`.
+
+    Defaults: the structure's nodes, at rest, no loads.
+    """
+    n = structure.n_nodes
+    return (nodal_vector(n, "q", q, structure.nodes.reshape(-1)), nodal_vector(n, "qd", qd),
+            nodal_vector(n, "loads", loads))

@@ -1,9 +1,11 @@
 """Rigid-bar Lagrangian dynamics in Cartesian nodal coordinates (theory.md sections 2-9).
 
 :func:`rigid_model` turns a :class:`~tenscontrol.Structure` into a :class:`RigidBarModel`: the
-constant mass matrix, gravity vector and member data as the arrays the compiled kernels take,
-with redundant bar-length constraints detected and dropped. The public functions evaluate the
-model at a state; they call the same kernels as the simulator.
+constant mass matrix, gravity vector and member data, with redundant bar-length constraints
+detected and dropped, and the named record the compiled kernels take
+(:attr:`RigidBarModel.kernel`). :func:`accelerations_at` and :func:`energy_at` evaluate
+the model at a state with the same kernels as the simulator; the public functions
+(:mod:`tenscontrol.mechanics.dynamics`) call them.
 
 Coordinates: q = vec(N) node by node (x0, y0, z0, x1, ...), shape (3 n_nodes,); velocities qd
 likewise. Force densities are positive in tension.
@@ -19,16 +21,18 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol.mechanics import rigid_kernels as K
-from tenscontrol.mechanics.geometry import member_columns
+from tenscontrol.mechanics.geometry import member_columns, state_vectors
+from tenscontrol.mechanics.records import (Members, RigidBars, RigidKernelModel, members_record,
+                                           rigid_bars_record)
 from tenscontrol.model.structure import Structure
 
 __all__ = [
-    "RigidBarModel", "rigid_model", "mass_matrix", "gravity_vector", "constraint_jacobian",
-    "accelerations", "total_energy", "force_densities",
+    "RigidBarModel", "rigid_model", "rigid_mass_matrix", "gravity_vector", "constraint_jacobian",
+    "accelerations_at", "energy_at", "force_densities",
 ]
 
 
-def mass_matrix(structure: Structure, include_radius: bool = False) -> np.ndarray:
+def rigid_mass_matrix(structure: Structure, include_radius: bool = False) -> np.ndarray:
     """Consistent mass matrix M (3n, 3n) [kg] of rigid bars plus point masses.
 
     A bar of mass m and length l contributes ``m Xbar^T Xbar + mu H`` (theory.md section 3):
@@ -110,7 +114,7 @@ def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]
 
 @dataclass(frozen=True, eq=False)
 class RigidBarModel:
-    """The rigid-bar model of a structure as the arrays the compiled kernels take.
+    """The rigid-bar model of a structure, and the record the compiled kernels take.
 
     Attributes
     ----------
@@ -128,6 +132,13 @@ class RigidBarModel:
         Bars whose length constraints were redundant at q0 (e.g. both ends fully fixed).
     col : ndarray of int, shape (3n,)
         Position of each coordinate among the free coordinates, -1 if fixed.
+    members : Members
+        The tension members.
+    bars : RigidBars
+        The constrained bars (`constrained_bars`).
+    kernel : RigidKernelModel
+        The record every kernel of :mod:`~tenscontrol.mechanics.rigid_kernels` takes; it holds
+        M, W, G, col, `bars` and `members` themselves (not copies).
     """
 
     structure: Structure
@@ -137,36 +148,19 @@ class RigidBarModel:
     constrained_bars: np.ndarray
     dropped_bars: tuple
     col: np.ndarray
+    members: Members
+    bars: RigidBars
+    kernel: RigidKernelModel
 
     @property
     def n_coordinates(self) -> int:
         return self.M.shape[0]
-
-    @property
-    def member_args(self) -> tuple:
-        """(si, sj, sk, sl0, sc, ssp): the tension-member arrays of the kernels."""
-        return member_args(self.structure)
-
-    @property
-    def bar_args(self) -> tuple:
-        """(bi, bj, bl2): constrained bars' end nodes and squared lengths."""
-        s, k = self.structure, self.constrained_bars
-        return (np.ascontiguousarray(s.bar_nodes[k, 0]), np.ascontiguousarray(s.bar_nodes[k, 1]),
-                np.array(s.bar_lengths[k] ** 2))
 
     def __repr__(self) -> str:
         return (f"RigidBarModel(structure={self.structure.name!r}, coordinates={self.M.shape[0]}, "
                 f"free={int((self.col >= 0).sum())}, "
                 f"constrained_bars={self.constrained_bars.size}, "
                 f"dropped_bars={list(self.dropped_bars)})")
-
-
-def member_args(structure: Structure) -> tuple:
-    """(si, sj, sk, sl0, sc, ssp): the tension-member arrays the kernels of both bar models take."""
-    s = structure
-    return (np.ascontiguousarray(s.string_nodes[:, 0]), np.ascontiguousarray(s.string_nodes[:, 1]),
-            np.array(s.string_stiffness, dtype=float), np.array(s.string_rest_lengths, dtype=float),
-            np.array(s.string_damping, dtype=float), s.string_is_spring.astype(float))
 
 
 def free_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
@@ -183,7 +177,7 @@ def free_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=32)
 def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarModel:
-    M = mass_matrix(structure, include_radius)
+    M = rigid_mass_matrix(structure, include_radius)
     free = structure.free_coordinates
     W = free_inverse(M, free)
     keep, dropped = _independent_bars(structure)
@@ -197,82 +191,52 @@ def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarM
         )
     col = -np.ones(M.shape[0], dtype=np.int64)
     col[free] = np.arange(len(free))
-    return RigidBarModel(structure, M, W, gravity_vector(structure), keep, dropped, col)
+    G = gravity_vector(structure)
+    members, bars = members_record(structure), rigid_bars_record(structure, keep)
+    return RigidBarModel(structure, M, W, G, keep, dropped, col, members, bars,
+                         RigidKernelModel(M, W, G, col, bars, members))
 
 
 def rigid_model(structure: Structure, include_radius: bool = False) -> RigidBarModel:
     """Build (or fetch from a small cache) the rigid-bar model of `structure`.
 
-    `include_radius` selects the solid-cylinder bar inertia (see :func:`mass_matrix`).
+    `include_radius` selects the solid-cylinder bar inertia (see :func:`rigid_mass_matrix`).
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     return _rigid_model_cached(structure, bool(include_radius))
 
 
-def _state(structure: Structure, q, qd):
-    nq = 3 * structure.n_nodes
-    q = structure.nodes.reshape(-1).copy() if q is None else np.asarray(q, dtype=float).reshape(-1)
-    qd = np.zeros(nq) if qd is None else np.asarray(qd, dtype=float).reshape(-1)
-    for name, v in (("q", q), ("qd", qd)):
-        if v.shape != (nq,):
-            raise ValueError(f"{name} must have {nq} entries (3 per node), got {v.size}")
-        if not np.all(np.isfinite(v)):
-            raise ValueError(f"{name} must be finite")
-    return np.ascontiguousarray(q), np.ascontiguousarray(qd)
+def accelerations_at(model: RigidBarModel, q, qd, f):
+    """(qdd (3n,), bar force densities (n_bars,)) of the rigid model at a checked state.
 
-
-def accelerations(structure: Structure, q=None, qd=None, force=None, include_radius=False):
-    """Constrained nodal accelerations and bar force densities (theory.md (21)-(23)).
-
-    Parameters
-    ----------
-    structure : Structure
-    q, qd : array_like, shape (3n,), optional
-        Positions [m] and velocities [m/s]; the initial configuration at rest by default.
-    force : array_like, shape (n_nodes, 3) or (3n,), optional
-        External nodal forces [N].
-    include_radius : bool
-        Solid-cylinder bar inertia instead of slender rods (see :func:`mass_matrix`).
-
-    Returns
-    -------
-    qdd : ndarray, shape (3n,)
-        Accelerations [m/s^2]; zero on fixed coordinates.
-    bar_force_densities : ndarray, shape (n_bars,)
-        psi_k = -2 lambda_k [N/m] (negative in compression); 0 for dropped redundant bars.
+    psi_k = -2 lambda_k [N/m] (negative in compression); 0 for dropped redundant bars.
     """
-    model = rigid_model(structure, include_radius)
-    q, qd = _state(structure, q, qd)
-    f = np.zeros_like(q) if force is None else np.asarray(force, dtype=float).reshape(-1)
-    if f.shape != q.shape:
-        raise ValueError(f"force must have shape ({structure.n_nodes}, 3), got {np.shape(force)}")
-    bi, bj, _ = model.bar_args
     qdd = np.empty_like(q)
-    lam = np.empty(len(bi))
-    gamma = np.empty(structure.n_strings)
-    K.accelerations(q, qd, f, model.W, model.G, bi, bj, *model.member_args, qdd, lam, gamma)
-    psi = np.zeros(structure.n_bars)
+    lam = np.empty(len(model.constrained_bars))
+    gamma = np.empty(model.structure.n_strings)
+    K.accelerations(q, qd, f, model.kernel, qdd, lam, gamma)
+    psi = np.zeros(model.structure.n_bars)
     psi[model.constrained_bars] = -2.0 * lam
     return qdd, psi
 
 
+def energy_at(model: RigidBarModel, q, qd) -> float:
+    """Total energy Etot = T - G^T q + V_s [J] of the rigid model at a checked state."""
+    return float(K.total_energy(q, qd, model.kernel))
+
+
 def force_densities(structure: Structure, q=None) -> np.ndarray:
-    """Tension-member force densities gamma (n_strings,) [N/m] with the slack rule."""
-    model = rigid_model(structure)
-    q, qd = _state(structure, q, None)
-    gamma = np.empty(structure.n_strings)
-    si, sj, sk, sl0, _, ssp = model.member_args
-    K.member_forces(q, qd, si, sj, sk, sl0, np.zeros_like(sl0), ssp, gamma, np.zeros_like(q))
-    return gamma
+    """Tension-member force densities gamma (n_strings,) [N/m] with the slack rule.
 
-
-def total_energy(structure: Structure, q=None, qd=None, include_radius=False) -> float:
-    """Total energy Etot = T - G^T q + V_s [J] (theory.md (34)); slack strings store none.
-
-    `include_radius` selects the solid-cylinder bar inertia for T (see :func:`mass_matrix`).
+    Parameters
+    ----------
+    structure : Structure
+    q : array_like, shape (3n,) or (n_nodes, 3), optional
+        Configuration [m]; the structure's nodes by default.
     """
-    model = rigid_model(structure, include_radius)
-    q, qd = _state(structure, q, qd)
-    si, sj, sk, sl0, _, ssp = model.member_args
-    return float(K.total_energy(q, qd, model.M, model.G, si, sj, sk, sl0, ssp))
+    model = rigid_model(structure)
+    q, _, _ = state_vectors(structure, q)
+    gamma = np.empty(structure.n_strings)
+    K.elastic_forces(q, model.members, gamma, np.zeros_like(q))
+    return gamma

@@ -7,20 +7,18 @@ arrays, where numpy's per-call overhead would dominate (theory.md section 10.4).
 
 Conventions (theory.md section 0): q = vec(N) node by node, force densities positive in
 tension, constraint forces +J^T lambda. The state is y = [q (3n), qd (3n), w (1)].
-Every function takes the model arrays it needs as separate arguments (see
-``RigidBarModel.bar_args`` and ``RigidBarModel.member_args``):
+The kernels take the model as one record, ``model`` = ``RigidBarModel.kernel`` (a
+:class:`~tenscontrol.mechanics.records.RigidKernelModel`: mass, inverse_mass, gravity,
+free_column, bars, members), or the leaf records :class:`~tenscontrol.mechanics.records.Members`
+and :class:`~tenscontrol.mechanics.records.RigidBars`; the loops unpack them into the theory's
+symbols (W, M, G; bi, bj the constrained bars; si, sj, sk, sl0, sc, ssp the members)::
 
-    W      (3n, 3n)  inverse mass matrix on the free coordinates, zero on fixed rows/columns
-    M      (3n, 3n)  mass matrix
-    G      (3n,)     gravity force vector
-    bi, bj (nc,)     start/end nodes of the constrained bars
-    bl2    (nc,)     squared bar lengths [m^2]
-    si, sj (ns,)     start/end nodes of the tension members
-    sk     (ns,)     stiffness [N/m]
-    sl0    (ns,)     rest length [m]
-    sc     (ns,)     damping [N s/m]
-    ssp    (ns,)     1.0 for a two-sided spring, 0.0 for a one-sided string
-    col    (3n,)     column of each coordinate among the free ones, -1 if fixed
+    rhs(y, fext, model, dy)                dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
+    accelerations(q, qd, fext, model, qdd, lam, gamma)
+    correct(y, E0, correction, model)      correction: a records.Correction
+    total_energy(q, qd, model), energies(Y, model)
+    member_forces(q, qd, members, gamma, out), elastic_forces(q, members, gamma, out)
+    bar_violations(Y, bars)                bars: a records.RigidBars
 """
 
 from __future__ import annotations
@@ -32,12 +30,26 @@ _CACHE = True
 
 
 @njit(cache=_CACHE)
-def member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
+def member_forces(q, qd, members, gamma, out):
     """Force densities gamma (ns,) of the members, and their nodal forces added to `out`.
 
     Returns the damper power f_d . qd [W] (<= 0). Strings with l <= l0 are slack (gamma = 0,
     damper off); springs are always active.
     """
+    si, sj, sk, sl0, sc, ssp = members
+    return _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out)
+
+
+@njit(cache=_CACHE)
+def elastic_forces(q, members, gamma, out):
+    """As :func:`member_forces` with the dampers left out (the velocities do not enter)."""
+    si, sj, sk, sl0, _, ssp = members
+    _member_forces(q, q, si, sj, sk, sl0, np.zeros_like(sl0), ssp, gamma, out)
+
+
+@njit(cache=_CACHE)
+def _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
+    """:func:`member_forces` on the unpacked member arrays."""
     power = 0.0
     for k in range(si.shape[0]):
         i3 = 3 * si[k]
@@ -47,7 +59,7 @@ def member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
         s2 = q[j3 + 2] - q[i3 + 2]
         l2 = s0 * s0 + s1 * s1 + s2 * s2
         l = np.sqrt(l2)
-        if ssp[k] == 0.0 and l <= sl0[k]:
+        if not ssp[k] and l <= sl0[k]:
             gamma[k] = 0.0
             continue
         g = sk[k] * (1.0 - sl0[k] / l)
@@ -69,15 +81,16 @@ def member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
 
 
 @njit(cache=_CACHE)
-def spring_potential(q, si, sj, sk, sl0, ssp):
+def spring_potential(q, members):
     """Elastic energy of the active tension members [J]."""
+    si, sj, sk, sl0, _, ssp = members
     v = 0.0
     for k in range(si.shape[0]):
         i3 = 3 * si[k]
         j3 = 3 * sj[k]
         l = np.sqrt((q[j3] - q[i3]) ** 2 + (q[j3 + 1] - q[i3 + 1]) ** 2
                     + (q[j3 + 2] - q[i3 + 2]) ** 2)
-        if ssp[k] != 0.0 or l > sl0[k]:
+        if ssp[k] or l > sl0[k]:
             v += 0.5 * sk[k] * (l - sl0[k]) ** 2
     return v
 
@@ -115,16 +128,18 @@ def _cholesky_solve(S, b):
 
 
 @njit(cache=_CACHE)
-def accelerations(q, qd, fext, W, G, bi, bj, si, sj, sk, sl0, sc, ssp, qdd, lam, gamma):
+def accelerations(q, qd, fext, model, qdd, lam, gamma):
     """Constrained accelerations of the rigid-bar model (theory.md (21)-(23)).
 
     Fills `qdd` (3n,), the bar-row multipliers `lam` (nc,) and the member force densities
     `gamma` (ns,). Returns the power of the non-conservative forces (f_ext + f_d) . qd [W].
     """
+    W = model.inverse_mass
+    bi, bj, _ = model.bars
     nq = q.shape[0]
     nc = bi.shape[0]
-    xi = G + fext
-    power = member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, xi)
+    xi = model.gravity + fext
+    power = member_forces(q, qd, model.members, gamma, xi)
     for a in range(nq):
         power += fext[a] * qd[a]
     wxi = W @ xi
@@ -169,40 +184,42 @@ def accelerations(q, qd, fext, W, G, bi, bj, si, sj, sk, sl0, sc, ssp, qdd, lam,
 
 
 @njit(cache=_CACHE)
-def rhs(y, fext, W, G, bi, bj, si, sj, sk, sl0, sc, ssp, dy):
+def rhs(y, fext, model, dy):
     """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w]."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
-    lam = np.empty(bi.shape[0])
-    gamma = np.empty(si.shape[0])
-    power = accelerations(q, qd, fext, W, G, bi, bj, si, sj, sk, sl0, sc, ssp, qdd, lam, gamma)
+    lam = np.empty(model.bars.i.shape[0])
+    gamma = np.empty(model.members.i.shape[0])
+    power = accelerations(q, qd, fext, model, qdd, lam, gamma)
     dy[:nq] = qd
     dy[nq:2 * nq] = qdd
     dy[2 * nq] = power
 
 
 @njit(cache=_CACHE)
-def total_energy(q, qd, M, G, si, sj, sk, sl0, ssp):
+def total_energy(q, qd, model):
     """Etot = 1/2 qd^T M qd - G^T q + V_s(q) [J] (theory.md (34))."""
-    return (0.5 * (qd @ (M @ qd)) - G @ q
-            + spring_potential(q, si, sj, sk, sl0, ssp))
+    M = model.mass
+    return (0.5 * (qd @ (M @ qd)) - model.gravity @ q
+            + spring_potential(q, model.members))
 
 
 @njit(cache=_CACHE)
-def energies(Y, M, G, si, sj, sk, sl0, ssp):
+def energies(Y, model):
     """Total energy of each row of Y = [q, qd, ...] (nt, >= 6n)."""
-    nq = M.shape[0]
+    nq = model.mass.shape[0]
     out = np.empty(Y.shape[0])
     for t in range(Y.shape[0]):
-        out[t] = total_energy(Y[t, :nq], Y[t, nq:2 * nq], M, G, si, sj, sk, sl0, ssp)
+        out[t] = total_energy(Y[t, :nq], Y[t, nq:2 * nq], model)
     return out
 
 
 @njit(cache=_CACHE)
-def _residuals(y, E0, M, G, bi, bj, bl2, si, sj, sk, sl0, ssp):
+def _residuals(y, E0, model):
     """Position (m^2), velocity (m^2/s) and energy (J) residual norms at y."""
+    bi, bj, bl = model.bars
     nq = (y.shape[0] - 1) // 2
     rp = 0.0
     rv = 0.0
@@ -215,9 +232,9 @@ def _residuals(y, E0, M, G, bi, bj, bl2, si, sj, sk, sl0, ssp):
             b = y[j3 + a] - y[i3 + a]
             l2 += b * b
             v += 2.0 * b * (y[nq + j3 + a] - y[nq + i3 + a])
-        rp += (l2 - bl2[r]) ** 2
+        rp += (l2 - bl[r] * bl[r]) ** 2
         rv += v * v
-    rE = E0 + y[2 * nq] - total_energy(y[:nq], y[nq:2 * nq], M, G, si, sj, sk, sl0, ssp)
+    rE = E0 + y[2 * nq] - total_energy(y[:nq], y[nq:2 * nq], model)
     return np.sqrt(rp), np.sqrt(rv), rE
 
 
@@ -244,17 +261,20 @@ def _min_norm_solve(A, r):
 
 
 @njit(cache=_CACHE)
-def correct(y, E0, with_energy, eps_p, eps_v, eps_E, max_iter,
-            M, G, bi, bj, bl2, si, sj, sk, sl0, ssp, col):
+def correct(y, E0, correction, model):
     """Direct correction of y onto the bar-length, velocity and energy constraints, in place.
 
     Implements theory.md section 10: repeated minimum-norm Newton steps
     dx = lstsq(A_c, r_c) on the free coordinates (fixed coordinates never move, so their
-    constraint rows hold exactly). With ``with_energy`` False the energy row and the work
+    constraint rows hold exactly). With ``correction.energy`` False the energy row and the work
     column are dropped ("geometric" mode) and w keeps its integrated value.
 
     Returns (iterations, converged).
     """
+    with_energy, eps_p, eps_v, eps_E, max_iter = correction
+    M, G, col = model.mass, model.gravity, model.free_column
+    bi, bj, bl = model.bars
+    members = model.members
     nq = (y.shape[0] - 1) // 2
     nc = bi.shape[0]
     nf = 0
@@ -263,9 +283,9 @@ def correct(y, E0, with_energy, eps_p, eps_v, eps_E, max_iter,
             nf += 1
     nrow = 2 * nc + (1 if with_energy else 0)
     ncol = 2 * nf + (1 if with_energy else 0)
-    gamma = np.empty(si.shape[0])
+    gamma = np.empty(members.i.shape[0])
     for it in range(max_iter + 1):
-        rp, rv, rE = _residuals(y, E0, M, G, bi, bj, bl2, si, sj, sk, sl0, ssp)
+        rp, rv, rE = _residuals(y, E0, model)
         if rp <= eps_p and rv <= eps_v and (not with_energy or abs(rE) <= eps_E):
             return it, True
         if it == max_iter or nrow == 0:
@@ -292,13 +312,12 @@ def correct(y, E0, with_energy, eps_p, eps_v, eps_E, max_iter,
                     A[k, ci] -= 2.0 * b
                     A[nc + k, ci] -= 2.0 * bd
                     A[nc + k, nf + ci] -= 2.0 * b
-            r[k] = bl2[k] - l2
+            r[k] = bl[k] * bl[k] - l2
             r[nc + k] = -v
         if with_energy:
             # dEtot/dq = K(gamma) q - G = -(G + member forces); dEtot/dqd = M qd
             f = G.copy()
-            member_forces(y[:nq], y[nq:2 * nq], si, sj, sk, sl0, np.zeros_like(sl0), ssp,
-                          gamma, f)
+            elastic_forces(y[:nq], members, gamma, f)
             mqd = M @ y[nq:2 * nq]
             for a in range(nq):
                 c = col[a]
@@ -319,8 +338,9 @@ def correct(y, E0, with_energy, eps_p, eps_v, eps_E, max_iter,
 
 
 @njit(cache=_CACHE)
-def bar_violations(Y, bars_i, bars_j, lengths):
-    """|b| - l for each row of Y = [q, ...] and each bar [m], shape (nt, n_bars)."""
+def bar_violations(Y, bars):
+    """|b| - l for each row of Y = [q, ...] and each bar of `bars` [m], shape (nt, n_bars)."""
+    bars_i, bars_j, lengths = bars
     out = np.empty((Y.shape[0], bars_i.shape[0]))
     for t in range(Y.shape[0]):
         for k in range(bars_i.shape[0]):

@@ -17,6 +17,7 @@ import numpy as np
 from tenscontrol.mechanics import compressible_kernels as CK
 from tenscontrol.mechanics import rigid_kernels as K
 from tenscontrol.mechanics.compressible import compressible_model
+from tenscontrol.mechanics.records import Correction, rigid_bars_record
 from tenscontrol.mechanics.rigid import rigid_model
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
@@ -35,13 +36,13 @@ class Run:
 
     def base_rhs(self, y, f):
         dy = np.empty(self.nb)
-        self.kernel_rhs(y[:self.nb], f, *self.args, dy)
+        self.kernel_rhs(y[:self.nb], f, self.kernel, dy)
         return dy
 
     def fun(self, t, y):
         dy = np.empty_like(y)
         nb = self.nb
-        self.kernel_rhs(y[:nb], self.fext(t, y), *self.args, dy[:nb])
+        self.kernel_rhs(y[:nb], self.fext(t, y), self.kernel, dy[:nb])
         if self.loop is not None:
             dy[nb:] = self.loop.derivative(t, y)
         return dy
@@ -56,6 +57,7 @@ class RigidRun(Run):
     def __init__(self, structure, include_radius, correction, tol, max_iterations):
         self.structure, self.correction = structure, correction
         self.model = rigid_model(structure, include_radius)
+        self.kernel = self.model.kernel
         self.constrained_bars = self.model.constrained_bars
         self.tol, self.max_iterations, self.failures = tol, max_iterations, 0
         self.project = None if correction == "none" else self._correct
@@ -66,16 +68,15 @@ class RigidRun(Run):
         m = self.model
         self.fext = fext
         self._attach(y0, loop)
-        self.args = (m.W, m.G, *m.bar_args[:2], *m.member_args)
         nq = m.n_coordinates
-        si, sj, sk, sl0, _, ssp = m.member_args
-        self.correct_args = (m.M, m.G, *m.bar_args, si, sj, sk, sl0, ssp, m.col)
-        self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], m.M, m.G, si, sj, sk, sl0, ssp))
+        tol = self.tol
+        self.correction_record = Correction(energy=self.correction == "energy", position_tol=tol,
+                                            velocity_tol=tol, energy_tol=tol,
+                                            max_iterations=self.max_iterations)
+        self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], self.kernel))
 
     def _correct(self, t, y):
-        tol = self.tol
-        it, ok = K.correct(y[:self.nb], self.E0, self.correction == "energy", tol, tol, tol,
-                           self.max_iterations, *self.correct_args)
+        it, ok = K.correct(y[:self.nb], self.E0, self.correction_record, self.kernel)
         if not ok:
             if self.failures == 0:
                 warnings.warn(f"correction did not converge in {self.max_iterations} "
@@ -89,11 +90,8 @@ class RigidRun(Run):
     def trajectory(self, recorder, stats, wall):
         s, m = self.structure, self.model
         t, Y = recorder.arrays(self.n_state)
-        si, sj, sk, sl0, _, ssp = m.member_args
-        energy = K.energies(Y, m.M, m.G, si, sj, sk, sl0, ssp)
-        bars = s.bar_nodes
-        viol = K.bar_violations(Y, np.ascontiguousarray(bars[:, 0]),
-                                np.ascontiguousarray(bars[:, 1]), np.array(s.bar_lengths))
+        energy = K.energies(Y, m.kernel)
+        viol = K.bar_violations(Y, rigid_bars_record(s))
         return trajectory(s, t, Y, energy, viol, self.E0, stats, self.failures, wall,
                            self.correction, "rigid", None, self._control_record(t, Y))
 
@@ -107,24 +105,24 @@ class CompressibleRun(Run):
     def __init__(self, structure, kinetic, include_radius):
         self.structure, self.kinetic = structure, kinetic
         self.model = compressible_model(structure, kinetic, include_radius)
-        self.args = self.model.kernel_args
+        self.kernel = self.model.kernel
 
     kernel_rhs = staticmethod(CK.rhs)
 
     def start(self, y0, fext, loop):
         self.fext = fext
         self._attach(y0, loop)
-        self.E0 = float(CK.energies(y0[None, :], *self.args)[0])
+        self.E0 = float(CK.energies(y0[None, :], self.kernel)[0])
 
     def jac(self, t, y):
         nb, f = self.nb, self.fext(t, y)
         if self.loop is None:
             J = np.empty((nb, nb))
-            CK.jacobian(y, f, *self.args, J)
+            CK.jacobian(y, f, self.kernel, J)
             return J
         J = np.zeros((y.size, y.size))
         Jp = np.empty((nb, nb))
-        CK.jacobian(np.ascontiguousarray(y[:nb]), f, *self.args, Jp)
+        CK.jacobian(np.ascontiguousarray(y[:nb]), f, self.kernel, Jp)
         J[:nb, :nb] = Jp
         return J + self._coupling(t, y, f)
 
@@ -160,7 +158,7 @@ class CompressibleRun(Run):
     def trajectory(self, recorder, stats, wall):
         s = self.structure
         t, Y = recorder.arrays(self.n_state)
-        energy = CK.energies(Y, *self.args)
+        energy = CK.energies(Y, self.kernel)
         return trajectory(s, t, Y, energy, np.zeros((len(t), 0)), self.E0, stats, 0, wall,
                            "none", "compressible", self.kinetic, self._control_record(t, Y))
 
