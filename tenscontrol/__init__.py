@@ -16,6 +16,8 @@ from tenscontrol.mechanics.compressible import (bar_force_densities, compressibl
                            compressible_jacobians, compressible_mass_matrix, compressible_model)
 from tenscontrol.mechanics.rigid import (accelerations, constraint_jacobian, force_densities, gravity_vector,
                        mass_matrix, rigid_model, total_energy)
+from tenscontrol.model.loads import doublet
+from tenscontrol.model.selection import Selection
 from tenscontrol.model.io import load_structure, save_structure, structure_from_dict, structure_to_dict
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.model.materials import MATERIALS, Material
@@ -30,7 +32,7 @@ __all__ = [
     "LQRDesign", "Measurement", "OutputFeedback", "StateFeedback", "hinfsyn", "lqr",
     "measurement", "to_iosystem", "verify", "ClosedLoopComparison", "compare_closed_loop", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
     "MaterialComparison", "MaterialFigures", "MinimalRealization", "PointMass", "PrestressError",
-    "SimulationError", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
+    "Selection", "SimulationError", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
     "bar_force_densities", "catalog", "compare_materials", "compliance",
     "compressible_accelerations", "compressible_energy", "compressible_jacobians",
     "compressible_mass_matrix", "compressible_model", "constraint_jacobian", "doublet",
@@ -44,7 +46,7 @@ __version__ = "0.3.0"
 # `import tenscontrol` stays quick for simulation-only work (PEP 562).
 _LAZY = {
     "MaterialComparison": "studies.comparison", "MaterialFigures": "studies.comparison",
-    "compare_materials": "studies.comparison", "doublet": "studies.comparison",
+    "compare_materials": "studies.comparison",
     "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
     "ElasticModel": "linear.reduction", "MinimalRealization": "linear.reduction",
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
