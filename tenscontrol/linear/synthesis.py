@@ -295,10 +295,10 @@ def _disturbance_columns(model, disturbances) -> np.ndarray:
             return np.asarray(structure.free_coordinates, dtype=np.int64)
         nrm = np.linalg.norm(np.asarray(model.E, dtype=float), axis=0)
         return np.flatnonzero(nrm > 1e-12 * nrm.max())     # forces the constraints pass
-    if structure is None:
-        raise TypeError("hinfsyn: disturbances need a LinearModel with a structure; for "
-                        f"{type(model).__name__}, leave disturbances unset (the columns of E "
-                        "the constraints pass) and select E's columns yourself")
+    if structure is None:   # a duck-typed model: node i has q[3i:3i+3]; E's zero columns are fixed
+        nrm = np.linalg.norm(np.asarray(model.E, dtype=float), axis=0)
+        n = nrm.size // 3
+        structure = types.SimpleNamespace(n_nodes=n, fixed=(nrm <= 1e-12 * nrm.max()).reshape(n, 3))
     return disturbances.coordinates(structure, "hinfsyn: disturbances")
 
 

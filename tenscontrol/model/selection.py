@@ -108,7 +108,8 @@ class Selection:
     def coordinates(self, structure: Structure, what: str = "outputs") -> np.ndarray:
         """Indices (int) into q of the selected free coordinates, in order.
 
-        Fixed coordinates are left out (their deviations are identically zero). Errors start
+        `structure` needs only ``n_nodes`` and ``fixed``. Fixed coordinates are left out
+        (their deviations are identically zero, the constraints absorb their forces). Errors start
         with `what` (the argument, e.g. ``"hinfsyn: disturbances"``) and name the node and
         the fix. An empty result is an error, unless the selection names strings and no node.
         """
