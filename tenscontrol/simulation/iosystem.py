@@ -73,13 +73,13 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     """
     import control
 
+    outputs = check_selection(outputs, "to_iosystem: outputs")
     run = _run(structure, bars, kinetic, include_radius)
     strings = structure.actuated_strings
     acts = Actuators(structure, strings, np.zeros(strings.size), kind)
     if gamma_ref is None:
         gamma_ref = acts.law(structure.nodes.reshape(-1))[1]
     acts = Actuators(structure, strings, gamma_ref, kind)
-    outputs = check_selection(outputs, "to_iosystem: outputs")
     meas = measurement(structure, Selection() if outputs is None else outputs)
     nq, nu = 3 * structure.n_nodes, strings.size
 
