@@ -328,7 +328,8 @@ def test_stiffness_damping_mass_reproduce_A_on_the_tangent_space(bars, kind):
     np.testing.assert_allclose(Z.T @ M @ model.B[nq:], Z.T @ model.force_input,
                                atol=1e-12 * np.abs(model.force_input).max())
     # the passive stiffness is the control one plus the (PSD) material stiffness
-    mat = linearize(s, bars=bars, kind="passive").stiffness - linearize(s, bars=bars, kind="control").stiffness
+    mat = (linearize(s, bars=bars, kind="passive").stiffness
+           - linearize(s, bars=bars, kind="control").stiffness)
     assert np.linalg.eigvalsh(0.5 * (mat + mat.T)).min() > -1e-9 * np.abs(mat).max()
 
 

@@ -326,8 +326,8 @@ def _ss(arrays, inputs, outputs) -> ct.StateSpace:
 
 
 def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection | None = None,
-            measurements=None, d_scale=1.0, y_scale=1.0, u_scale=None, rho=0.1, eps=0.01, tol=1e-3, order=None,
-            backoff=1.0) -> HinfDesign:
+            measurements=None, d_scale=1.0, y_scale=1.0, u_scale=None, rho=0.1, eps=0.01,
+            tol=1e-3, order=None, backoff=1.0) -> HinfDesign:
     """H-infinity design on the actuated strings (control-notes.md section 6).
 
     Generalized plant on the minimal realization of ``model.actuated().with_outputs(outputs)``

@@ -109,16 +109,16 @@ class Selection:
         """Indices (int) into q of the selected free coordinates, in order.
 
         `structure` needs only ``n_nodes`` and ``fixed``. Fixed coordinates are left out
-        (their deviations are identically zero, the constraints absorb their forces). Errors start
-        with `what` (the argument, e.g. ``"hinfsyn: disturbances"``) and name the node and
-        the fix. An empty result is an error, unless the selection names strings and no node.
+        (their deviations are identically zero, the constraints absorb their forces). Errors
+        start with `what` (the argument, e.g. ``"hinfsyn: disturbances"``) and name the node
+        and the fix. An empty result is an error, unless the selection names strings and no
+        node.
         """
         n = structure.n_nodes
         fixed = structure.fixed.reshape(-1)
         rows, requested = [], []
         for term in self.terms:
-            nodes = range(n) if term.nodes == "all" else (
-                [term.nodes] if isinstance(term.nodes, int) else term.nodes)
+            nodes = _node_list(term.nodes, n)
             for node in nodes:
                 if not 0 <= node < n:
                     raise ValueError(f"{what}: node {node!r} is not a node index; the structure "
@@ -134,12 +134,16 @@ class Selection:
             if not requested:
                 raise ValueError(f"{what}: {self!r} selects nothing; select nodes (or, for "
                                  "measurements, strings)")
-            nodes = (list(range(n)) if self.nodes == "all" else
-                     [self.nodes] if isinstance(self.nodes, int) else list(self.nodes))
-            where = (f"nodes {nodes}, axes {self.axes!r}" if not self._more else repr(self))
+            where = (f"nodes {_node_list(self.nodes, n)}, axes {self.axes!r}"
+                     if not self._more else repr(self))
             raise ValueError(f"{what}: every selected coordinate ({where}) is fixed; choose "
                              "free coordinates")
         return np.array(rows, dtype=np.int64)
+
+
+def _node_list(nodes, n_nodes: int) -> list:
+    return list(range(n_nodes)) if nodes == "all" else (
+        [nodes] if isinstance(nodes, int) else list(nodes))
 
 
 def _term_repr(term: Selection) -> str:

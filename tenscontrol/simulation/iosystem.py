@@ -35,8 +35,8 @@ def _run(structure, bars, kinetic, include_radius):
 
 
 def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_ref=None,
-                outputs: Selection | None = None, kinetic: str = "consistent", include_radius: bool = False,
-                name: str | None = None):
+                outputs: Selection | None = None, kinetic: str = "consistent",
+                include_radius: bool = False, name: str | None = None):
     """The nonlinear dynamics of `structure` as a ``control.NonlinearIOSystem``.
 
     Parameters

@@ -197,9 +197,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     rtol, atol : float, optional
         Relative and absolute tolerances of the local error test (max norm with scale
         atol + rtol max(|y0|, |y1|)); by default the bar model's (:func:`default_tolerances`:
-        1e-10 for rigid bars, 1e-8 for compressible bars). ``"radau5"`` maps them as Hairer's RADAU5 does
-        (:func:`tenscontrol.radau.radau_tolerances`), so that both integrators give errors of
-        the same size at the same tolerances.
+        1e-10 for rigid bars, 1e-8 for compressible bars). ``"radau5"`` maps them as Hairer's
+        RADAU5 does (:func:`tenscontrol.radau.radau_tolerances`), so that both integrators give
+        errors of the same size at the same tolerances.
     bars : {"rigid", "compressible"}
         ``"rigid"``: bar lengths are constraints (theory.md sections 8-10).
         ``"compressible"``: elastic bars with each bar's Young's modulus and Poisson's ratio,
@@ -221,9 +221,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         Kinetic energy of compressible bars (theory.md section 12.2): ``"consistent"``, the
         uniform rod with axial stretch (always positive definite), or ``"paper"``, the paper's
         translation + rotation, singular for a bar whose end nodes carry no other mass.
-    loads : array_like (n_nodes, 3) or callable ``loads(t, q, qd) -> ndarray (n_nodes, 3)``, optional
-        External nodal forces [N], constant or a function of time and state; q and qd are
-        flat (3 n_nodes,) arrays (x0, y0, z0, x1, ...).
+    loads : array_like (n_nodes, 3) or callable, optional
+        External nodal forces [N]: constant, or ``loads(t, q, qd) -> ndarray (n_nodes, 3)``
+        with q and qd flat (3 n_nodes,) arrays (x0, y0, z0, x1, ...).
         The implicit integrator's Jacobian treats it as independent of the state (with a
         controller, its state dependence enters by central differences).
     progress : bool
