@@ -167,8 +167,7 @@ def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,
     d_index = one_channel(structure, disturbances, "compare_closed_loop")
     d_name = f"f{'xyz'[d_index % 3]}{d_index // 3}"
     u_l2 = amplitude * np.sqrt(2 * half_period)
-    load = doublet(structure, Selection(d_index // 3, "xyz"[d_index % 3]), amplitude,
-                   half_period)
+    load = doublet(structure, disturbances, amplitude, half_period)
     rows, reports, y_names = [], [], None
     for name in materials:
         s = with_bar_material(structure, name)

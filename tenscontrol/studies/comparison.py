@@ -265,7 +265,6 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     y_index = output_indices(structure, outputs, "compare_materials")
     d_name = f"f{_AXES[d_index % 3]}{d_index // 3}"
     y_names = [f"{_AXES[c % 3]}{c // 3}" for c in y_index]
-    load = Selection(d_index // 3, _AXES[d_index % 3])
     u_l2 = amplitude * np.sqrt(2 * half_period)
     rows, responses = [], []
     for name in materials:
@@ -278,7 +277,7 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
         freqs = np.sqrt(np.clip(w2, 0, None))[:n_frequencies] / (2 * np.pi)
         comp = compliance(s, bars="compressible", at_rest=at_rest)
         traj = simulate(s, t_final, bars="compressible", kinetic=kinetic, t_eval=t_eval,
-                        loads=doublet(s, load, amplitude, half_period),
+                        loads=doublet(s, disturbances, amplitude, half_period),
                         rtol=rtol, atol=atol)
         y = traj.nodes.reshape(len(traj.t), -1)[:, y_index] - s.nodes.reshape(-1)[y_index]
         mag = np.linalg.norm(y, axis=1)
