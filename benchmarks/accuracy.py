@@ -50,7 +50,7 @@ def main() -> None:
     for name, structure, load in (("arm 0.8 + arm_load, 1 s", catalog.arm(0.8), catalog.arm_load()),
                                   ("ball 0.9 + ball_load, 1 s", catalog.ball(0.9),
                                    catalog.ball_load())):
-        print(row(name, tc.simulate(structure, 1.0, force=load)))
+        print(row(name, tc.simulate(structure, 1.0, loads=load)))
 
 
 if __name__ == "__main__":

@@ -31,11 +31,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from bench_simulate import machine_info, print_table  # noqa: E402
 
-TBAR_OUTPUTS = {"nodes": [2, 3], "axes": "xz"}
+TBAR_OUTPUTS = tc.Selection(nodes=[2, 3], axes="xz")
 TBAR_EFFORT = 1e-2          # the demo's and examples/tbar_lqr.py's LQR weight
 SYNTHESIS_TARGET = 30.0     # s, hinfsyn on the ball and the tower (issue 5)
-BALL_HINF = dict(disturbances=["fx3", "fy6", "fz7"], d_scale=30.0, outputs={"nodes": [12]},
-                 y_scale=5e-3, rho=1.0, eps=1e-3)          # examples/ball_hinf.py
+BALL_HINF = dict(disturbances=tc.Selection(3, "x") + tc.Selection(6, "y") + tc.Selection(7, "z"),
+                 d_scale=30.0, outputs=tc.Selection(nodes=[12]), y_scale=5e-3, rho=1.0,
+                 eps=1e-3)                                  # examples/ball_hinf.py
+VERIFY_TOL = dict(rtol=1e-9, atol=1e-9)     # verify's 0.3 default, which these figures used
 
 
 def tbar():
@@ -48,8 +50,9 @@ def tbar_design(s):
 
 
 def tbar_report(s, design, amplitude, n_samples=1001):
-    return tc.verify(s, design.controller, tc.doublet(s.n_nodes, 2, "z", amplitude), 10.0,
-                     outputs=TBAR_OUTPUTS, n_samples=n_samples)
+    return tc.verify(s, design.controller, tc.doublet(s, tc.Selection(2, "z"), amplitude), 10.0,
+                     outputs=TBAR_OUTPUTS, t_eval=np.linspace(0.0, 10.0, n_samples),
+                     **VERIFY_TOL)
 
 
 def table_tbar(s, design) -> None:
@@ -118,7 +121,7 @@ def timed(fun, repeat):
 
 def table_ball(repeat) -> None:
     s, model = ball_model()
-    meas = {"nodes": free_nodes(s)}
+    meas = tc.Selection(nodes=free_nodes(s))
     print("\n3. Ball (c = 1, prestress gamma >= 40 N/m under gravity), H-inf output feedback "
           "from all free node positions to the 32 string force densities; z = [payload / 5 mm;"
           " u / gamma*], w = [loads / 30 N; 1 mm noise]; loads 30 sin t on x3, y6, z7, 10 s")
@@ -130,7 +133,7 @@ def table_ball(repeat) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             r = tc.verify(s, design.controller, catalog.ball_load(30.0), 10.0,
-                          outputs={"nodes": [12]}, n_samples=1001)
+                          outputs=tc.Selection(nodes=[12]), **VERIFY_TOL)
         rows.append([f"{backoff:g}", f"{design.gamma:.6g}", f"{design.gamma_lower:.6g}",
                      f"{design.closed_loop_norm:.6g}",
                      f"{100 * (design.closed_loop_norm / design.gamma - 1):+.2f}",
@@ -158,11 +161,12 @@ def table_synthesis(repeat, with_python_control) -> None:
     rows = []
     s, model = ball_model()
     tower, tmodel = tower_model()
-    cases = [("ball, payload", model, dict(measurements={"nodes": free_nodes(s)}, **BALL_HINF)),
+    top = tc.Selection(nodes=[tower.n_nodes - 1])
+    cases = [("ball, payload", model,
+              dict(measurements=tc.Selection(nodes=free_nodes(s)), **BALL_HINF)),
              ("prism_tower(10), top node", tmodel,
-              dict(disturbances=[f"f{a}{tower.n_nodes - 1}" for a in "xyz"], d_scale=1.0,
-                   outputs={"nodes": [tower.n_nodes - 1]},
-                   measurements={"nodes": free_nodes(tower)}))]
+              dict(disturbances=top, d_scale=1.0, outputs=top,
+                   measurements=tc.Selection(nodes=free_nodes(tower))))]
     for name, m, kw in cases:
         design, t = timed(lambda: tc.hinfsyn(m, **kw), repeat)
         _, t_lqr = timed(lambda: tc.lqr(m), repeat)

@@ -73,9 +73,9 @@ def cases(quick):
     if quick:
         return out
     out.append(("arm", "arm 0.8 + arm_load, 1 s", lambda: catalog.arm(rest_fraction=0.8), 1.0,
-                {"force": catalog.arm_load()}))
+                {"loads": catalog.arm_load()}))
     out.append(("ball", "ball 0.9 + ball_load, 1 s", lambda: catalog.ball(rest_fraction=0.9),
-                1.0, {"force": catalog.ball_load()}))
+                1.0, {"loads": catalog.ball_load()}))
     if hasattr(catalog, "prism_tower"):
         s = catalog.prism_tower(10)
         out.append(("tower", f"prism_tower(10) {s.n_bars} bars, 1 s",

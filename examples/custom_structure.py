@@ -53,7 +53,7 @@ def main() -> None:
     tc.save_structure(boom, out / "slewing_boom.json")
     loaded = tc.load_structure(out / "slewing_boom.json")
     assert tc.structure_to_dict(loaded) == tc.structure_to_dict(boom), "the JSON round trip changed the structure"
-    traj = tc.simulate(loaded, 4.0, force=gust, t_eval=np.linspace(0.0, 4.0, 401),
+    traj = tc.simulate(loaded, 4.0, loads=gust, t_eval=np.linspace(0.0, 4.0, 401),
                        rtol=1e-9, atol=1e-9)
     for k in (0, -1):  # guy tension gamma l and the bar's axial force psi l [N]
         q, qd = traj.nodes[k].reshape(-1), traj.velocities[k].reshape(-1)

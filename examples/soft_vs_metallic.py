@@ -14,6 +14,8 @@ import pathlib
 import sys
 import tempfile
 
+import numpy as np
+
 import tenscontrol as tc
 
 
@@ -27,8 +29,9 @@ def output_dir() -> pathlib.Path:
 def main() -> None:
     out = output_dir()
     tbar = tc.catalog.tbar("table2", damping=100.0)
-    table = tc.compare_materials(tbar, ("hdpe", "aluminium"), disturbance=(2, "z"),
-                                 amplitude=10.0, half_period=1.0, t_final=10.0)
+    table = tc.compare_materials(tbar, ("hdpe", "aluminium"), disturbances=tc.Selection(2, "z"),
+                                 amplitude=10.0, half_period=1.0, t_final=10.0,
+                                 t_eval=np.linspace(0.0, 10.0, 10001), atol=1e-10)
     print(table)
     table.plot().savefig(out / "tbar_soft_vs_metallic.png", dpi=100)
 

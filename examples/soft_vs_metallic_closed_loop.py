@@ -28,8 +28,9 @@ def main() -> None:
     out = output_dir()
     tbar = tc.catalog.tbar("stedy", damping=1.0)
     prestressed = tc.equilibrium(tbar, gamma_min=10.0, bars="compressible").structure
-    table = tc.compare_closed_loop(prestressed, ("hdpe", "aluminium"), disturbance=(2, "z"),
-                                   outputs={"nodes": [2, 3], "axes": "xz"}, t_final=10.0)
+    table = tc.compare_closed_loop(prestressed, ("hdpe", "aluminium"),
+                                   disturbances=tc.Selection(2, "z"),
+                                   outputs=tc.Selection(nodes=[2, 3], axes="xz"), t_final=10.0)
     print(table)
     for row, report in zip(table.rows, table.reports):
         report.plot("z2").savefig(out / f"tbar_closed_loop_{row.material}.png", dpi=100)

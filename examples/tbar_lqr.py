@@ -17,7 +17,7 @@ import numpy as np
 
 import tenscontrol as tc
 
-OUTPUTS = {"nodes": [2, 3], "axes": "xz"}
+OUTPUTS = tc.Selection(nodes=[2, 3], axes="xz")
 
 
 def output_dir() -> pathlib.Path:
@@ -36,8 +36,8 @@ def main() -> None:
     design = tc.lqr(model, effort=1e-2)
     print(design)
     print("closed-loop poles [1/s]:", np.array2string(design.poles, precision=4))
-    report = tc.verify(tbar, design.controller, tc.doublet(tbar.n_nodes, 2, "z", 10.0), 10.0,
-                       outputs=OUTPUTS)
+    report = tc.verify(tbar, design.controller, tc.doublet(tbar, tc.Selection(2, "z"), 10.0),
+                       10.0, outputs=OUTPUTS, rtol=1e-9, atol=1e-9)
     print(report)
     report.plot().savefig(out / "tbar_lqr_closed_loop.png", dpi=100)
 

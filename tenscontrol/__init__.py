@@ -15,6 +15,8 @@ from tenscontrol.feedback.controllers import Controller, Measurement, OutputFeed
 from tenscontrol.mechanics.compressible import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
 from tenscontrol.mechanics.rigid import constraint_jacobian, force_densities, gravity_vector
+from tenscontrol.model.loads import doublet
+from tenscontrol.model.selection import Selection
 from tenscontrol.model.io import load_structure, save_structure, structure_from_dict, structure_to_dict
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.model.materials import MATERIALS, Material
@@ -30,6 +32,7 @@ __all__ = [
     "LQRDesign", "Measurement", "OutputFeedback", "StateFeedback", "hinfsyn", "lqr",
     "measurement", "to_iosystem", "verify", "ClosedLoopComparison", "compare_closed_loop", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
     "MaterialComparison", "MaterialFigures", "MinimalRealization", "PointMass", "PrestressError",
+    "Selection",
     "SimulationError", "SimulationInterrupted", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
     "bar_force_densities", "catalog", "compare_materials", "compliance",
     "constraint_jacobian", "doublet",
@@ -43,7 +46,7 @@ __version__ = "0.3.0"
 # `import tenscontrol` stays quick for simulation-only work (PEP 562).
 _LAZY = {
     "MaterialComparison": "studies.comparison", "MaterialFigures": "studies.comparison",
-    "compare_materials": "studies.comparison", "doublet": "studies.comparison",
+    "compare_materials": "studies.comparison",
     "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
     "ElasticModel": "linear.reduction", "MinimalRealization": "linear.reduction",
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",

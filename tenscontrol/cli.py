@@ -2,7 +2,7 @@
 
 ::
 
-    tenscontrol simulate FILE.json --t-final T [--rtol R] [--atol A]
+    tenscontrol simulate FILE.json --t-final T [--rtol R] [--atol A] [--bars rigid|compressible]
                          [--correction energy|geometric|none] [--dt-out DT] --out traj.npz
     tenscontrol demo [--out-dir DIR]
 
@@ -27,7 +27,8 @@ import numpy as np
 from tenscontrol import __version__
 from tenscontrol.demo import run_demo
 from tenscontrol.model.io import load_structure
-from tenscontrol.simulation.simulator import SimulationError, Trajectory, simulate
+from tenscontrol.simulation.simulator import (SimulationError, Trajectory, default_tolerances,
+                                              simulate)
 from tenscontrol.simulation.trajectory import SimulationInterrupted
 
 __all__ = ["NPZ_KEYS", "main", "output_times", "save_trajectory"]
@@ -61,10 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("file", metavar="FILE.json", help="the structure file")
     sim.add_argument("--t-final", type=_positive_float, required=True, metavar="T",
                      help="end time [s]")
-    sim.add_argument("--rtol", type=_positive_float, default=1e-10,
-                     help="relative tolerance (default: %(default)g)")
-    sim.add_argument("--atol", type=_positive_float, default=1e-10,
-                     help="absolute tolerance (default: %(default)g)")
+    sim.add_argument("--rtol", type=_positive_float, default=None,
+                     help="relative tolerance (default: the bar model's, 1e-10 rigid, "
+                          "1e-8 compressible)")
+    sim.add_argument("--atol", type=_positive_float, default=None,
+                     help="absolute tolerance (default: the bar model's, 1e-10 rigid, "
+                          "1e-8 compressible)")
     sim.add_argument("--bars", choices=("rigid", "compressible"), default="rigid",
                      help="bar model (default: %(default)s); compressible bars use each bar's "
                           "Young's modulus and Poisson's ratio and the implicit integrator")
@@ -117,12 +120,13 @@ def save_trajectory(traj: Trajectory, path) -> None:
 def _cmd_simulate(args) -> int:
     structure = load_structure(args.file)
     t_eval = None if args.dt_out is None else output_times(args.t_final, args.dt_out)
-    traj = simulate(structure, args.t_final, t_eval=t_eval, rtol=args.rtol, atol=args.atol,
+    rtol, atol = default_tolerances(args.bars, args.rtol, args.atol)
+    traj = simulate(structure, args.t_final, t_eval=t_eval, rtol=rtol, atol=atol,
                     bars=args.bars, kinetic=args.kinetic, correction=args.correction,
                     progress=args.progress)
     save_trajectory(traj, args.out)
     print(f"{structure.name}: simulated {args.t_final:g} s, {traj.bars} bars, "
-          f"correction = {traj.correction}, rtol = {args.rtol:g}, atol = {args.atol:g}")
+          f"correction = {traj.correction}, rtol = {rtol:g}, atol = {atol:g}")
     print(traj.summary())
     print(f"wrote {args.out}")
     return 0

@@ -1,8 +1,8 @@
 """One cheap instance of every public type, for tests/test_reprs.py and benchmarks/repr_lengths.py.
 
 Everything is built on the T-bar of :mod:`tenscontrol.catalog` with short runs (about 10 s in
-all, most of it compare_closed_loop), through the top-level API only, so that the benchmark
-also runs on older versions of the package.
+all, most of it compare_closed_loop), through the top-level API (the two bar models, internal since 1.0,
+through tenscontrol.mechanics).
 
 :data:`BUILDERS` maps a public name to a function ``(cache) -> instance``; the cache holds what
 several builders share (the prestressed T-bar, its linear model, the LQR design, ...). Types
@@ -15,9 +15,12 @@ from __future__ import annotations
 import numpy as np
 
 import tenscontrol as tc
+from tenscontrol.mechanics.compressible import compressible_model
+from tenscontrol.mechanics.rigid import rigid_model
 
 T_FINAL = 1.0          # [s] every simulated window
-OUTPUTS = {"nodes": [2, 3], "axes": "xz"}
+OUTPUTS = tc.Selection(nodes=[2, 3], axes="xz")
+GRID = np.linspace(0.0, T_FINAL, 101)   # [s] the output grid of the studies
 
 
 class ConstantController(tc.Controller):
@@ -58,7 +61,7 @@ def _lqr(c):
 
 def _hinf(c):
     def make(c):
-        meas = tc.measurement(_equilibrium(c).structure, nodes=[2, 3], axes="xz")
+        meas = tc.measurement(_equilibrium(c).structure, OUTPUTS)
         return tc.hinfsyn(_model(c), outputs=OUTPUTS, measurements=meas)
     return _shared(c, "hinf", make)
 
@@ -70,8 +73,8 @@ def _trajectory(c):
 def _report(c):
     def make(c):
         s = _equilibrium(c).structure
-        load = tc.doublet(s.n_nodes, 2, "z", 1.0, 0.25)
-        return tc.verify(s, _lqr(c).controller, load, T_FINAL, outputs=OUTPUTS, n_samples=101)
+        load = tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.25)
+        return tc.verify(s, _lqr(c).controller, load, T_FINAL, outputs=OUTPUTS, t_eval=GRID)
     return _shared(c, "report", make)
 
 
@@ -81,7 +84,7 @@ def _simulation_error(c):
             raise RuntimeError("sensor dropout")
         return np.zeros((4, 3))
     try:
-        tc.simulate(_tbar(c), T_FINAL, force=load)
+        tc.simulate(_tbar(c), T_FINAL, loads=load)
     except tc.SimulationError as exc:
         return exc
     raise AssertionError("the failing load did not stop the simulation")
@@ -93,7 +96,7 @@ def _simulation_interrupted(c):
             raise KeyboardInterrupt  # what Ctrl-C raises inside the user's function
         return np.zeros((4, 3))
     try:
-        tc.simulate(_tbar(c), T_FINAL, force=load)
+        tc.simulate(_tbar(c), T_FINAL, loads=load)
     except tc.SimulationInterrupted as exc:
         return exc
     raise AssertionError("the interrupting load did not stop the simulation")
@@ -109,13 +112,13 @@ def _prestress_error(c):
 
 def _material_comparison(c):
     return _shared(c, "materials", lambda c: tc.compare_materials(
-        tc.catalog.tbar("table2", damping=100.0), t_final=T_FINAL, dt=1e-2))
+        tc.catalog.tbar("table2", damping=100.0), t_final=T_FINAL, t_eval=GRID))
 
 
 def _closed_loop_comparison(c):
     def make(c):
         s = tc.equilibrium(_tbar(c), gamma_min=10.0, bars="compressible").structure
-        return tc.compare_closed_loop(s, ("hdpe", "aluminium"), t_final=T_FINAL, n_samples=101,
+        return tc.compare_closed_loop(s, ("hdpe", "aluminium"), t_final=T_FINAL, t_eval=GRID,
                                       outputs=OUTPUTS)
     return _shared(c, "closed_materials", make)
 
@@ -149,15 +152,10 @@ BUILDERS = {
     "MaterialFigures": lambda c: _material_comparison(c).rows[0],
     "ClosedLoopComparison": _closed_loop_comparison,
     "ClosedLoopMaterialFigures": lambda c: _closed_loop_comparison(c).rows[0],
-    "RigidBarModel": lambda c: tc.rigid_model(_tbar(c)),
-    "CompressibleBarModel": lambda c: tc.compressible_model(tc.catalog.tbar("table2")),
+    "RigidBarModel": lambda c: rigid_model(_tbar(c)),
+    "CompressibleBarModel": lambda c: compressible_model(tc.catalog.tbar("table2")),
     "Selection": lambda c: tc.Selection(nodes=[2, 3], axes="xz"),
 }
-
-#: Builders that need a top-level name some versions do not have: built only where it exists.
-REQUIRES = {"RigidBarModel": "rigid_model", "CompressibleBarModel": "compressible_model",
-            "Selection": "Selection", "SimulationInterrupted": "SimulationInterrupted"}
-
 
 def public_classes() -> dict:
     """The classes exported by ``tenscontrol.__all__`` (lazy exports included), by name."""
@@ -165,8 +163,8 @@ def public_classes() -> dict:
 
 
 def available() -> list:
-    """The names of :data:`BUILDERS` that this version of the package can build."""
-    return [n for n in BUILDERS if n not in REQUIRES or hasattr(tc, REQUIRES[n])]
+    """The names of :data:`BUILDERS`."""
+    return list(BUILDERS)
 
 
 def build_all(names=None) -> dict:

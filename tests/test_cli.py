@@ -203,7 +203,7 @@ def test_interrupt_exits_130_with_one_line_and_saves_nothing(tbar_file, tmp_path
         return np.zeros((4, 3))
 
     simulate = cli.simulate
-    monkeypatch.setattr(cli, "simulate", lambda *a, **k: simulate(*a, force=force, **k))
+    monkeypatch.setattr(cli, "simulate", lambda *a, **k: simulate(*a, loads=force, **k))
     out = tmp_path / "traj.npz"
     assert main(["simulate", str(tbar_file), "--t-final", "1", "--out", str(out)]) == 130
     err = capsys.readouterr().err.strip()

@@ -67,7 +67,7 @@ def _zero_gain(structure, kind="passive"):
 
 
 def _doublet(structure, amplitude):
-    return tc.doublet(structure.n_nodes, NODE, "z", amplitude)
+    return tc.doublet(structure, tc.Selection(NODE, "z"), amplitude)
 
 
 def _peak(traj, structure):
@@ -100,8 +100,8 @@ def test_operating_point_is_prestressed(tbar):
 def test_zero_gain_equals_open_loop(tbar):
     t_eval = np.linspace(0.0, 2.0, 41)
     force = _doublet(tbar, 10.0)
-    ol = tc.simulate(tbar, 2.0, force=force, t_eval=t_eval, max_step=0.02)
-    cl = tc.simulate(tbar, 2.0, force=force, t_eval=t_eval, max_step=0.02,
+    ol = tc.simulate(tbar, 2.0, loads=force, t_eval=t_eval, max_step=0.02)
+    cl = tc.simulate(tbar, 2.0, loads=force, t_eval=t_eval, max_step=0.02,
                      controller=_zero_gain(tbar))
     assert ol.control is None
     # u = 0 adds a zero nodal force: the same arithmetic, hence the same trajectory
@@ -131,7 +131,7 @@ def test_zero_gain_at_rest_records_prestress(tbar):
 # ---------------------------------------------------------------- 2. energy balance
 
 def test_closed_loop_energy_balance_with_correction(tbar, lqr):
-    traj = tc.simulate(tbar, 3.0, force=_doublet(tbar, 10.0), controller=lqr, max_step=0.01)
+    traj = tc.simulate(tbar, 3.0, loads=_doublet(tbar, 10.0), controller=lqr, max_step=0.01)
     assert traj.correction == "energy"
     assert np.abs(traj.energy_violation).max() < 1e-8
     assert np.abs(traj.bar_violation).max() < 1e-10
@@ -140,7 +140,7 @@ def test_closed_loop_energy_balance_with_correction(tbar, lqr):
 
 
 def test_closed_loop_energy_balance_without_correction(tbar, lqr):
-    kw = dict(force=_doublet(tbar, 10.0), max_step=0.01, rtol=1e-10, atol=1e-10)
+    kw = dict(loads=_doublet(tbar, 10.0), max_step=0.01, rtol=1e-10, atol=1e-10)
     raw = tc.simulate(tbar, 3.0, correction="none", controller=lqr, **kw)
     assert raw.stats.correction_iterations == 0
     # only the integrator's error remains; the work integral includes the actuators' work
@@ -155,7 +155,7 @@ def test_closed_loop_energy_balance_without_correction(tbar, lqr):
 
 def test_lqr_reduces_peak_deflection(tbar, lqr):
     t_eval = np.linspace(0.0, 4.0, 401)
-    kw = dict(force=_doublet(tbar, 10.0), t_eval=t_eval, max_step=0.01)
+    kw = dict(loads=_doublet(tbar, 10.0), t_eval=t_eval, max_step=0.01)
     ol = tc.simulate(tbar, 4.0, **kw)
     cl = tc.simulate(tbar, 4.0, controller=lqr, **kw)
     p_open, p_closed = _peak(ol, tbar), _peak(cl, tbar)
@@ -169,7 +169,7 @@ def test_lqr_reduces_peak_deflection(tbar, lqr):
 def test_negative_command_makes_strings_slack(tbar):
     t_eval = np.linspace(0.0, 0.5, 51)
     load = _doublet(tbar, 10.0)
-    traj = tc.simulate(tbar, 0.5, t_eval=t_eval, force=load, controller=Constant(tbar, -50.0))
+    traj = tc.simulate(tbar, 0.5, t_eval=t_eval, loads=load, controller=Constant(tbar, -50.0))
     c = traj.control
     # law <= k (1 - l0/l) stays far below 50 N/m here, so every command is negative
     assert np.all(c.commanded < 0)
@@ -180,7 +180,7 @@ def test_negative_command_makes_strings_slack(tbar):
     assert not c.saturated.any()
     # the catalog T-bar has no gravity; under the load the free bars swing further than
     # the prestressed ones (strings in the dynamics really removed)
-    ol = tc.simulate(tbar, 0.5, t_eval=t_eval, force=load)
+    ol = tc.simulate(tbar, 0.5, t_eval=t_eval, loads=load)
     assert _peak(traj, tbar) > 1.1 * _peak(ol, tbar)   # measured 0.091 vs 0.073 m
     # the strings' pull is removed, not reversed: total energy still balances
     assert np.abs(traj.energy_violation).max() < 1e-8
@@ -195,8 +195,8 @@ def test_commanded_slack_strings_carry_no_damper_force(tbar):
     np.testing.assert_array_equal(undamped.string_rest_lengths, tbar.string_rest_lengths)
     t_eval = np.linspace(0.0, 0.5, 51)
     load = _doublet(tbar, 10.0)
-    damped = tc.simulate(tbar, 0.5, t_eval=t_eval, force=load, controller=Constant(tbar, -50.0))
-    free = tc.simulate(undamped, 0.5, t_eval=t_eval, force=load,
+    damped = tc.simulate(tbar, 0.5, t_eval=t_eval, loads=load, controller=Constant(tbar, -50.0))
+    free = tc.simulate(undamped, 0.5, t_eval=t_eval, loads=load,
                        controller=Constant(undamped, -50.0))
     assert damped.control.slack.all() and free.control.slack.all()
     assert np.abs(damped.nodes - free.nodes).max() < 1e-9
@@ -268,7 +268,7 @@ def test_control_kind_holds_force_density_under_load(tbar):
     # kind "control" replaces the elastic law by gamma_ref + u: with zero gain the strings
     # carry 10 N/m whatever their length, so the response differs from the passive one
     t_eval = np.linspace(0, 2, 41)
-    kw = dict(force=_doublet(tbar, 10.0), t_eval=t_eval, max_step=0.02)
+    kw = dict(loads=_doublet(tbar, 10.0), t_eval=t_eval, max_step=0.02)
     passive = tc.simulate(tbar, 2.0, **kw)
     held = tc.simulate(tbar, 2.0, controller=_zero_gain(tbar, kind="control"), **kw)
     np.testing.assert_allclose(held.control.applied, GAMMA, rtol=1e-12)
@@ -279,7 +279,7 @@ def test_control_kind_holds_force_density_under_load(tbar):
 # ---------------------------------------------------------------- 6. output feedback
 
 def _output_feedback(structure, BK_scale, seed=0, cls=OutputFeedback):
-    meas = measurement(structure, nodes=[2, 3], axes="xz")
+    meas = measurement(structure, tc.Selection(nodes=[2, 3], axes="xz"))
     rng = np.random.default_rng(seed)
     AK = -5.0 * np.eye(2)
     BK = BK_scale * rng.standard_normal((2, 4))
@@ -299,7 +299,7 @@ def test_output_feedback_states_follow_their_ode(tbar):
         f[NODE, AXIS] = 5.0 * np.sin(4.0 * t)
         return f
 
-    traj = tc.simulate(tbar, 1.0, force=load, t_eval=t_eval, controller=ctrl)
+    traj = tc.simulate(tbar, 1.0, loads=load, t_eval=t_eval, controller=ctrl)
     xc = traj.control.controller_states
     assert xc.shape == (1001, 2)
     assert np.abs(xc).max() > 1e-3           # the states are driven
@@ -344,7 +344,7 @@ def compressible():
 def test_compressible_closed_loop_reduces_peak(compressible):
     st, ctrl = compressible
     t_eval = np.linspace(0.0, 1.0, 101)
-    kw = dict(bars="compressible", rtol=1e-8, atol=1e-8, force=_doublet(st, 10.0),
+    kw = dict(bars="compressible", rtol=1e-8, atol=1e-8, loads=_doublet(st, 10.0),
               t_eval=t_eval, max_step=0.01)
     ol = tc.simulate(st, 1.0, **kw)
     cl = tc.simulate(st, 1.0, controller=ctrl, **kw)
@@ -355,12 +355,12 @@ def test_compressible_closed_loop_reduces_peak(compressible):
     assert np.abs(cl.energy_violation).max() < 1e-5
 
 
-def _compressible_run(structure, controller, force=None):
+def _compressible_run(structure, controller, loads=None):
     n = structure.n_nodes
     run = models.CompressibleRun(structure, "consistent", False)
     loop = ClosedLoop(structure, controller)
     y0 = np.concatenate([simulator._initial_state(structure, None, ()), loop.xc0])
-    fext = simulator._with_control(simulator._force_function(force, n), loop)
+    fext = simulator._with_control(simulator._force_function(loads, n), loop)
     run.start(y0, fext, loop)
     return run, y0
 
@@ -493,7 +493,7 @@ def test_bad_initial_state_shape(tbar):
 # ---------------------------------------------------------------- 9. to_iosystem
 
 def test_iosystem_matches_simulate(tbar):
-    sys = to_iosystem(tbar, outputs={"nodes": [2], "axes": "z"})
+    sys = to_iosystem(tbar, outputs=tc.Selection(nodes=[2], axes="z"))
     assert sys.ninputs == 4 + 12 and sys.noutputs == 1 and sys.nstates == 24
     T = np.linspace(0.0, 2.0, 2001)
     col = sys.input_labels.index("fz2")
@@ -509,7 +509,7 @@ def test_iosystem_matches_simulate(tbar):
         f[NODE, AXIS] = 5.0 * np.sin(2.0 * t)
         return f
 
-    traj = tc.simulate(tbar, 2.0, force=load, correction="none", t_eval=T)
+    traj = tc.simulate(tbar, 2.0, loads=load, correction="none", t_eval=T)
     z = traj.nodes[:, NODE, AXIS] - tbar.nodes[NODE, AXIS]
     assert np.abs(z).max() > 1e-2
     np.testing.assert_allclose(resp.outputs[0], z, rtol=0, atol=1e-5)
@@ -530,7 +530,7 @@ def test_iosystem_matches_simulate(tbar):
         def force_densities(self, t, q, qd, xc):
             return np.array([3.0])
 
-    traj2 = tc.simulate(tbar, 2.0, force=load, correction="none", t_eval=T, controller=OnTwo())
+    traj2 = tc.simulate(tbar, 2.0, loads=load, correction="none", t_eval=T, controller=OnTwo())
     z2 = traj2.nodes[:, NODE, AXIS] - tbar.nodes[NODE, AXIS]
     np.testing.assert_allclose(resp2.outputs[0], z2, rtol=0, atol=1e-5)
 
@@ -538,8 +538,8 @@ def test_iosystem_matches_simulate(tbar):
 # ---------------------------------------------------------------- 10. verify
 
 def test_verify_report(tbar, lqr):
-    report = verify(tbar, lqr, _doublet(tbar, 0.1), 3.0, n_samples=301,
-                    outputs={"nodes": [2], "axes": "z"})
+    report = verify(tbar, lqr, _doublet(tbar, 0.1), 3.0, t_eval=np.linspace(0, 3.0, 301),
+                    outputs=tc.Selection(nodes=[2], axes="z"), rtol=1e-9, atol=1e-9)
     assert report.output_names == ("z2",)
     assert report.y_open.shape == report.y_closed.shape == report.y_linear.shape == (301, 1)
     assert report.peak_reduction > 0.5
@@ -558,7 +558,8 @@ def test_verify_report(tbar, lqr):
 
 
 def test_verify_user_controller_has_no_linear_prediction(tbar):
-    report = verify(tbar, _StaticGain(tbar), _doublet(tbar, 0.1), 1.0, n_samples=51)
+    report = verify(tbar, _StaticGain(tbar), _doublet(tbar, 0.1), 1.0,
+                    t_eval=np.linspace(0, 1.0, 51), rtol=1e-9, atol=1e-9)
     assert np.isnan(report.linear_error)
     assert np.all(np.isnan(report.y_linear))
     assert "-" in str(report)
@@ -581,7 +582,7 @@ def test_verify_output_feedback_linear_prediction(tbar):
     # xc' = AK xc + BK y_m): the nonlinear closed loop must match it far better than the
     # controller's own effect on the response (a sign slip would make them comparable)
     report = verify(tbar, _output_feedback(tbar, 100.0), _doublet(tbar, 0.1), 3.0,
-                    n_samples=301)
+                    t_eval=np.linspace(0, 3.0, 301), rtol=1e-9, atol=1e-9)
     effect = np.abs(report.y_closed - report.y_open).max()        # measured 1.0e-3 m
     mismatch = np.abs(report.y_closed - report.y_linear).max()    # measured 3.7e-6 m
     assert effect > 1e-4
@@ -606,7 +607,8 @@ def test_verify_accepts_a_plain_controller(tbar):
     traj = tc.simulate(tbar, 0.1, controller=_Minimal(tbar))
     assert traj.control.u.shape[1] == 4
     # ... so verify(), documented as taking a Controller, should too
-    report = verify(tbar, _Minimal(tbar), _doublet(tbar, 0.1), 1.0, n_samples=51)
+    report = verify(tbar, _Minimal(tbar), _doublet(tbar, 0.1), 1.0,
+                    t_eval=np.linspace(0, 1.0, 51), rtol=1e-9, atol=1e-9)
     assert np.isnan(report.linear_error)
 
 

@@ -1,5 +1,6 @@
 """compare_closed_loop: the same LQR procedure on HDPE and aluminium T-bars, compressible bars."""
 
+import numpy as np
 import pytest
 
 import tenscontrol as tc
@@ -10,7 +11,8 @@ def table():
     tbar = tc.catalog.tbar("stedy", damping=1.0)
     prestressed = tc.equilibrium(tbar, gamma_min=10.0, bars="compressible").structure
     return tc.compare_closed_loop(prestressed, ("hdpe", "aluminium"), t_final=3.0,
-                                  n_samples=301, outputs={"nodes": [2, 3], "axes": "xz"})
+                                  t_eval=np.linspace(0, 3.0, 301),
+                                  outputs=tc.Selection(nodes=[2, 3], axes="xz"))
 
 
 def test_each_material_is_designed_and_checked(table):
@@ -42,3 +44,15 @@ def test_bad_materials_are_named():
         tc.compare_closed_loop(s, "hdpe")
     with pytest.raises(ValueError, match="unobtainium"):
         tc.compare_closed_loop(s, ("unobtainium",))
+
+
+def test_old_spellings_are_type_errors_and_one_disturbance_coordinate():
+    s = tc.catalog.tbar("stedy", damping=1.0)
+    with pytest.raises(TypeError, match=r"compare_closed_loop: outputs must be a tenscontrol\."
+                                        r"Selection: write Selection\(nodes=\[2, 3\], axes='xz'\)"):
+        tc.compare_closed_loop(s, outputs={"nodes": [2, 3], "axes": "xz"})
+    with pytest.raises(TypeError, match=r"compare_closed_loop: disturbances must be a tenscontrol"
+                                        r"\.Selection: write Selection\(nodes=2, axes='z'\)"):
+        tc.compare_closed_loop(s, disturbances=(2, "z"))
+    with pytest.raises(ValueError, match=r"compare_closed_loop: disturbances must select one"):
+        tc.compare_closed_loop(s, disturbances=tc.Selection(2, "xz"))

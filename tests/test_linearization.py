@@ -14,6 +14,7 @@ import scipy.linalg
 
 import tenscontrol as tc
 from tenscontrol.model import catalog
+from tenscontrol import Selection
 from tenscontrol.linear.linearization import LinearModel, linearize
 
 FD_TOL = 1e-7   # theory.md 11.3 reports <= 3e-9; central differences here reach ~1e-9
@@ -91,7 +92,7 @@ def fd_errors(structure, *, qd=None, bars="rigid", kind="control", at_rest="slac
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = linearize(structure, qd=qd, bars=bars, kind=kind, at_rest=at_rest, **kw)
-    q, qd, f = model.q, model.qd, model.force
+    q, qd, f = model.q, model.qd, model.loads
     nq = q.size
     active = active_set(structure, q, at_rest)
     law = kind == "passive"
@@ -100,7 +101,7 @@ def fd_errors(structure, *, qd=None, bars="rigid", kind="control", at_rest="slac
     if law:  # passive: u is the increment over the elastic law
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            u0 = u0 - np.concatenate([linearize(structure, q=q, bars=bars,
+            u0 = u0 - np.concatenate([linearize(structure, q=q, bars=bars, kind="control",
                                                 at_rest=at_rest).gamma,
                                       u0[structure.n_strings:]])
 
@@ -300,7 +301,7 @@ def test_prestressed_prism_is_an_equilibrium_with_its_self_stress(bars):
     s, gamma, psi = prestressed_prism(bars)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "not in equilibrium" warning
-        model = linearize(s, bars=bars)
+        model = linearize(s, bars=bars, kind="control")
     assert model.at_equilibrium and model.kind == "control"
     np.testing.assert_allclose(model.gamma, gamma, rtol=1e-9)
     np.testing.assert_allclose(model.bar_force_densities, psi, rtol=1e-7)
@@ -323,7 +324,8 @@ def test_stiffness_damping_mass_reproduce_A_on_the_tangent_space(bars, kind):
     np.testing.assert_allclose(Z.T @ M @ model.B[nq:], Z.T @ model.force_input,
                                atol=1e-12 * np.abs(model.force_input).max())
     # the passive stiffness is the control one plus the (PSD) material stiffness
-    mat = linearize(s, bars=bars, kind="passive").stiffness - linearize(s, bars=bars).stiffness
+    mat = (linearize(s, bars=bars, kind="passive").stiffness
+           - linearize(s, bars=bars, kind="control").stiffness)
     assert np.linalg.eigvalsh(0.5 * (mat + mat.T)).min() > -1e-9 * np.abs(mat).max()
 
 
@@ -361,8 +363,8 @@ def test_signal_names_survive_in_sys():
     s = catalog.tbar("stedy", damping=1.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = linearize(s, outputs={"nodes": [2, 3], "axes": "xz"})
-        comp = linearize(catalog.tbar(bar_material="hdpe"), bars="compressible")
+        model = linearize(s, kind="control", outputs=Selection(nodes=[2, 3], axes="xz"))
+        comp = linearize(catalog.tbar(bar_material="hdpe"), bars="compressible", kind="control")
     sys = model.sys
     assert sys.state_labels[:4] == ["x0", "y0", "z0", "x1"] and sys.state_labels[12] == "vx0"
     assert sys.input_labels[:5] == ["gamma0", "gamma1", "gamma2", "gamma3", "fx0"]
@@ -376,28 +378,31 @@ def test_signal_names_survive_in_sys():
 def test_with_outputs_and_free_states():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = linearize(catalog.tbar("stedy"))
+        model = linearize(catalog.tbar("stedy"), kind="control")
     s_fixed = catalog.tbar("stedy").fixed_coordinates
     assert model.C.shape == (12, 24) and model.output_names == model.state_names[:12]
-    out = model.with_outputs(nodes=[3, 2], axes="zx", velocities=True)
+    out = model.with_outputs(Selection(nodes=[3, 2], axes="zx"), velocities=True)
     assert out.output_names == ("z3", "x3", "z2", "x2", "vz3", "vx3", "vz2", "vx2")
     np.testing.assert_array_equal(out.C @ np.arange(24.0), [11, 9, 8, 6, 23, 21, 20, 18])
     # fixed coordinates (y of nodes 2, 3, all of nodes 0, 1) are left out
-    assert model.with_outputs().output_names == ("x2", "z2", "x3", "z3")
+    assert model.with_outputs(Selection()).output_names == ("x2", "z2", "x3", "z3")
     np.testing.assert_array_equal(model.free_states, [6, 8, 9, 11, 18, 20, 21, 23])
     # nodal forces on fixed coordinates are absorbed by the constraints
     assert np.all(model.E[:, s_fixed] == 0) and np.all(model.A[12 + s_fixed] == 0)
     with pytest.raises(ValueError, match="node 7 is not a node index"):
-        model.with_outputs(nodes=[7])
+        model.with_outputs(Selection(nodes=[7]))
     with pytest.raises(ValueError, match="axes must be distinct letters"):
-        model.with_outputs(axes="xw")
+        model.with_outputs(Selection(axes="xw"))
     with pytest.raises(ValueError, match="every selected coordinate"):
-        model.with_outputs(nodes=[0])
+        model.with_outputs(Selection(nodes=[0]))
+    with pytest.raises(TypeError, match=r"with_outputs: outputs must be a tenscontrol\.Selection: "
+                                        r"write Selection\(nodes=\[2, 3\], axes='xz'\)"):
+        model.with_outputs({"nodes": [2, 3], "axes": "xz"})
 
 
 def test_kinds_and_passive():
     s = prestressed_prism("rigid")[0]
-    control = linearize(s)
+    control = linearize(s, kind="control")
     passive = control.passive()
     assert passive.kind == "passive" and passive.passive() is passive
     direct = linearize(s, kind="passive")
@@ -412,10 +417,10 @@ def test_kinds_and_passive():
 def test_at_rest_rule_warns_and_zeroes_the_slack_string():
     s = catalog.tbar("stedy", damping=1.0)
     with pytest.warns(UserWarning, match=r"string 2 \(nodes 2->3\)"):
-        slack = linearize(s)
+        slack = linearize(s, kind="control")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        taut = linearize(s, at_rest="taut").passive()
+        taut = linearize(s, at_rest="taut", kind="control").passive()
     nq = 12
     assert np.all(slack.B[:, 2] == 0) and np.abs(taut.B[nq:, 2]).max() > 0
     assert np.all(slack.force_density_gradient[2] == 0)
@@ -429,11 +434,11 @@ def test_at_rest_rule_warns_and_zeroes_the_slack_string():
 def test_non_equilibrium_warns_and_moving_state_does_not():
     s = catalog.tbar("stedy")
     with pytest.warns(UserWarning, match=r"tenscontrol\.equilibrium"):
-        model = linearize(s, at_rest="taut")
+        model = linearize(s, at_rest="taut", kind="control")
     assert not model.at_equilibrium
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        moving = linearize(s, qd=moving_qd(s, "rigid"), at_rest="taut")
+        moving = linearize(s, qd=moving_qd(s, "rigid"), at_rest="taut", kind="control")
     assert not moving.at_equilibrium
 
 
@@ -441,7 +446,7 @@ def test_bar_force_densities_match_accelerations():
     s = catalog.ball()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = linearize(s)
+        model = linearize(s, kind="control")
     qdd, psi = tc.accelerations(s)
     np.testing.assert_allclose(model.bar_force_densities, psi, rtol=1e-10)
     np.testing.assert_allclose(model.gamma, tc.force_densities(s), rtol=1e-14)
@@ -473,8 +478,14 @@ def test_input_validation():
             linearize(s, gamma=[0, -1, 0, 1], at_rest="taut")
         with pytest.raises(ValueError, match="gamma must be 4 finite"):
             linearize(s, gamma=[1, 2])
-        with pytest.raises(TypeError, match="outputs must be a dict"):
+        with pytest.raises(TypeError, match=r"linearize: outputs must be a tenscontrol\.Selection, "
+                                            r"e\.g\. Selection\(nodes=\[2, 3\]"):
             linearize(s, outputs=[2, 3])
+        with pytest.raises(TypeError, match=r"linearize: outputs must be a tenscontrol\.Selection: "
+                                            r"write Selection\(nodes=2, axes='z'\) for str 'z2'"):
+            linearize(s, outputs="z2")
+        with pytest.raises(ValueError, match="linearize: outputs selects node coordinates only"):
+            linearize(s, outputs=Selection(nodes=[], strings=[1]))
         with pytest.warns(UserWarning, match="violates the rigid bar constraints"):
             q = s.nodes.reshape(-1).copy()
             q[6] += 0.1

@@ -102,7 +102,8 @@ from tenscontrol.plotting import (plot_bar_models, plot_hankel_singular_values, 
 @pytest.fixture(scope="module")
 def bar_runs():
     """Short compressible runs of the damped T-bar with soft and metallic bars (examples.md 6)."""
-    return [simulate(catalog.tbar("stedy", damping=1.0, bar_material=m), 0.2, bars="compressible")
+    return [simulate(catalog.tbar("stedy", damping=1.0, bar_material=m), 0.2, bars="compressible",
+                     rtol=1e-10, atol=1e-10)
             for m in ("hdpe", "aluminium")]
 
 

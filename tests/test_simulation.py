@@ -112,12 +112,12 @@ def test_slack_string_lets_the_mass_fly_freely():
     t_land = 2 * v0 / g
     t_eval = np.linspace(0, 0.95 * t_land, 20)
     traj = tc.simulate(hanging_mass("string"), t_land, t_eval=t_eval,
-                       velocities=[[0, 0, 0], [0, 0, v0]])
+                       qd=[[0, 0, 0], [0, 0, v0]])
     z = -1 + v0 * t_eval - g * t_eval**2 / 2
     np.testing.assert_allclose(traj.nodes[:, 1, 2], z, atol=1e-9)
     # a two-sided spring pushes back instead
     spring = tc.simulate(hanging_mass("spring"), t_land, t_eval=t_eval,
-                         velocities=[[0, 0, 0], [0, 0, v0]])
+                         qd=[[0, 0, 0], [0, 0, v0]])
     assert np.abs(spring.nodes[:, 1, 2] - z).max() > 0.1
     for tr in (traj, spring):
         assert np.abs(tr.energy_violation).max() <= 1e-9
@@ -125,7 +125,7 @@ def test_slack_string_lets_the_mass_fly_freely():
 
 def test_slack_then_taut_conserves_energy():
     # the mass falls back onto the string and bounces: slack -> taut -> slack transitions
-    traj = tc.simulate(hanging_mass("string"), 3.0, velocities=[[0, 0, 0], [0, 0, 2.0]])
+    traj = tc.simulate(hanging_mass("string"), 3.0, qd=[[0, 0, 0], [0, 0, 2.0]])
     stretch = -traj.nodes[:, 1, 2] - 1.0
     assert stretch.max() > 0.01 and stretch.min() < -0.1
     assert np.abs(traj.energy_violation).max() <= 1e-9
@@ -137,7 +137,7 @@ def test_ball_and_arm_with_gravity_and_loads(name):
         structure, load = catalog.ball(rest_fraction=0.9), catalog.ball_load()
     else:
         structure, load = catalog.arm(rest_fraction=0.8), catalog.arm_load()
-    traj = tc.simulate(structure, 1.0, force=load)
+    traj = tc.simulate(structure, 1.0, loads=load)
     assert traj.t[-1] == 1.0
     assert np.abs(traj.bar_violation).max() <= 1e-10
     assert np.abs(traj.energy_violation).max() <= 1e-9
@@ -185,7 +185,7 @@ def test_force_error_carries_the_trajectory():
         return np.zeros((4, 3))
 
     with pytest.raises(tc.SimulationError, match="sensor dropout") as info:
-        tc.simulate(catalog.tbar("stedy"), 2.0, force=force)
+        tc.simulate(catalog.tbar("stedy"), 2.0, loads=force)
     err = info.value
     assert 0.3 < err.time <= 0.5
     assert err.trajectory.t[-1] == err.time
@@ -197,7 +197,7 @@ def test_force_error_carries_the_trajectory():
 def test_non_finite_force_is_a_simulation_error():
     force = lambda t, q, qd: np.full((4, 3), np.nan if t > 0.2 else 0.0)  # noqa: E731
     with pytest.raises(tc.SimulationError, match="non-finite") as info:
-        tc.simulate(catalog.tbar("stedy"), 1.0, force=force)
+        tc.simulate(catalog.tbar("stedy"), 1.0, loads=force)
     assert info.value.trajectory.t[-1] <= 0.2
 
 
@@ -212,7 +212,7 @@ def _interrupted_run(**options):
     s = catalog.tbar("stedy", damping=1.0, bar_material="hdpe")
     with pytest.raises(KeyboardInterrupt) as info:
         try:
-            tc.simulate(s, 1.0, force=force, **options)
+            tc.simulate(s, 1.0, loads=force, **options)
         except Exception:  # what a parameter loop writes: it must not swallow Ctrl-C
             pytest.fail("except Exception caught the interrupt")
     return info.value
@@ -267,10 +267,13 @@ def test_recorder_keeps_times_and_states_together_when_interrupted():
 def test_external_force_does_work():
     # a constant 1 N push on node 2 along x: the energy balance includes its work
     force = lambda t, q, qd: np.array([[0, 0, 0], [0, 0, 0], [1.0, 0, 0], [0, 0, 0]])  # noqa
-    traj = tc.simulate(catalog.tbar("paper"), 2.0, force=force)
+    traj = tc.simulate(catalog.tbar("paper"), 2.0, loads=force)
     x2 = traj.nodes[:, 2, 0]
     np.testing.assert_allclose(traj.work, x2 - x2[0], atol=1e-9)
     assert np.abs(traj.energy_violation).max() <= 1e-9
+    # constant loads may be given as the array itself
+    constant = tc.simulate(catalog.tbar("paper"), 2.0, loads=force(0.0, None, None))
+    np.testing.assert_array_equal(constant.nodes, traj.nodes)
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -279,10 +282,11 @@ def test_external_force_does_work():
     ({"correction": "full"}, "correction must be one of"),
     ({"t_eval": [0, 5, 20]}, r"t_eval must lie within"),
     ({"t_eval": [0, 2, 1]}, "strictly increasing"),
-    ({"velocities": np.ones((4, 3))}, "node 0 moves along its fixed x axis"),
-    ({"velocities": [[0, 0, 0], [0, 0, 0], [1, 0, 1], [0, 0, 0]]}, r"bar 0 \(nodes 0->2\) changes length"),
-    ({"force": lambda t, q, qd: np.zeros(5)}, r"must return an \(4, 3\) array"),
-    ({"force": "gravity"}, "force must be a callable"),
+    ({"qd": np.ones((4, 3))}, "qd: node 0 moves along its fixed x axis"),
+    ({"qd": [[0, 0, 0], [0, 0, 0], [1, 0, 1], [0, 0, 0]]}, r"qd: bar 0 \(nodes 0->2\) changes length"),
+    ({"loads": lambda t, q, qd: np.zeros(5)}, r"loads\(t, q, qd\) must return an \(4, 3\) array"),
+    ({"loads": "gravity"}, r"loads must be an \(4, 3\) array \[N\] or a callable"),
+    ({"loads": np.zeros(5)}, r"loads must be an \(4, 3\) array \[N\] or a callable"),
 ])
 def test_bad_options_are_reported(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
@@ -307,7 +311,7 @@ def test_failure_time_is_the_last_accepted_step_with_t_eval():
         return np.zeros((4, 3))
 
     with pytest.raises(tc.SimulationError, match="actuator fault") as info:
-        tc.simulate(catalog.tbar("stedy"), 2.0, force=force, t_eval=[0.25, 0.5, 1.0, 1.5])
+        tc.simulate(catalog.tbar("stedy"), 2.0, loads=force, t_eval=[0.25, 0.5, 1.0, 1.5])
     err = info.value
     assert 0.5 < err.time <= 0.6
     np.testing.assert_array_equal(err.trajectory.t, [0.25, 0.5])

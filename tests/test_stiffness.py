@@ -242,6 +242,6 @@ def test_invalid_inputs():
         tangent_stiffness(prism, gamma=np.ones(3))
     with pytest.raises(ValueError, match="bar_force_densities must be 3"):
         tangent_stiffness(prism, bar_force_densities=np.ones(2))
-    with pytest.raises(ValueError, match="force must be"):
+    with pytest.raises(ValueError, match="loads must be"):
         compliance(prism).displacement(np.ones(4))
     assert "eigenvalues" in repr(compliance(prism))

@@ -12,6 +12,7 @@ import pytest
 import control as ct
 
 import tenscontrol as tc
+from tenscontrol import Selection
 from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback
 from tenscontrol.linear.hinf import closed_loop, hinf_output_feedback
 from tenscontrol.linear.norms import hinf_norm
@@ -116,7 +117,10 @@ def test_lqr_rejects_non_equilibrium_and_unweighted_undamped_modes(xmodel):
     undamped = x_tensegrity(c=0.0)
     with pytest.raises(ValueError, match=r"lqr: the Riccati equation has no stabilizing"):
         lqr(undamped, Q=np.zeros((24, 24)), R=np.eye(4))
-    with pytest.raises(TypeError, match=r"outputs must be a dict .* on a LinearModel"):
+    with pytest.raises(TypeError, match=r"lqr: outputs need a tenscontrol LinearModel"):
+        lqr(xmodel, Q=np.eye(24), R=np.eye(4), outputs=Selection(nodes=[0]))
+    with pytest.raises(TypeError, match=r"lqr: outputs must be a tenscontrol\.Selection: write "
+                                        r"Selection\(nodes=\[0\], axes='xyz'\) for dict"):
         lqr(xmodel, Q=np.eye(24), R=np.eye(4), outputs={"nodes": [0]})
 
 
@@ -194,15 +198,26 @@ def test_hinf_agrees_with_control_hinfsyn_on_a_random_plant(seed):
 
 def test_hinf_errors(xmodel):
     meas = x_measurement(xmodel)
-    with pytest.raises(ValueError, match=r"disturbance 'fq9' is unknown; use names like 'd0'"):
+    with pytest.raises(TypeError, match=r"hinfsyn: disturbances must be a tenscontrol\.Selection, "
+                                        r"e\.g\. Selection\(nodes=\[2, 3\], axes='xz'\)"):
         hinfsyn(xmodel, measurements=meas, disturbances=["fq9"])
+    with pytest.raises(TypeError, match=r"hinfsyn: disturbances must be a tenscontrol\.Selection: "
+                                        r"write Selection\(nodes=3, axes='x'\) \+ "
+                                        r"Selection\(nodes=6, axes='y'\) for list"):
+        hinfsyn(xmodel, measurements=meas, disturbances=["fx3", "fy6"])
     with pytest.raises(ValueError, match=r"d_scale must be a positive number or 2 positive"):
-        hinfsyn(xmodel, measurements=meas, disturbances=[0, 1], d_scale=[1.0, 2.0, 3.0])
+        hinfsyn(xmodel, measurements=meas, disturbances=Selection(0, "xy"),
+                d_scale=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"hinfsyn: disturbances selects node coordinates only"):
+        hinfsyn(xmodel, measurements=meas, disturbances=Selection(0, "x", strings=[1]))
     with pytest.raises(ValueError, match=r"rho must be a positive number"):
         hinfsyn(xmodel, rho=0.0)
     with pytest.raises(ValueError, match=r"hinfsyn: .* equilibrium"):
         hinfsyn(replace(xmodel, at_equilibrium=False))
-    with pytest.raises(TypeError, match=r"measurements as a dict need a LinearModel"):
+    with pytest.raises(TypeError, match=r"measurements as a Selection need a LinearModel"):
+        hinfsyn(xmodel, measurements=Selection(nodes=[0]))
+    with pytest.raises(TypeError, match=r"hinfsyn: measurements must be a tenscontrol\.Selection: "
+                                        r"write Selection\(nodes=\[0\], axes='xyz'\) for dict"):
         hinfsyn(xmodel, measurements={"nodes": [0]})
     # undamped X, one measured coordinate: x0 does not see every mode (sqrt(48) is double)
     with pytest.raises(ValueError, match=r"rad/s, undamped\) is not seen by the "
@@ -217,7 +232,7 @@ def test_hinf_errors(xmodel):
 def stedy():
     s = tc.catalog.tbar("stedy", damping=1.0)
     eq = tc.equilibrium(s, gamma_min=10.0)
-    return tc.linearize(eq.structure, kind="passive", outputs={"nodes": [2, 3], "axes": "xz"})
+    return tc.linearize(eq.structure, kind="passive", outputs=Selection(nodes=[2, 3], axes="xz"))
 
 
 def test_lqr_defaults_on_the_stedy_tbar(stedy):
@@ -233,7 +248,8 @@ def test_lqr_defaults_on_the_stedy_tbar(stedy):
 
 
 def test_hinf_output_feedback_on_the_stedy_tbar(stedy):
-    h = hinfsyn(stedy, measurements={"nodes": [2, 3], "axes": "xz"}, disturbances=["fz2"])
+    h = hinfsyn(stedy, measurements=Selection(nodes=[2, 3], axes="xz"),
+                disturbances=Selection(2, "z"))
     c = h.controller
     assert isinstance(c, OutputFeedback) and c.measurement.n_signals == 4
     assert c.DK.shape == (stedy.actuated().B.shape[1], 4)
@@ -243,8 +259,9 @@ def test_hinf_output_feedback_on_the_stedy_tbar(stedy):
     A, norm = elastic_loop(h.minimal.elastic, c, [fz2], 4, u_scale=10.0)
     assert np.linalg.eigvals(A).real.max() < 0
     assert norm == pytest.approx(h.closed_loop_norm, rel=1e-6)
-    with pytest.raises(ValueError, match=r"disturbance 'fz0' acts on a fixed coordinate"):
-        hinfsyn(stedy, disturbances=["fz0"])
+    with pytest.raises(ValueError, match=r"hinfsyn: disturbances: every selected coordinate "
+                                         r"\(nodes \[0\], axes 'z'\) is fixed"):
+        hinfsyn(stedy, disturbances=Selection(0, "z"))
 
 
 def test_hinf_backoff_trades_gamma_for_slower_controller_poles(xmodel, x_hinf):

@@ -51,18 +51,28 @@ def test_report_table_and_plot_choices(tmp_path):
     import tenscontrol as tc
 
     s = tc.equilibrium(tc.catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
-    design = tc.lqr(tc.linearize(s, kind="passive", outputs={"nodes": [2, 3], "axes": "xz"}),
-                    effort=1e-2)
-    report = tc.verify(s, design.controller, tc.doublet(s.n_nodes, 2, "z", 0.1), 3.0,
-                       outputs={"nodes": [2, 3], "axes": "xz"}, n_samples=301)
+    out = tc.Selection(nodes=[2, 3], axes="xz")
+    design = tc.lqr(tc.linearize(s, kind="passive", outputs=out), effort=1e-2)
+    load = tc.doublet(s, tc.Selection(2, "z"), 0.1)
+    report = tc.verify(s, design.controller, load, 3.0, outputs=out,
+                       t_eval=np.linspace(0, 3.0, 301), rtol=1e-9, atol=1e-9)
     # at 0.1 N the nonlinear and linear closed loops agree to the nonlinearity, 2e-4 of peak
     assert report.linear_error < 1e-3
     assert report.output_names == ("x2", "z2", "x3", "z3")
     assert report.plot("z3").axes[0].get_ylabel() == "deflection z3 [mm]"
     with pytest.raises(ValueError, match="not one of the report's outputs"):
         report.plot("y2")
-    with pytest.raises(ValueError, match="n_samples"):
-        tc.verify(s, design.controller, tc.doublet(s.n_nodes, 2, "z", 0.1), 1.0, n_samples=1)
+    with pytest.raises(ValueError, match="verify: t_eval must be at least 2 increasing times"):
+        tc.verify(s, design.controller, load, 1.0, t_eval=[0.0])
+    with pytest.raises(ValueError, match=r"verify: t_eval must .* from 0"):
+        tc.verify(s, design.controller, load, 1.0, t_eval=[0.5, 1.0])
+    with pytest.raises(ValueError, match=r"verify: t_eval must .* at most t_final = 1"):
+        tc.verify(s, design.controller, load, 1.0, t_eval=[0.0, 2.0])
+    with pytest.raises(TypeError, match=r"verify: outputs must be a tenscontrol\.Selection: "
+                                        r"write Selection\(nodes=\[2, 3\], axes='xz'\)"):
+        tc.verify(s, design.controller, load, 1.0, outputs={"nodes": [2, 3], "axes": "xz"})
+    with pytest.raises(ValueError, match="verify: outputs selects node coordinates only"):
+        tc.verify(s, design.controller, load, 1.0, outputs=tc.Selection(nodes=[], strings=[0]))
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +87,11 @@ def test_prediction_for_a_controller_on_some_strings_of_the_control_model(tbar):
     # so the linear prediction must give them their material stiffness (review finding)
     import tenscontrol as tc
 
-    out = {"nodes": [2, 3], "axes": "xz"}
+    out = tc.Selection(nodes=[2, 3], axes="xz")
     c = tc.lqr(tc.linearize(tbar, kind="control", outputs=out), effort=1e-2).controller
     some = tc.StateFeedback(c.K[:2], c.q_ref, c.strings[:2], c.gamma_ref[:2], "control")
-    report = tc.verify(tbar, some, tc.doublet(tbar.n_nodes, 2, "z", 1.0), 3.0, outputs=out,
-                       n_samples=301)
+    report = tc.verify(tbar, some, tc.doublet(tbar, tc.Selection(2, "z"), 1.0), 3.0, outputs=out,
+                       t_eval=np.linspace(0, 3.0, 301), rtol=1e-9, atol=1e-9)
     assert report.linear_error < 0.01              # 0.95 when they were held at gamma*
 
 
@@ -93,9 +103,10 @@ def test_verify_and_design_errors_name_the_fix(tbar):
     c = tc.lqr(tc.linearize(tbar, kind="passive"), effort=1e-2).controller
     with pytest.raises(ValueError, match="designed for 4 nodes, the structure has 13"):
         tc.verify(tc.catalog.ball(), c, None, 1.0)
-    with pytest.raises(TypeError, match="disturbance must be a callable"):
+    with pytest.raises(TypeError, match="verify: loads must be a callable"):
         tc.verify(tbar, c, 10.0, 1.0)
-    quiet = tc.verify(tbar, c, None, 0.5, n_samples=51)           # None: no load, nothing moves
+    quiet = tc.verify(tbar, c, None, 0.5, t_eval=np.linspace(0, 0.5, 51),  # None: no load,
+                      rtol=1e-9, atol=1e-9)                              # nothing moves
     assert quiet.closed.peak < 1e-9 and quiet.open.peak < 1e-9
     with pytest.raises(ValueError, match="strings must be string indices"):
         tc.StateFeedback(c.K, c.q_ref, [0.5, 1, 2, 3], c.gamma_ref)
@@ -114,12 +125,13 @@ def test_hinf_from_string_lengths_closes_the_nonlinear_loop(tbar):
     # nonlinear lengths in the simulator, its linearization C_m in the design
     import tenscontrol as tc
 
-    model = tc.linearize(tbar, kind="passive", outputs={"nodes": [2, 3], "axes": "xz"})
-    design = tc.hinfsyn(model, disturbances=["fz2"], d_scale=1.0, y_scale=1e-2,
-                        measurements={"strings": [0, 1, 2, 3]}, eps=1e-4, rho=1.0,
-                        backoff=1.2)
+    model = tc.linearize(tbar, kind="passive", outputs=tc.Selection(nodes=[2, 3], axes="xz"))
+    design = tc.hinfsyn(model, disturbances=tc.Selection(2, "z"), d_scale=1.0, y_scale=1e-2,
+                        measurements=tc.Selection(nodes=[], strings=[0, 1, 2, 3]), eps=1e-4,
+                        rho=1.0, backoff=1.2)
     assert design.controller.measurement.names == ("l0", "l1", "l2", "l3")
     assert design.closed_loop_norm <= design.gamma * (1 + 1e-6)
-    report = tc.verify(tbar, design.controller, tc.doublet(tbar.n_nodes, 2, "z", 0.1), 5.0,
-                       outputs={"nodes": [2, 3], "axes": "xz"}, n_samples=501)
+    report = tc.verify(tbar, design.controller, tc.doublet(tbar, tc.Selection(2, "z"), 0.1), 5.0,
+                       outputs=tc.Selection(nodes=[2, 3], axes="xz"),
+                       t_eval=np.linspace(0, 5.0, 501), rtol=1e-9, atol=1e-9)
     assert report.linear_error < 0.01 and report.peak_reduction > 0.3

@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from tenscontrol.mechanics.geometry import member_columns
-from tenscontrol.model.selection import output_coordinates
+from tenscontrol.model.selection import check_selection
 
 __all__ = ["Controller", "Measurement", "OutputFeedback", "StateFeedback", "measurement"]
 
@@ -157,40 +157,38 @@ class Measurement:
         return np.concatenate([pos, lengths - self.lengths_ref])
 
 
-def measurement(structure, q_ref=None, *, nodes=None, axes="xyz", strings=()) -> Measurement:
+def measurement(structure, measurements, q_ref=None) -> Measurement:
     """The :class:`Measurement` of chosen node coordinates and string lengths.
 
     Parameters
     ----------
     structure : Structure
+    measurements : Selection
+        The measured node coordinates (fixed ones are left out) and, through ``strings=``,
+        string lengths, e.g. ``Selection(nodes=[2, 3], axes="xz")`` or
+        ``Selection(nodes=[], strings=[0, 1])`` (lengths only).
     q_ref : array_like, shape (3n,) or (n, 3), optional
         Operating point [m]; the structure's nodes by default.
-    nodes : sequence of int, optional
-        Nodes whose coordinates are measured (fixed coordinates are left out); none if
-        ``strings`` are given, else all nodes.
-    axes : str
-        Measured axes of those nodes, letters from ``"xyz"``.
-    strings : sequence of int
-        Strings whose lengths are measured.
 
     Returns
     -------
     Measurement
     """
+    sel = check_selection(measurements, "measurement: measurements", strings=True)
+    if sel is None:
+        raise TypeError("measurement: measurements must be a tenscontrol.Selection, e.g. "
+                        "Selection(nodes=[2, 3], axes='xz'); got None")
     n = structure.n_nodes
     q_ref = (structure.nodes if q_ref is None else np.asarray(q_ref, dtype=float)).reshape(-1)
     if q_ref.shape != (3 * n,) or not np.all(np.isfinite(q_ref)):
         raise ValueError(f"measurement: q_ref must be {3 * n} finite positions [m] (an "
                          f"({n}, 3) array), got shape {np.shape(q_ref)}")
-    strings = np.array([] if strings is None else list(strings), dtype=np.int64).reshape(-1)
+    strings = np.array(sel.all_strings, dtype=np.int64)
     bad = [int(k) for k in strings if not 0 <= k < structure.n_strings]
     if bad:
         raise ValueError(f"measurement: string {bad[0]} does not exist; the structure has "
                          f"{structure.n_strings} strings (indices 0 to {structure.n_strings - 1})")
-    if strings.size and (nodes is None or np.size(nodes) == 0):
-        coords = np.zeros(0, dtype=np.int64)        # string lengths only
-    else:
-        coords = output_coordinates(structure, nodes, axes, "measurement")
+    coords = sel.coordinates(structure, "measurement")
     nq = 3 * n
     C = np.zeros((coords.size + strings.size, 2 * nq))
     C[np.arange(coords.size), coords] = 1.0

@@ -29,7 +29,7 @@ import scipy.linalg
 from tenscontrol.mechanics.rigid import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
 from tenscontrol.mechanics.stiffness import string_activity
-from tenscontrol.model.selection import AXES as _AXES, output_coordinates
+from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
 
 __all__ = ["LinearModel", "linearize"]
@@ -57,8 +57,8 @@ class LinearModel:
     C : ndarray, shape (ny, 2nq)
         Output selection: all nq positions by default (fixed ones included, y = delta q); see
         :meth:`with_outputs`.
-    q, qd, force : ndarray, shape (nq,)
-        Operating point: positions [m], velocities [m/s], nodal forces [N].
+    q, qd, loads : ndarray, shape (nq,)
+        Operating point: positions [m], velocities [m/s], external nodal forces [N].
     gamma : ndarray, shape (n_strings,)
         String force densities at the operating point [N/m] (0 for slack strings).
     bar_force_densities : ndarray, shape (n_bars,)
@@ -99,7 +99,7 @@ class LinearModel:
     C: np.ndarray
     q: np.ndarray
     qd: np.ndarray
-    force: np.ndarray
+    loads: np.ndarray
     gamma: np.ndarray
     bar_force_densities: np.ndarray
     bars: str
@@ -210,15 +210,13 @@ class LinearModel:
                        force_density_gradient=self.force_density_gradient[keep],
                        input_names=names)
 
-    def with_outputs(self, nodes=None, axes="xyz", velocities=False) -> LinearModel:
+    def with_outputs(self, outputs: Selection, velocities: bool = False) -> LinearModel:
         """The same model with outputs y = the chosen coordinates' deviations.
 
         Parameters
         ----------
-        nodes : sequence of int, optional
-            Node indices, in output order; all nodes by default.
-        axes : str
-            Letters from ``"xyz"`` (each once), in output order within a node.
+        outputs : Selection
+            The output coordinates, in order, e.g. ``Selection(nodes=[2, 3], axes="xz")``.
         velocities : bool
             Also output the velocities of the chosen coordinates, after all the positions.
 
@@ -228,7 +226,11 @@ class LinearModel:
         yourself to keep them. The default ``C`` of :func:`linearize` is all positions,
         fixed ones included.
         """
-        rows = output_coordinates(self.structure, nodes, axes)
+        outputs = check_selection(outputs, "with_outputs: outputs")
+        if outputs is None:
+            raise TypeError("with_outputs: outputs must be a tenscontrol.Selection, e.g. "
+                            "Selection(nodes=[2, 3], axes='xz'); got None")
+        rows = outputs.coordinates(self.structure, "outputs")
         if velocities:
             rows = np.concatenate([rows, self.q.size + rows])
         return replace(self, C=np.eye(self.A.shape[0])[rows],
@@ -307,11 +309,11 @@ def _held_gamma(structure: Structure, members: _Members, gamma) -> np.ndarray:
 # ---- operating point -----------------------------------------------------------------------
 
 
-def _operating_point(structure: Structure, q, qd, force, bars: str):
+def _operating_point(structure: Structure, q, qd, loads, bars: str):
     nq = 3 * structure.n_nodes
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     qd = nodal_vector(structure.n_nodes, "qd", qd, np.zeros(nq))
-    f = nodal_vector(structure.n_nodes, "force", force, np.zeros(nq))
+    f = nodal_vector(structure.n_nodes, "loads", loads, np.zeros(nq))
     moving = np.flatnonzero(qd[structure.fixed_coordinates] != 0.0)
     if moving.size:
         c = int(structure.fixed_coordinates[moving[0]])
@@ -448,9 +450,9 @@ def _warn_if_not_at_rest(structure, qdd, scale) -> bool:
     return False
 
 
-def linearize(structure: Structure, *, q=None, qd=None, gamma=None, force=None, bars="rigid",
-              kind="control", kinetic="consistent", include_radius=False, at_rest="slack",
-              outputs=None) -> LinearModel:
+def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, bars="rigid",
+              kind="passive", kinetic="consistent", include_radius=False, at_rest="slack",
+              outputs: Selection | None = None) -> LinearModel:
     """Linearize the dynamics of `structure` about an operating point (theory.md 11, 13).
 
     Parameters
@@ -464,13 +466,15 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, force=None, 
         the passive model the operating input is u* = gamma - gamma_law. By default the
         members' elastic laws at q (structure's rest lengths). Slack strings must get 0 and
         one-sided strings may not be negative.
-    force : array_like, shape (3n,) or (n, 3), optional
-        Nodal forces at the operating point [N]; zero by default.
+    loads : array_like, shape (3n,) or (n, 3), optional
+        External nodal forces at the operating point [N]; zero by default.
     bars : {"rigid", "compressible"}
         Rigid bars (theory.md 11; `kinetic` is ignored) or compressible bars (theory.md 13;
         psi from the bar law at q, held in the control model).
-    kind : {"control", "passive"}
-        The model of theory.md 11.3 (see :meth:`LinearModel.passive`).
+    kind : {"passive", "control"}
+        The model of theory.md 11.3: ``"passive"`` (default), the members follow their elastic
+        laws and u adds to them; ``"control"``, the force densities are the commands (see
+        :meth:`LinearModel.passive`).
     kinetic : {"consistent", "paper"}
         Kinetic-energy form of the compressible bars (theory.md 12.2; see
         :mod:`tenscontrol.mechanics.compressible`).
@@ -483,10 +487,9 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, force=None, 
         gets its material stiffness. ``"taut"``: the tension-side limit: gamma 0, damper on,
         input column -Yhat_k q, law gradient (k/l^2) s^T, so the passive model gets its
         material stiffness k s s^T / l^2.
-    outputs : dict or tuple, optional
-        Arguments of :meth:`LinearModel.with_outputs` (keywords as a dict, e.g.
-        ``{"nodes": [2, 3], "axes": "xz"}``, or positionally as a tuple); all 3n positions
-        by default.
+    outputs : Selection, optional
+        The output coordinates (:meth:`LinearModel.with_outputs`), e.g.
+        ``Selection(nodes=[2, 3], axes="xz")``; all 3n positions by default.
 
     Returns
     -------
@@ -508,7 +511,8 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, force=None, 
         of the forces); if strings sit at their rest length under ``at_rest="slack"``.
     """
     _check_options(structure, bars, kind, at_rest, kinetic, include_radius)
-    q, qd, f = _operating_point(structure, q, qd, force, bars)
+    outputs = check_selection(outputs, "linearize: outputs")
+    q, qd, f = _operating_point(structure, q, qd, loads, bars)
     m = _members(structure, q, qd, at_rest)
     gamma = _held_gamma(structure, m, gamma)
     if bars == "rigid":
@@ -525,19 +529,12 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, force=None, 
     model = LinearModel(
         A=np.block([[zeros, eye], [parts["dq"], parts["dqd"]]]),
         B=np.vstack([np.zeros_like(parts["B"]), parts["B"]]),
-        E=np.vstack([zeros, parts["E"]]), C=np.hstack([eye, zeros]), q=q, qd=qd, force=f,
+        E=np.vstack([zeros, parts["E"]]), C=np.hstack([eye, zeros]), q=q, qd=qd, loads=f,
         gamma=gamma, bar_force_densities=parts["psi"], bars=bars, kind="control",
         at_equilibrium=bool(at_eq), constraint_jacobian=parts["J"], mass_matrix=parts["M"],
         stiffness=parts["K"], damping=-m.Dqd, force_input=parts["Fu"],
         force_density_gradient=parts["grad"], structure=structure, state_names=states,
         input_names=inputs, disturbance_names=disturbances, output_names=states[:nq])
     if outputs is not None:
-        if isinstance(outputs, dict):
-            model = model.with_outputs(**outputs)
-        elif isinstance(outputs, tuple):
-            model = model.with_outputs(*outputs)
-        else:
-            raise TypeError("linearize: outputs must be a dict of with_outputs keywords, e.g. "
-                            f"{{'nodes': [2, 3], 'axes': 'xz'}}, or a tuple; got "
-                            f"{type(outputs).__name__}")
+        model = model.with_outputs(outputs)
     return model.passive() if kind == "passive" else model

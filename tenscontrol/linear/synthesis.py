@@ -30,6 +30,7 @@ from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateF
 from tenscontrol.linear.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
+from tenscontrol.model.selection import Selection, check_selection
 
 __all__ = ["HinfDesign", "LQRDesign", "hinfsyn", "lqr"]
 
@@ -68,12 +69,12 @@ def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
     structure = getattr(model, "structure", None)
     if structure is not None and hasattr(model, "actuated"):
         model = model.actuated()
+    outputs = check_selection(outputs, f"{who}: outputs")
     if outputs is not None:
-        if not isinstance(outputs, dict) or not hasattr(model, "with_outputs"):
-            raise TypeError(f"{who}: outputs must be a dict of LinearModel.with_outputs keywords, "
-                            f"e.g. {{'nodes': [2, 3], 'axes': 'xz'}}, on a LinearModel; got "
-                            f"{type(outputs).__name__} on {type(model).__name__}")
-        model = model.with_outputs(**outputs)
+        if not hasattr(model, "with_outputs"):
+            raise TypeError(f"{who}: outputs need a tenscontrol LinearModel (with_outputs), got "
+                            f"{type(model).__name__}; set its C yourself instead")
+        model = model.with_outputs(outputs)
     nu, ny = model.B.shape[1], model.C.shape[0]
     if nu == 0:
         raise ValueError(f"{who}: the model has no actuated strings (every String.actuated is "
@@ -204,7 +205,8 @@ def _default_weights(p: _Plant, effort: float):
     return Q, R
 
 
-def lqr(model, *, Q=None, R=None, outputs=None, order=None, effort=1.0) -> LQRDesign:
+def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
+        effort=1.0) -> LQRDesign:
     """Linear-quadratic regulator on the actuated strings (control-notes.md section 5).
 
     Minimizes ``int (x - x*)^T Q (x - x*) + u^T R u dt`` on the minimal realization of
@@ -227,8 +229,9 @@ def lqr(model, *, Q=None, R=None, outputs=None, order=None, effort=1.0) -> LQRDe
         ``effort * diag(1 / gamma_ref^2)``, gamma_ref the actuated strings' operating force
         densities (strings at zero get the mean of the positive ones, 1 N/m if none): a change
         of one prestress costs ``effort``. Required for a model without ``gamma``.
-    outputs : dict, optional
-        Keywords of ``LinearModel.with_outputs`` replacing the outputs (and so the default Q).
+    outputs : Selection, optional
+        Output coordinates replacing the model's (``LinearModel.with_outputs``), and so the
+        default Q; the model's outputs by default.
     order : int, optional
         Order of the minimal realization (default: numerically minimal).
     effort : float
@@ -293,43 +296,28 @@ def _per_channel(value, n: int, name: str, unit: str) -> np.ndarray:
 
 def _disturbance_columns(model, disturbances) -> np.ndarray:
     """Indices into d (= q) of the disturbance channels."""
-    names = list(model.disturbance_names)
     structure = getattr(model, "structure", None)
     if disturbances is None:
         if structure is not None:
             return np.asarray(structure.free_coordinates, dtype=np.int64)
         nrm = np.linalg.norm(np.asarray(model.E, dtype=float), axis=0)
         return np.flatnonzero(nrm > 1e-12 * nrm.max())     # forces the constraints pass
-    if isinstance(disturbances, (str, int, np.integer)):
-        disturbances = [disturbances]
-    fixed = None if structure is None else structure.fixed.reshape(-1)
-    cols = []
-    for d in disturbances:
-        if isinstance(d, str) and d in names:
-            c = names.index(d)
-        elif isinstance(d, (int, np.integer)) and not isinstance(d, bool) and 0 <= d < len(names):
-            c = int(d)
-        else:
-            raise ValueError(f"hinfsyn: disturbance {d!r} is unknown; use names like "
-                             f"{names[0]!r} ... {names[-1]!r} or q indices 0 to {len(names) - 1}")
-        if fixed is not None and fixed[c]:
-            raise ValueError(f"hinfsyn: disturbance {names[c]!r} acts on a fixed coordinate "
-                             "(the constraint absorbs it); choose a free one")
-        cols.append(c)
-    return np.asarray(cols, dtype=np.int64)
+    if structure is None:   # a duck-typed model: node i has q[3i:3i+3]; E's zero columns are fixed
+        nrm = np.linalg.norm(np.asarray(model.E, dtype=float), axis=0)
+        n = nrm.size // 3
+        structure = types.SimpleNamespace(n_nodes=n, fixed=(nrm <= 1e-12 * nrm.max()).reshape(n, 3))
+    return disturbances.coordinates(structure, "hinfsyn: disturbances")
 
 
 def _measurement(model, measurements):
     if measurements is None or isinstance(measurements, Measurement):
         meas = measurements
-    elif isinstance(measurements, dict):
-        if getattr(model, "structure", None) is None:
-            raise TypeError("hinfsyn: measurements as a dict need a LinearModel with a "
-                            "structure; pass a tenscontrol.controllers.Measurement instead")
-        meas = measurement(model.structure, q_ref=model.q, **measurements)
     else:
-        raise TypeError("hinfsyn: measurements must be None, a Measurement or a dict of "
-                        f"measurement() keywords, got {type(measurements).__name__}")
+        sel = check_selection(measurements, "hinfsyn: measurements", strings=True)
+        if getattr(model, "structure", None) is None:
+            raise TypeError("hinfsyn: measurements as a Selection need a LinearModel with a "
+                            "structure; pass a tenscontrol.Measurement instead")
+        meas = measurement(model.structure, sel, q_ref=model.q)
     nx = 2 * np.asarray(model.q).size
     if meas is not None and meas.C.shape[1] != nx:
         raise ValueError(f"hinfsyn: the measurement's C must have {nx} columns (2 nq), got "
@@ -344,12 +332,12 @@ def _ss(arrays, inputs, outputs) -> ct.StateSpace:
                  states=[f"z{i}" for i in range(A.shape[0])])
 
 
-def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scale=1.0,
-            y_scale=1.0, u_scale=None, rho=0.1, eps=0.01, tol=1e-3, order=None,
-            backoff=1.0) -> HinfDesign:
+def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection | None = None,
+            measurements=None, d_scale=1.0, y_scale=1.0, u_scale=None, rho=0.1, eps=0.01,
+            tol=1e-3, order=None, backoff=1.0) -> HinfDesign:
     """H-infinity design on the actuated strings (control-notes.md section 6).
 
-    Generalized plant on the minimal realization of ``model.actuated().with_outputs(**outputs)``
+    Generalized plant on the minimal realization of ``model.actuated().with_outputs(outputs)``
     (reduced state x_r, ``x - x* ~= basis x_r``; it keeps the modes the measurements see):
 
         w = [d / d_scale; v],   z = [C_z x / y_scale; rho u / u_scale],
@@ -359,15 +347,17 @@ def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scal
     ----------
     model : LinearModel
         Linearization at an equilibrium.
-    disturbances : sequence of str or int, optional
-        Nodal force channels d: names from ``model.disturbance_names`` ("fx3") or q indices;
-        all free coordinates by default.
-    outputs : dict, optional
-        ``with_outputs`` keywords for the performance outputs C_z (default: the model's).
-    measurements : None, Measurement or dict
-        None: state feedback. Else the measured signals y_m [m]: a Measurement, or keywords of
-        :func:`tenscontrol.controllers.measurement` (``{"nodes": [...], "axes": "xz",
-        "strings": [...]}``) taken at ``q_ref = model.q``.
+    disturbances : Selection, optional
+        The coordinates whose nodal forces are the disturbance channels d, e.g.
+        ``Selection(3, "x") + Selection(6, "y")`` for fx3, fy6; all free coordinates by
+        default.
+    outputs : Selection, optional
+        The performance outputs C_z (``with_outputs``); the model's by default.
+    measurements : Selection or Measurement, optional
+        None (default): state feedback. Else the measured signals y_m [m]: node coordinates
+        and string lengths as a Selection (``Selection(nodes=[2, 3], axes="xz")``,
+        ``Selection(nodes=[], strings=[0, 1])``), taken at ``q_ref = model.q``
+        (:func:`tenscontrol.measurement`), or a ready Measurement.
     d_scale : float or array_like, shape (n_d,)
         Expected load per channel [N].
     y_scale : float or array_like, shape (n_z,)
@@ -416,6 +406,7 @@ def hinfsyn(model, *, disturbances=None, outputs=None, measurements=None, d_scal
             raise ValueError(f"hinfsyn: {name} must be a positive number, got {val!r}")
     if not (np.isscalar(backoff) and np.isfinite(backoff) and backoff >= 1):
         raise ValueError(f"hinfsyn: backoff must be a number >= 1, got {backoff!r}")
+    disturbances = check_selection(disturbances, "hinfsyn: disturbances")
     meas = _measurement(model, measurements)
     p = _prepare(model, "hinfsyn", outputs, order, None if meas is None else meas.C)
     m, nu, r = p.model, p.B.shape[1], p.A.shape[0]

@@ -224,21 +224,21 @@ class Compliance:
     rigid_fields: np.ndarray
     bars: str = "rigid"
 
-    def displacement(self, force) -> np.ndarray:
+    def displacement(self, loads) -> np.ndarray:
         """Static response ``delta q = Z C Z^T f`` (n_nodes, 3) [m] to nodal forces f [N].
 
-        `force` has shape (n_nodes, 3) or (3n,). Forces on constrained directions are taken by
+        `loads` (f) has shape (n_nodes, 3) or (3n,). Forces on constrained directions are taken by
         the constraints. A free-floating structure needs a self-equilibrated load
         (``R_t^T f = 0``); otherwise ValueError, since the rigid part has no static response.
         """
         n3 = self.basis.shape[0]
-        f = np.asarray(force, dtype=float).reshape(-1)
+        f = np.asarray(loads, dtype=float).reshape(-1)
         if f.shape != (n3,) or not np.all(np.isfinite(f)):
-            raise ValueError(f"force must be ({n3 // 3}, 3) finite nodal forces [N], "
-                             f"got shape {np.shape(force)}")
+            raise ValueError(f"loads must be ({n3 // 3}, 3) finite nodal forces [N], "
+                             f"got shape {np.shape(loads)}")
         rigid = self.rigid_fields.T @ f
         if np.abs(rigid).max(initial=0.0) > 1e-9 * max(np.abs(f).max(), 1e-300):
-            raise ValueError("force is not self-equilibrated: its resultant force/moment along "
+            raise ValueError("loads are not self-equilibrated: its resultant force/moment along "
                              f"the rigid-body fields is {rigid.round(12).tolist()}; a "
                              "free-floating structure has no static response to it. Remove "
                              "the resultant (R_t^T f = 0) or fix more coordinates")

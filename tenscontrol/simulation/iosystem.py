@@ -13,6 +13,7 @@ import numpy as np
 
 from tenscontrol.simulation.actuation import Actuators
 from tenscontrol.feedback.controllers import measurement
+from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.simulation.models import CompressibleRun, RigidRun
 
 __all__ = ["to_iosystem"]
@@ -34,8 +35,8 @@ def _run(structure, bars, kinetic, include_radius):
 
 
 def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_ref=None,
-                outputs=None, kinetic: str = "consistent", include_radius: bool = False,
-                name: str | None = None):
+                outputs: Selection | None = None, kinetic: str = "consistent",
+                include_radius: bool = False, name: str | None = None):
     """The nonlinear dynamics of `structure` as a ``control.NonlinearIOSystem``.
 
     Parameters
@@ -49,10 +50,9 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     gamma_ref : array_like, shape (n_actuated,), optional
         Operating force densities of the actuated strings [N/m] for ``kind="control"``;
         their elastic laws at the structure's nodes by default.
-    outputs : dict, optional
-        Keywords of :func:`tenscontrol.controllers.measurement` (``nodes``, ``axes``,
-        ``strings``): outputs are those deviations from the structure's nodes; by default
-        all free node coordinates.
+    outputs : Selection, optional
+        Output node coordinates (``Selection(nodes=[2], axes="z")``): outputs are their
+        deviations from the structure's nodes; by default all free node coordinates.
     kinetic, include_radius
         As in :func:`tenscontrol.simulate`.
     name : str, optional
@@ -63,7 +63,7 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     control.NonlinearIOSystem
         States ``x2, ..., vx2, ...`` (positions [m] then velocities [m/s], 6n), inputs
         ``gamma<k>`` for the actuated strings [N/m] then ``f<axis><node>`` (3n nodal forces [N]),
-        outputs as chosen (``x2``: deviation of node 2 along x [m]; ``l5``: of string 5's length).
+        outputs as chosen (``x2``: deviation of node 2 along x [m]).
 
     Notes
     -----
@@ -73,13 +73,14 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     """
     import control
 
+    outputs = check_selection(outputs, "to_iosystem: outputs")
     run = _run(structure, bars, kinetic, include_radius)
     strings = structure.actuated_strings
     acts = Actuators(structure, strings, np.zeros(strings.size), kind)
     if gamma_ref is None:
         gamma_ref = acts.law(structure.nodes.reshape(-1))[1]
     acts = Actuators(structure, strings, gamma_ref, kind)
-    meas = measurement(structure, **(outputs or {}))
+    meas = measurement(structure, Selection() if outputs is None else outputs)
     nq, nu = 3 * structure.n_nodes, strings.size
 
     def update(t, x, u, params):

@@ -26,8 +26,15 @@ from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
 
-__all__ = ["simulate", "Trajectory", "SimulationStats", "SimulationError",
-           "SimulationInterrupted"]
+__all__ = ["COMPRESSIBLE_TOLERANCE", "RIGID_TOLERANCE", "SimulationError", "SimulationStats",
+           "SimulationInterrupted", "Trajectory", "default_tolerances", "simulate"]
+
+# The default rtol = atol of each bar model, for every function that simulates (simulate, verify,
+# compare_materials, compare_closed_loop): rigid bars are cheap at tight tolerances and the
+# correction holds the constraints to 1e-10; compressible bars' stiff axial modes make 1e-8 the
+# practical default of the implicit integrator.
+RIGID_TOLERANCE = 1e-10
+COMPRESSIBLE_TOLERANCE = 1e-8
 
 _CORRECTIONS = ("energy", "geometric", "none")
 _BARS = ("rigid", "compressible")
@@ -75,6 +82,18 @@ def _model_options(bars, correction, integrator):
     return correction, integrator
 
 
+def default_tolerances(bars: str, rtol: float | None = None,
+                       atol: float | None = None) -> tuple[float, float]:
+    """(rtol, atol) with None replaced by the default of the bar model `bars`.
+
+    Rigid bars: :data:`RIGID_TOLERANCE` (1e-10); compressible bars:
+    :data:`COMPRESSIBLE_TOLERANCE` (1e-8).
+    """
+    _choices("bars", bars, _BARS)
+    default = RIGID_TOLERANCE if bars == "rigid" else COMPRESSIBLE_TOLERANCE
+    return (default if rtol is None else rtol), (default if atol is None else atol)
+
+
 def _check_options(t_final, rtol, atol, t_eval, max_step):
     if not (np.isfinite(t_final) and t_final > 0):
         raise ValueError(f"t_final must be a positive number of seconds, got {t_final!r}")
@@ -101,57 +120,66 @@ def _initial_state(structure, velocities, constrained_bars):
     if velocities is not None:
         v = np.asarray(velocities, dtype=float)
         if v.size != nq or not np.all(np.isfinite(v)):
-            raise ValueError(f"velocities must be a finite ({structure.n_nodes}, 3) array [m/s]")
+            raise ValueError(f"qd must be a finite ({structure.n_nodes}, 3) array [m/s]")
         qd = v.reshape(-1).copy()
         moving = [int(c) for c in structure.fixed_coordinates if qd[c] != 0]
         if moving:
             c = moving[0]
-            raise ValueError(f"velocities: node {c // 3} moves along its fixed {'xyz'[c % 3]} axis; "
+            raise ValueError(f"qd: node {c // 3} moves along its fixed {'xyz'[c % 3]} axis; "
                              "give zero velocity on fixed coordinates")
         q = structure.nodes.reshape(-1)
         for k in constrained_bars:
             i, j = structure.bar_nodes[k]
             b, bd = q[3 * j:3 * j + 3] - q[3 * i:3 * i + 3], qd[3 * j:3 * j + 3] - qd[3 * i:3 * i + 3]
             if abs(b @ bd) > 1e-9 * (np.linalg.norm(b) * np.linalg.norm(bd) + 1e-300):
-                raise ValueError(f"velocities: bar {k} (nodes {i}->{j}) changes length "
+                raise ValueError(f"qd: bar {k} (nodes {i}->{j}) changes length "
                                  "(its end velocities must not stretch it)")
     return np.concatenate([structure.nodes.reshape(-1), qd, [0.0]])
 
 
 class _ForceError(Exception):
-    """The user's force function failed or returned a wrong value."""
+    """The user's loads function failed or returned a wrong value."""
 
 
-def _force_function(force, n_nodes):
-    """Wrap the user's force(t, q, qd) so that it returns a flat, checked (3n,) array."""
+def _force_function(loads, n_nodes):
+    """Wrap the user's loads: a constant array, or loads(t, q, qd) returning a flat, checked
+    (3n,) array."""
     nq = 3 * n_nodes
-    if force is None:
+    if loads is None:
         zeros = np.zeros(nq)
         return lambda t, y: zeros
-    if not callable(force):
-        raise TypeError("force must be a callable force(t, q, qd) -> (n_nodes, 3) array [N]")
+    if not callable(loads):
+        try:
+            constant = np.array(loads, dtype=float).reshape(nq)
+        except (TypeError, ValueError):
+            raise TypeError(f"loads must be an ({n_nodes}, 3) array [N] or a callable "
+                            f"loads(t, q, qd) -> ({n_nodes}, 3) array [N], got "
+                            f"{type(loads).__name__} of shape {np.shape(loads)}") from None
+        if not np.all(np.isfinite(constant)):
+            raise ValueError("loads must be finite [N]")
+        return lambda t, y: constant
 
     def f(t, y):
         try:
-            out = np.asarray(force(t, y[:nq].copy(), y[nq:2 * nq].copy()), dtype=float)
+            out = np.asarray(loads(t, y[:nq].copy(), y[nq:2 * nq].copy()), dtype=float)
         except Exception as exc:
-            raise _ForceError(f"force(t, q, qd) raised {type(exc).__name__}: {exc}") from exc
+            raise _ForceError(f"loads(t, q, qd) raised {type(exc).__name__}: {exc}") from exc
         if out.size != nq:
-            raise _ForceError(f"force(t, q, qd) must return an ({n_nodes}, 3) array [N], "
+            raise _ForceError(f"loads(t, q, qd) must return an ({n_nodes}, 3) array [N], "
                               f"got shape {out.shape}")
         out = out.reshape(nq)
         # the sum is finite whenever every entry is (barring overflow): a cheap first test
         if not math.isfinite(out.sum()) and not np.all(np.isfinite(out)):
-            raise _ForceError(f"force(t, q, qd) returned non-finite values at t = {t:g} s")
+            raise _ForceError(f"loads(t, q, qd) returned non-finite values at t = {t:g} s")
         return out
 
     return f
 
 
-def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float = 1e-10,
-             atol: float = 1e-10, bars: str = "rigid", correction: str | None = None,
-             integrator: str | None = None, kinetic: str = "consistent", force=None,
-             progress: bool = False, velocities=None, max_step: float = np.inf,
+def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float | None = None,
+             atol: float | None = None, bars: str = "rigid", correction: str | None = None,
+             integrator: str | None = None, kinetic: str = "consistent", loads=None,
+             progress: bool = False, qd=None, max_step: float = np.inf,
              correction_tol: float = 1e-10, max_correction_iterations: int = 10,
              include_radius: bool = False, controller=None) -> Trajectory:
     """Simulate a tensegrity structure: rigid bars with the direct correction, or compressible bars.
@@ -159,17 +187,18 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     Parameters
     ----------
     structure : Structure
-        The structure; it starts from its node positions (at rest unless `velocities`).
+        The structure; it starts from its node positions (at rest unless `qd`).
     t_final : float
         End time [s].
     t_eval : array_like, optional
         Output times [s] within [0, t_final], increasing, filled by the steps' dense output
         (for rigid bars put back on the constraints by the same correction as the steps).
         By default the trajectory holds the initial state and every accepted step.
-    rtol, atol : float
+    rtol, atol : float, optional
         Relative and absolute tolerances of the local error test (max norm with scale
-        atol + rtol max(|y0|, |y1|)). ``"radau5"`` maps them as Hairer's RADAU5 does
-        (:meth:`tenscontrol.integrate.Radau5.error_test_tolerances`), so that both
+        atol + rtol max(|y0|, |y1|)); by default the bar model's (:func:`default_tolerances`:
+        1e-10 for rigid bars, 1e-8 for compressible bars). ``"radau5"`` maps them as Hairer's
+        RADAU5 does (:meth:`tenscontrol.integrate.Radau5.error_test_tolerances`), so that both
         integrators give errors of the same size at the same tolerances.
     bars : {"rigid", "compressible"}
         ``"rigid"``: bar lengths are constraints (theory.md sections 8-10).
@@ -192,15 +221,16 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         Kinetic energy of compressible bars (theory.md section 12.2): ``"consistent"``, the
         uniform rod with axial stretch (always positive definite), or ``"paper"``, the paper's
         translation + rotation, singular for a bar whose end nodes carry no other mass.
-    force : callable ``force(t, q, qd) -> ndarray (n_nodes, 3)``, optional
-        External nodal forces [N]; q and qd are flat (3 n_nodes,) arrays (x0, y0, z0, x1, ...).
+    loads : array_like (n_nodes, 3) or callable, optional
+        External nodal forces [N]: constant, or ``loads(t, q, qd) -> ndarray (n_nodes, 3)``
+        with q and qd flat (3 n_nodes,) arrays (x0, y0, z0, x1, ...).
         The implicit integrator's Jacobian treats it as independent of the state (with a
         controller, its state dependence enters by central differences).
     progress : bool
         Show a progress bar on stderr.
-    velocities : array_like, shape (n_nodes, 3), optional
-        Initial node velocities [m/s]; they must not move fixed coordinates (nor stretch
-        rigid bars).
+    qd : array_like, shape (n_nodes, 3) or (3 n_nodes,), optional
+        Initial node velocities [m/s] (at rest by default); they must not move fixed
+        coordinates (nor stretch rigid bars).
     max_step : float
         Largest step [s].
     correction_tol : float
@@ -234,11 +264,11 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
         matrix is singular; the message names the bar.
     SimulationError
         If the integration fails (non-finite state, step-size underflow, an error raised by
-        `force` or the controller); it carries the trajectory computed so far.
+        `loads` or the controller); it carries the trajectory computed so far.
     SimulationInterrupted
         A subclass of KeyboardInterrupt (so ``except Exception`` does not catch it): the run
-        was interrupted (Ctrl-C, or a KeyboardInterrupt raised by `force` or the controller);
-        it carries the time reached (``.t``) and the trajectory up to there
+        was interrupted (Ctrl-C, or a KeyboardInterrupt raised by `loads` or the controller);
+        it carries the time reached (``.time``) and the trajectory up to there
         (``.trajectory``, every array of the same length).
     """
     if not isinstance(structure, Structure):
@@ -247,14 +277,15 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float =
     if bars == "rigid" and kinetic != "consistent":
         raise ValueError(f"kinetic={kinetic!r} applies to compressible bars only; pass "
                          "bars='compressible' or leave kinetic unset")
+    rtol, atol = default_tolerances(bars, rtol, atol)
     t_eval = _check_options(t_final, rtol, atol, t_eval, max_step)
     if bars == "rigid":
         run = RigidRun(structure, include_radius, correction, correction_tol,
                         max_correction_iterations)
     else:
         run = CompressibleRun(structure, kinetic, include_radius)
-    y0 = _initial_state(structure, velocities, run.constrained_bars)
-    fext = _force_function(force, structure.n_nodes)
+    y0 = _initial_state(structure, qd, run.constrained_bars)
+    fext = _force_function(loads, structure.n_nodes)
     loop = None
     if controller is not None:
         loop = ClosedLoop(structure, controller)

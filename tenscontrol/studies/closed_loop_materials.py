@@ -15,12 +15,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.studies.comparison import channel, doublet, material_table, with_bar_material
+from tenscontrol.studies.comparison import material_table, one_channel, with_bar_material
 from tenscontrol.linear.linearization import linearize
+from tenscontrol.model.loads import doublet
 from tenscontrol.model.materials import material
+from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.synthesis import lqr
-from tenscontrol.studies.verification import verify
+from tenscontrol.studies.verification import output_grid, verify
 
 __all__ = ["ClosedLoopMaterialFigures", "ClosedLoopComparison", "compare_closed_loop"]
 
@@ -129,10 +131,12 @@ class ClosedLoopComparison:
         return "\n".join(lines)
 
 
-def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *, disturbance=(2, "z"),
-                        outputs=None, amplitude: float = 10.0, half_period: float = 1.0,
-                        t_final: float = 10.0, effort: float = 1e-2, n_samples: int = 1001,
-                        rtol: float = 1e-8, atol: float = 1e-8) -> ClosedLoopComparison:
+def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,
+                        disturbances: Selection = Selection(2, "z"),
+                        outputs: Selection | None = None, amplitude: float = 10.0,
+                        half_period: float = 1.0, t_final: float = 10.0, effort: float = 1e-2,
+                        t_eval=None, rtol: float | None = None,
+                        atol: float | None = None) -> ClosedLoopComparison:
     """Design the same LQR for each bar material and check it on the compressible model.
 
     For each material: ``with_bar_material``; ``linearize(bars="compressible",
@@ -150,19 +154,21 @@ def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *, disturban
         (``equilibrium(..., bars="compressible").structure``).
     materials : sequence of str
         Bar material presets.
-    disturbance : (int, str)
-        Node and axis of the doublet force.
-    outputs : dict, optional
-        ``with_outputs`` keywords (``{"nodes": [2, 3], "axes": "xz"}``); all free coordinates
+    disturbances : Selection
+        The one coordinate of the doublet force, ``Selection(2, "z")`` by default.
+    outputs : Selection, optional
+        Output coordinates (``Selection(nodes=[2, 3], axes="xz")``); all free coordinates
         by default.
     amplitude, half_period, t_final : float
         The doublet [N], [s] and the window [s].
     effort : float
         The LQR's effort weight (see :func:`tenscontrol.lqr`).
-    n_samples : int
-        Output samples of the simulations.
-    rtol, atol : float
-        Tolerances of the compressible simulations.
+    t_eval : array_like, optional
+        Output times of the simulations [s], increasing from 0 to at most t_final;
+        ``np.linspace(0, t_final, 1001)`` by default.
+    rtol, atol : float, optional
+        Tolerances of the compressible simulations; the compressible bars' default (1e-8) by
+        default.
 
     Returns
     -------
@@ -173,25 +179,21 @@ def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *, disturban
                          f"('hdpe', 'aluminium'), got {materials!r}")
     for name in materials:
         material(name)
-    if outputs is not None and outputs.get("velocities"):
-        raise ValueError("compare_closed_loop: outputs are node coordinates; velocities=True "
-                         "is not supported (the deflections are compared)")
-    node, axis = channel(structure, *disturbance, "disturbance")
-    d_name = f"f{axis}{node}"
+    outputs = check_selection(outputs, "compare_closed_loop: outputs")
+    t_eval = output_grid(t_final, t_eval, "compare_closed_loop")
+    d_index = one_channel(structure, disturbances, "compare_closed_loop")
+    d_name = f"f{'xyz'[d_index % 3]}{d_index // 3}"
     u_l2 = amplitude * np.sqrt(2 * half_period)
-    load = doublet(structure.n_nodes, node, axis, amplitude, half_period)
+    load = doublet(structure, disturbances, amplitude, half_period)
     rows, reports, y_names = [], [], None
     for name in materials:
         s = with_bar_material(structure, name)
-        model = linearize(s, bars="compressible", kind="passive")
-        if outputs is not None:
-            model = model.with_outputs(**outputs)
+        model = linearize(s, bars="compressible", kind="passive", outputs=outputs)
         y_names = list(model.output_names)
         design = lqr(model, effort=effort)
         loop = design.closed_loop[y_names, [d_name]]
-        meas_outputs = {k: v for k, v in (outputs or {}).items() if k in ("nodes", "axes")}
-        report = verify(s, design.controller, load, t_final, outputs=meas_outputs,
-                        bars="compressible", n_samples=n_samples, rtol=rtol, atol=atol)
+        report = verify(s, design.controller, load, t_final, outputs=outputs,
+                        bars="compressible", t_eval=t_eval, rtol=rtol, atol=atol)
         mag = np.linalg.norm(report.y_closed, axis=1)
         y_l2 = float(np.sqrt(np.trapezoid(mag ** 2, report.t)))
         slowest = design.poles[np.argmax(design.poles.real)]

@@ -17,51 +17,21 @@ import numpy as np
 
 from tenscontrol.mechanics.compressible import bar_force_densities
 from tenscontrol.linear.linearization import linearize
+from tenscontrol.model.loads import doublet
 from tenscontrol.model.materials import material
+from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.mechanics.statics import rest_length_for
 from tenscontrol.mechanics.stiffness import compliance
 from tenscontrol.model.structure import Structure
+from tenscontrol.studies.verification import output_grid
 
-__all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "doublet",
+__all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "one_channel",
            "with_bar_material"]
 
 _AXES = "xyz"
-
-
-def _coordinate(n_nodes: int, node, axis, what: str) -> int:
-    """Index into q of (node, axis), with a message that names the bad part."""
-    if isinstance(node, bool) or not isinstance(node, (int, np.integer)) \
-            or not 0 <= node < n_nodes:
-        raise ValueError(f"{what}: node {node!r} out of range; the structure has {n_nodes} "
-                         f"nodes (indices 0 to {n_nodes - 1})")
-    if axis not in ("x", "y", "z"):
-        raise ValueError(f"{what}: axis must be 'x', 'y' or 'z', got {axis!r}")
-    return 3 * int(node) + _AXES.index(axis)
-
-
-def doublet(n_nodes: int, node: int, axis: str, amplitude: float = 10.0, half_period: float = 1.0):
-    """A doublet force ``force(t, q, qd) -> (n_nodes, 3)`` [N] on one coordinate.
-
-    +amplitude for 0 <= t < half_period, -amplitude for half_period <= t < 2 half_period,
-    0 afterwards; its L2 norm is ``amplitude * sqrt(2 half_period)`` [N s^0.5].
-    """
-    c = _coordinate(n_nodes, node, axis, "doublet")
-    if not (np.isfinite(half_period) and half_period > 0):
-        raise ValueError(f"doublet: half_period must be a positive time [s], got {half_period!r}")
-
-    def force(t, q=None, qd=None):
-        f = np.zeros(3 * n_nodes)
-        if t < half_period:
-            f[c] = amplitude
-        elif t < 2 * half_period:
-            f[c] = -amplitude
-        return f.reshape(n_nodes, 3)
-
-    return force
-
 
 @dataclass(frozen=True)
 class MaterialFigures:
@@ -215,24 +185,34 @@ def with_bar_material(structure: Structure, material_name: str) -> Structure:
                                name=f"{structure.name}/{material_name}")
 
 
-def channel(structure: Structure, node, axis, what: str) -> tuple[int, str]:
-    c = _coordinate(structure.n_nodes, node, axis, what)
-    if structure.fixed.reshape(-1)[c]:
-        raise ValueError(f"{what}: node {node} is fixed in {axis}; choose a free coordinate")
-    return int(node), axis
+def one_channel(structure: Structure, disturbances, who: str) -> int:
+    """Index into q of the one free coordinate that `disturbances` (a Selection) selects."""
+    sel = check_selection(disturbances, f"{who}: disturbances")
+    if sel is None:
+        raise TypeError(f"{who}: disturbances must be a tenscontrol.Selection of one coordinate, "
+                        "e.g. Selection(2, 'z'); got None")
+    coords = sel.coordinates(structure, f"{who}: disturbances")
+    if coords.size != 1:
+        names = ", ".join(f"{_AXES[c % 3]}{c // 3}" for c in coords)
+        raise ValueError(f"{who}: disturbances must select one free coordinate (the doublet's), "
+                         f"got {coords.size} ({names}) from {sel!r}; e.g. Selection(2, 'z')")
+    return int(coords[0])
 
 
-def _output_channels(structure: Structure, outputs) -> list[tuple[int, str]]:
-    if outputs is None:
-        return [(int(c) // 3, _AXES[c % 3]) for c in structure.free_coordinates]
-    return [channel(structure, n, a, "outputs") for n, a in outputs]
+def output_indices(structure: Structure, outputs, who: str) -> np.ndarray:
+    """Indices into q of the output coordinates (all free ones by default)."""
+    sel = check_selection(outputs, f"{who}: outputs")
+    if sel is None:
+        return np.asarray(structure.free_coordinates, dtype=np.int64)
+    return sel.coordinates(structure, f"{who}: outputs")
 
 
 def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
-                      disturbance=(2, "z"), outputs=None, amplitude: float = 10.0,
+                      disturbances: Selection = Selection(2, "z"),
+                      outputs: Selection | None = None, amplitude: float = 10.0,
                       half_period: float = 1.0, t_final: float = 10.0, kinetic: str = "consistent",
-                      at_rest: str = "taut", n_frequencies: int = 4, rtol: float = 1e-8,
-                      atol: float = 1e-10, dt: float = 1e-3) -> MaterialComparison:
+                      at_rest: str = "taut", n_frequencies: int = 4, t_eval=None,
+                      rtol: float | None = None, atol: float | None = None) -> MaterialComparison:
     """Compare bar materials on one structure, linear and nonlinear, with compressible bars.
 
     For each material the bars take the preset's density, Young's modulus and Poisson's
@@ -247,8 +227,8 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
       coordinates (theory.md section 15) [m/N];
     - **natural frequencies**: the lowest sqrt(eig(K_e, M_e)) / 2 pi of the elastic model [Hz];
     - **nonlinear doublet response**: the compressible-bar simulation from rest under
-      :func:`doublet` (`amplitude`, `half_period`) on the disturbance coordinate over
-      [0, `t_final`], sampled every `dt`; with y(t) the vector of output deviations and
+      :func:`tenscontrol.doublet` (`amplitude`, `half_period`) on the disturbance coordinate
+      over [0, `t_final`], sampled at `t_eval`; with y(t) the vector of output deviations and
       |u|_2 = amplitude sqrt(2 half_period): ``peak = max_t |y(t)|`` (Euclidean over the
       outputs), ``peak_ratio = peak / |u|_2`` (the L2 -> L-inf gain, at most the H2 norm for a
       linear single-input system) and ``energy_ratio = |y|_2 / |u|_2`` with the trapezoidal
@@ -261,22 +241,29 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
         first if it is not); its bars' radii and rest lengths are kept.
     materials : sequence of str
         Presets of :data:`tenscontrol.materials.MATERIALS`.
-    disturbance : (int, str)
-        Node and axis of the disturbance force, e.g. ``(2, "z")``.
-    outputs : sequence of (int, str), optional
-        Output coordinates; all free coordinates by default.
+    disturbances : Selection
+        The one coordinate of the disturbance force, ``Selection(2, "z")`` (node 2 along z)
+        by default.
+    outputs : Selection, optional
+        Output coordinates, e.g. ``Selection(nodes=[2, 3], axes="xz")``; all free
+        coordinates by default.
     amplitude, half_period, t_final : float
         The doublet [N], [s] and the simulated window [s].
     kinetic : {"consistent", "paper"}
         Kinetic-energy form of the compressible bars.
     at_rest : {"taut", "slack"}
         Linear-model rule for strings exactly at their rest length (theory.md section 11.3).
-        ``"taut"`` (the default here, as in the paper's study of unprestressed structures)
-        takes their tension-side stiffness.
+        ``"taut"`` (the default here, unlike elsewhere: the paper's Table-2 strings sit at
+        their rest length, and with ``"slack"`` the model would be a mechanism) takes their
+        tension-side stiffness.
     n_frequencies : int
         How many natural frequencies to report.
-    rtol, atol, dt : float
-        Tolerances of the nonlinear simulation and its output interval [s].
+    t_eval : array_like, optional
+        Output times of the nonlinear simulation [s], increasing from 0 to at most t_final;
+        ``np.linspace(0, t_final, 1001)`` by default.
+    rtol, atol : float, optional
+        Tolerances of the nonlinear simulation; the compressible bars' default (1e-8) by
+        default.
 
     Returns
     -------
@@ -287,16 +274,15 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
                          f"('hdpe', 'aluminium'), got {materials!r}")
     for name in materials:
         material(name)  # an unknown name fails here, before any run
-    for label, value in (("t_final", t_final), ("dt", dt), ("half_period", half_period)):
+    for label, value in (("t_final", t_final), ("half_period", half_period)):
         if not (np.isfinite(value) and value > 0):
             raise ValueError(f"compare_materials: {label} must be a positive time [s], "
                              f"got {value!r}")
-    node, axis = channel(structure, *disturbance, "disturbance")
-    channels = _output_channels(structure, outputs)
-    d_name = f"f{axis}{node}"
-    y_names = [f"{a}{n}" for n, a in channels]
-    y_index = np.array([3 * n + _AXES.index(a) for n, a in channels])
-    t_eval = np.linspace(0.0, t_final, int(round(t_final / dt)) + 1)
+    t_eval = output_grid(t_final, t_eval, "compare_materials")
+    d_index = one_channel(structure, disturbances, "compare_materials")
+    y_index = output_indices(structure, outputs, "compare_materials")
+    d_name = f"f{_AXES[d_index % 3]}{d_index // 3}"
+    y_names = [f"{_AXES[c % 3]}{c // 3}" for c in y_index]
     u_l2 = amplitude * np.sqrt(2 * half_period)
     rows, responses = [], []
     for name in materials:
@@ -309,7 +295,7 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
         freqs = np.sqrt(np.clip(w2, 0, None))[:n_frequencies] / (2 * np.pi)
         comp = compliance(s, bars="compressible", at_rest=at_rest)
         traj = simulate(s, t_final, bars="compressible", kinetic=kinetic, t_eval=t_eval,
-                        force=doublet(s.n_nodes, node, axis, amplitude, half_period),
+                        loads=doublet(s, disturbances, amplitude, half_period),
                         rtol=rtol, atol=atol)
         y = traj.nodes.reshape(len(traj.t), -1)[:, y_index] - s.nodes.reshape(-1)[y_index]
         mag = np.linalg.norm(y, axis=1)

@@ -19,10 +19,11 @@ import scipy.linalg
 
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
 from tenscontrol.linear.linearization import linearize
+from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory, max_abs
 
-__all__ = ["ClosedLoopFigures", "ClosedLoopReport", "verify"]
+__all__ = ["ClosedLoopFigures", "ClosedLoopReport", "output_grid", "verify"]
 
 
 @dataclass(frozen=True)
@@ -168,13 +169,12 @@ class ClosedLoopReport:
         return plot_closed_loop(self, output)
 
 
-def _linear_prediction(structure, controller, disturbance, t, bars, meas, options):
+def _linear_prediction(structure, controller, loads, t, meas, options):
     """The linear prediction: the controller around the analytic linearization."""
     # the strings the controller does not command follow their laws, as in the simulator
-    model = linearize(structure, q=_q_ref(controller, structure), bars=bars,
-                      kind=controller.kind, kinetic=options.get("kinetic", "consistent"),
-                      include_radius=options.get("include_radius", False)
-                      ).actuated(controller.strings)
+    model = linearize(structure, q=_q_ref(controller, structure), bars=options["bars"],
+                      kind=controller.kind, kinetic=options["kinetic"],
+                      include_radius=options["include_radius"]).actuated(controller.strings)
     A, B, E = model.A, model.B, model.E
     nx = A.shape[0]
     if isinstance(controller, StateFeedback):
@@ -189,14 +189,14 @@ def _linear_prediction(structure, controller, disturbance, t, bars, meas, option
         return None, None
     nq = nx // 2
     q0, z = model.q, np.zeros(nq)
-    X = _lti_response(Acl, Bd, lambda tt: np.asarray(disturbance(tt, q0, z),
+    X = _lti_response(Acl, Bd, lambda tt: np.asarray(loads(tt, q0, z),
                                                      dtype=float).reshape(-1), t)
     y = X[:, :nx] @ meas.C.T
     return y, X @ Cu.T
 
 
 def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
-    """States (nt, nx) of x' = A x + B d(t), x(0) = 0, at the times t (uniform grid).
+    """States (nt, nx) of x' = A x + B d(t), x(0) = 0, at the times t.
 
     Each output interval is split into `substeps` parts over which the load is held at its
     midpoint value: exact for loads that are constant between substep boundaries (a doublet
@@ -205,24 +205,61 @@ def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
     held load, with a lag of half a substep.
     """
     nx = A.shape[0]
-    h = (t[1] - t[0]) / substeps
-    # expm([[A, B], [0, 0]] h) = [[Phi, Gamma], [0, I]]: x+ = Phi x + Gamma d(t + h/2)
-    big = np.zeros((nx + B.shape[1], nx + B.shape[1]))
-    big[:nx, :nx], big[:nx, nx:] = A * h, B * h
-    E = scipy.linalg.expm(big)
-    Phi, Gamma = E[:nx, :nx], E[:nx, nx:]
     X = np.zeros((t.size, nx))
     x = np.zeros(nx)
+    hs = np.diff(t) / substeps
+    if np.allclose(hs, hs[0], rtol=1e-9, atol=0.0):     # a uniform grid: one matrix exponential
+        hs[:] = hs[0]
+    steps = {}
     for k in range(1, t.size):
+        h = hs[k - 1]
+        if h not in steps:
+            steps[h] = _hold_step(A, B, h)
+        Phi, Gamma = steps[h]
         for j in range(substeps):
             x = Phi @ x + Gamma @ d(t[k - 1] + (j + 0.5) * h)
         X[k] = x
     return X
 
 
-def _no_load(n_nodes: int):
-    zeros = np.zeros((n_nodes, 3))
-    return lambda t, q=None, qd=None: zeros
+def _hold_step(A, B, h):
+    """(Phi, Gamma) of one step h with the load held: expm([[A, B], [0, 0]] h)."""
+    nx = A.shape[0]
+    big = np.zeros((nx + B.shape[1], nx + B.shape[1]))
+    big[:nx, :nx], big[:nx, nx:] = A * h, B * h
+    E = scipy.linalg.expm(big)
+    return E[:nx, :nx], E[:nx, nx:]
+
+
+def _load_function(loads, n_nodes: int):
+    """`loads` as a function loads(t, q, qd): a callable as it is, an array held constant."""
+    if callable(loads):
+        return loads
+    if loads is None:
+        loads = np.zeros((n_nodes, 3))
+    try:
+        constant = np.array(loads, dtype=float).reshape(n_nodes, 3)
+    except (TypeError, ValueError):
+        raise TypeError(f"verify: loads must be a callable loads(t, q, qd) -> ({n_nodes}, 3) "
+                        f"array [N] (e.g. tenscontrol.doublet(...)), an ({n_nodes}, 3) array or "
+                        f"None, got {type(loads).__name__}") from None
+    return lambda t, q=None, qd=None: constant
+
+
+def output_grid(t_final: float, t_eval, who: str) -> np.ndarray:
+    """The checked output grid of a study: `t_eval`, by default 1001 points on [0, t_final];
+    errors start with `who`."""
+    if not (np.isfinite(t_final) and t_final > 0):
+        raise ValueError(f"{who}: t_final must be a positive number of seconds, got {t_final!r}")
+    if t_eval is None:
+        return np.linspace(0.0, float(t_final), 1001)
+    t = np.asarray(t_eval, dtype=float).reshape(-1)
+    if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0) or t[0] != 0.0 \
+            or t[-1] > t_final * (1 + 1e-12):
+        raise ValueError(f"{who}: t_eval must be at least 2 increasing times [s] from 0 "
+                         f"(the runs start at rest at t = 0) to at most t_final = {t_final:g}, "
+                         f"e.g. np.linspace(0, {t_final:g}, 1001)")
+    return t
 
 
 def _q_ref(controller, structure) -> np.ndarray:
@@ -234,9 +271,11 @@ def _q_ref(controller, structure) -> np.ndarray:
     return structure.nodes.reshape(-1)
 
 
-def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs=None,
-           n_samples: int = 1001, bars: str = "rigid", rtol: float = 1e-9, atol: float = 1e-9,
-           max_step: float | None = None, **simulate_options) -> ClosedLoopReport:
+def verify(structure, controller, loads, t_final: float = 10.0, *,
+           outputs: Selection | None = None, t_eval=None, bars: str = "rigid",
+           kinetic: str = "consistent", include_radius: bool = False,
+           correction: str | None = None, rtol: float | None = None, atol: float | None = None,
+           max_step: float | None = None) -> ClosedLoopReport:
     """Check a controller in closed loop on the nonlinear model against open loop and the
     linear prediction.
 
@@ -247,27 +286,33 @@ def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs
         simulation starts there, at rest.
     controller : Controller
         E.g. ``lqr(model).controller``; designed about the structure's nodes.
-    disturbance : callable ``force(t, q, qd) -> (n_nodes, 3)`` or None
-        Nodal loads [N], as :func:`tenscontrol.simulate`'s ``force``; the linear prediction
-        evaluates it at the operating point. None: no load.
+    loads : callable ``loads(t, q, qd) -> (n_nodes, 3)``, array_like (n_nodes, 3) or None
+        External nodal forces [N], as :func:`tenscontrol.simulate`'s ``loads`` (e.g.
+        :func:`tenscontrol.doublet`); the linear prediction evaluates them at the operating
+        point. None: no load.
     t_final : float
         Simulated time [s].
-    outputs : dict, optional
-        Keywords of :func:`tenscontrol.controllers.measurement` choosing the deflection
-        outputs (``{"nodes": [2, 3], "axes": "xz"}``); all free coordinates by default (for a
-        free-floating structure these include its rigid drift: choose relative outputs such
-        as string lengths, ``{"strings": [...]}``, there).
-    n_samples : int
-        Output samples on [0, t_final] (the rms and time figures use this grid).
+    outputs : Selection, optional
+        The deflection outputs, node coordinates (``Selection(nodes=[2, 3], axes="xz")``);
+        all free coordinates by default (for a free-floating structure these include its
+        rigid drift: choose the coordinates of nodes that the supports hold).
+    t_eval : array_like, optional
+        Output times [s], increasing from 0 to at most t_final (the rms and time figures use
+        this grid); ``np.linspace(0, t_final, 1001)`` by default.
     bars : {"rigid", "compressible"}
-    rtol, atol : float
-        Tolerances of the nonlinear simulations.
+    kinetic : {"consistent", "paper"}
+        Kinetic energy of compressible bars, in the simulations and the linear prediction.
+    include_radius : bool
+        Solid-cylinder bar inertia, in the simulations and the linear prediction.
+    correction : {"energy", "geometric", "none"}, optional
+        The rigid-bar correction of :func:`tenscontrol.simulate`.
+    rtol, atol : float, optional
+        Tolerances of the nonlinear simulations; the bar model's by default (1e-10 rigid,
+        1e-8 compressible; :func:`tenscontrol.simulation.simulator.default_tolerances`).
     max_step : float, optional
-        Largest integration step [s]; the sample spacing by default, so that load steps
-        (a doublet) are not stepped over.
-    **simulate_options
-        Passed on to :func:`tenscontrol.simulate` (e.g. ``kinetic``; ``kinetic`` and
-        ``include_radius`` also to the linear prediction's :func:`tenscontrol.linearize`).
+        Largest integration step [s]; by default the mean spacing of the output grid
+        (``t_eval[-1] / (len(t_eval) - 1)``), so that load steps (a doublet) are not stepped
+        over.
 
     Returns
     -------
@@ -277,31 +322,25 @@ def verify(structure, controller, disturbance, t_final: float = 10.0, *, outputs
     if q_ref.shape != (structure.nodes.size,):
         raise ValueError(f"verify: the controller was designed for {q_ref.size // 3} nodes, the "
                          f"structure has {structure.n_nodes}")
-    if disturbance is None:
-        disturbance = _no_load(structure.n_nodes)
-    elif not callable(disturbance):
-        raise TypeError("verify: disturbance must be a callable force(t, q, qd) -> (n_nodes, 3) "
-                        f"array [N] (e.g. tenscontrol.doublet(...)) or None, got "
-                        f"{type(disturbance).__name__}")
+    loads = _load_function(loads, structure.n_nodes)
+    outputs = check_selection(outputs, "verify: outputs")
     gap = float(np.abs(q_ref - structure.nodes.reshape(-1)).max())
     if gap > 1e-9 * max(1.0, float(np.abs(q_ref).max())):
         warnings.warn(f"verify: the controller's operating point differs from the structure's "
                       f"nodes by up to {gap:.3g} m; the simulations start from the nodes",
                       stacklevel=2)
-    if not (isinstance(n_samples, (int, np.integer)) and n_samples >= 2):
-        raise ValueError(f"verify: n_samples must be an int >= 2, got {n_samples!r}")
-    t = np.linspace(0.0, float(t_final), int(n_samples))
-    step = float(t[1] - t[0]) if max_step is None else max_step
-    meas = measurement(structure, q_ref, **(outputs or {}))
-    options = dict(t_eval=t, rtol=rtol, atol=atol, bars=bars, force=disturbance, max_step=step,
-                   **simulate_options)
+    t = output_grid(t_final, t_eval, "verify")
+    step = float(t[-1] - t[0]) / (t.size - 1) if max_step is None else max_step
+    meas = measurement(structure, Selection() if outputs is None else outputs, q_ref)
+    model_options = dict(bars=bars, kinetic=kinetic, include_radius=include_radius)
+    options = dict(t_eval=t, rtol=rtol, atol=atol, loads=loads, max_step=step,
+                   correction=correction, **model_options)
     open_loop = simulate(structure, t_final, **options)
     closed_loop = simulate(structure, t_final, controller=controller, **options)
     y_open = np.array([meas(q) for q in open_loop.nodes.reshape(t.size, -1)])
     y_closed = np.array([meas(q) for q in closed_loop.nodes.reshape(t.size, -1)])
     u_closed = closed_loop.control.u
-    y_lin, u_lin = _linear_prediction(structure, controller, disturbance, t, bars, meas,
-                                      simulate_options)
+    y_lin, u_lin = _linear_prediction(structure, controller, loads, t, meas, model_options)
     if y_lin is None:   # a user's nonlinear controller has no linear prediction
         y_lin, u_lin = np.full_like(y_closed, np.nan), np.full_like(u_closed, np.nan)
         linear, err = _figures(t, y_lin, u_lin, None), np.nan
