@@ -6,41 +6,59 @@ Quick start::
     tbar = tc.catalog.tbar(variant="stedy", damping=1.0)
     traj = tc.simulate(tbar, 10.0)
     print(traj.stats, abs(traj.energy_violation).max())
+
+Every public name is importable from here; docs/api.md lists them with one line each. The
+subpackages are the layers (model, mechanics, integrate, feedback, simulation, linear,
+studies); pyproject.toml's import-linter contracts keep their import direction.
 """
 
-from tenscontrol.model import catalog
-from tenscontrol.model import materials
-from tenscontrol.simulation.actuation import ControlRecord
-from tenscontrol.feedback.controllers import Controller, Measurement, OutputFeedback, StateFeedback, measurement
+# model: what a structure is
+from tenscontrol.model import catalog, materials
+from tenscontrol.model.io import (load_structure, save_structure, structure_from_dict,
+                                  structure_to_dict)
+from tenscontrol.model.loads import doublet
+from tenscontrol.model.materials import MATERIALS, Material
+from tenscontrol.model.selection import Selection
+from tenscontrol.model.structure import Bar, PointMass, String, Structure
+# mechanics: what it does physically
 from tenscontrol.mechanics.compressible import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
 from tenscontrol.mechanics.rigid import constraint_jacobian, force_densities, gravity_vector
-from tenscontrol.model.loads import doublet
-from tenscontrol.model.selection import Selection
-from tenscontrol.model.io import load_structure, save_structure, structure_from_dict, structure_to_dict
-from tenscontrol.linear.linearization import LinearModel, linearize
-from tenscontrol.model.materials import MATERIALS, Material
-from tenscontrol.simulation.simulator import SimulationError, SimulationStats, Trajectory, simulate
-from tenscontrol.simulation.trajectory import SimulationInterrupted
 from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
 from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stiffness
-from tenscontrol.model.structure import Bar, PointMass, String, Structure
+# feedback laws, simulation
+from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
+                                              StateFeedback, measurement)
+from tenscontrol.simulation.actuation import ControlRecord
+from tenscontrol.simulation.simulator import simulate
+from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
+                                               SimulationStats, Trajectory)
+# linear models (python-control loads lazily, below), studies
+from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.studies.verification import ClosedLoopReport, verify
 
 __all__ = [
-    "Bar", "ClosedLoopReport", "Compliance", "ControlRecord", "Controller", "HinfDesign",
-    "LQRDesign", "Measurement", "OutputFeedback", "StateFeedback", "hinfsyn", "lqr",
-    "measurement", "to_iosystem", "verify", "ClosedLoopComparison", "compare_closed_loop", "ElasticModel", "Equilibrium", "LinearModel", "MATERIALS", "Material",
-    "MaterialComparison", "MaterialFigures", "MinimalRealization", "PointMass", "PrestressError",
-    "Selection",
-    "SimulationError", "SimulationInterrupted", "SimulationStats", "String", "Structure", "Trajectory", "accelerations",
-    "bar_force_densities", "catalog", "compare_materials", "compliance",
-    "constraint_jacobian", "doublet",
-    "elastic_model", "equilibrium", "force_densities", "gravity_vector", "h2_norm", "hinf_norm",
-    "jacobians", "linearize", "load_structure", "mass_matrix", "materials", "minimal_realization",
-    "save_structure", "simulate", "structure_from_dict", "structure_to_dict", "tangent_stiffness", "total_energy",
+    # model
+    "Bar", "MATERIALS", "Material", "PointMass", "Selection", "String", "Structure", "catalog",
+    "doublet", "load_structure", "materials", "save_structure", "structure_from_dict",
+    "structure_to_dict",
+    # mechanics
+    "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
+    "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
+    "jacobians", "mass_matrix", "tangent_stiffness", "total_energy",
+    # feedback and simulation
+    "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
+    "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
+    "simulate", "to_iosystem",
+    # linear
+    "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
+    "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
+    "minimal_realization",
+    # studies
+    "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
+    "compare_closed_loop", "compare_materials", "verify",
 ]
-__version__ = "0.3.0"
+__version__ = "1.0.0"
 
 # The linear-systems tools import python-control (about 0.5 s); they load on first use so that
 # `import tenscontrol` stays quick for simulation-only work (PEP 562).
@@ -50,8 +68,9 @@ _LAZY = {
     "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
     "ElasticModel": "linear.reduction", "MinimalRealization": "linear.reduction",
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
-    "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis", "hinfsyn": "linear.synthesis",
-    "lqr": "linear.synthesis", "to_iosystem": "simulation.iosystem",
+    "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
+    "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
+    "to_iosystem": "simulation.iosystem",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",
 }

@@ -220,6 +220,10 @@ class RigidKernelModel(structref.StructRefProxy):
     def __new__(cls, mass, inverse_mass, gravity, free_column, bars, members):
         return _new_rigid(mass, inverse_mass, gravity, free_column, bars, members)
 
+    def __repr__(self) -> str:
+        # the fields only: reading them from Python would compile a getter per field
+        return f"RigidKernelModel({', '.join(_RIGID_FIELDS)})"
+
 
 class CompressibleKernelModel(structref.StructRefProxy):
     """The compressible-bar model as :mod:`~tenscontrol.mechanics.compressible_kernels` take it.
@@ -245,6 +249,9 @@ class CompressibleKernelModel(structref.StructRefProxy):
     def __new__(cls, constant_mass, inverse_mass, gravity, free, mass_is_constant, bars, members):
         return _new_compressible(constant_mass, inverse_mass, gravity, free, mass_is_constant,
                                  bars, members)
+
+    def __repr__(self) -> str:
+        return f"CompressibleKernelModel({', '.join(_COMPRESSIBLE_FIELDS)})"
 
 
 structref.define_proxy(RigidKernelModel, RigidKernelModelType, list(_RIGID_FIELDS))
