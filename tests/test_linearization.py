@@ -290,7 +290,7 @@ def test_compressible_passive_equals_elastic_law_jacobian(name):
     scale = np.abs(jac["dq"]).max()
     assert np.abs(model.A[nq:, :nq] - jac["dq"]).max() <= 1e-12 * scale
     assert np.abs(model.A[nq:, nq:] - jac["dqd"]).max() <= 1e-12 * np.abs(jac["dqd"]).max()
-    np.testing.assert_allclose(model.B[nq:, s.n_strings:], jac["dpsi"], atol=1e-12 * scale)
+    np.testing.assert_allclose(model.B[nq:, s.n_strings:], jac["dbar_force_densities"], atol=1e-12 * scale)
 
 
 # ---- equilibria, stiffness, reference model ---------------------------------------------------

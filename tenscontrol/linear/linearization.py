@@ -392,7 +392,7 @@ def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radi
     opts = dict(bars="compressible", kinetic=kinetic, include_radius=bool(include_radius))
     jac = dynamics.jacobians(structure, q, qd, loads=f, gamma=gamma, bar_force_densities=psi,
                              **opts)
-    Wc = np.asarray(jac["dforce"], dtype=float)
+    Wc = np.asarray(jac["dloads"], dtype=float)
     # jacobians runs the dampers of springs and strings with l > l0; put the
     # at_rest rule's set in instead (exact at qd = 0, where those damper forces vanish, and
     # whenever M_qdd is constant)

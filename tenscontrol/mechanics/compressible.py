@@ -281,5 +281,5 @@ def jacobians_at(model: CompressibleBarModel, q, qd, f, gamma=None, psi=None) ->
         l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
         Yh[:, ~(structure.string_is_spring | (l > structure.string_rest_lengths))] = 0.0
     return {"dq": D[:, :nq], "dqd": D[:, nq:], "dgamma": -Wc @ Yh,
-            "dpsi": -Wc @ member_columns(structure.bar_nodes, q), "dforce": Wc,
-            "qdd": qdd, "gamma": g_out, "psi": p_out}
+            "dbar_force_densities": -Wc @ member_columns(structure.bar_nodes, q), "dloads": Wc,
+            "qdd": qdd, "gamma": g_out, "bar_force_densities": p_out}

@@ -168,9 +168,9 @@ def jacobians(structure: Structure, q=None, qd=None, *, loads=None, gamma=None,
         ``"dq"``, ``"dqd"`` (3n, 3n): d qdd/dq [1/s^2], d qdd/dqd [1/s];
         ``"dgamma"`` (3n, n_strings) = -W_c Yhat(q) [m/(s^2 N/m)]: with `gamma` None, columns of
         slack strings are zero; with `gamma` given, every column is the exact derivative;
-        ``"dpsi"`` (3n, n_bars) = -W_c Xhat(q), the derivative with respect to the bar force
-        densities; ``"dforce"`` (3n, 3n) = W_c [1/kg], with respect to the loads;
-        ``"qdd"`` (3n,) [m/s^2]; ``"gamma"``, ``"psi"``: the force densities used [N/m].
+        ``"dbar_force_densities"`` (3n, n_bars) = -W_c Xhat(q), the derivative with respect to the bar force
+        densities; ``"dloads"`` (3n, 3n) = W_c [1/kg], with respect to the loads;
+        ``"qdd"`` (3n,) [m/s^2]; ``"gamma"``, ``"bar_force_densities"``: the force densities used [N/m].
         Damper terms (active members) are included in ``dq`` and ``dqd``; the loads are held
         constant. Rows of fixed coordinates are zero; columns of fixed coordinates hold the
         derivatives with respect to them (restrict with ``structure.free_coordinates`` for a
