@@ -195,12 +195,16 @@ def test_every_public_selection_argument_rejects_the_old_spellings(prestressed, 
         assert spelled in message, message
 
 
-def test_only_measurements_take_string_lengths(prestressed):
+def test_only_measured_signals_take_string_lengths(prestressed):
+    # measurements, and the outputs that verify and to_iosystem measure the same way, take
+    # string lengths; the outputs and disturbances of linear models are node coordinates
     strings = Selection([], strings=[0])
     for argument, call in _calls(prestressed):
-        if argument.endswith("measurements"):
+        if argument.endswith("measurements") or argument in ("verify: outputs",
+                                                              "to_iosystem: outputs"):
             continue
         with pytest.raises(ValueError, match=f"^{argument} selects node coordinates only"):
             call(strings)
     meas = tc.measurement(prestressed, Selection(2, "z") + strings)
     assert meas.names == ("z2", "l0")
+    assert list(tc.to_iosystem(prestressed, outputs=strings).output_labels) == ["l0"]

@@ -71,8 +71,11 @@ def test_report_table_and_plot_choices(tmp_path):
     with pytest.raises(TypeError, match=r"verify: outputs must be a tenscontrol\.Selection: "
                                         r"write Selection\(nodes=\[2, 3\], axes='xz'\)"):
         tc.verify(s, design.controller, load, 1.0, outputs={"nodes": [2, 3], "axes": "xz"})
-    with pytest.raises(ValueError, match="verify: outputs selects node coordinates only"):
-        tc.verify(s, design.controller, load, 1.0, outputs=tc.Selection(nodes=[], strings=[0]))
+    # string lengths as outputs (relative outputs, for a free-floating structure)
+    lengths = tc.verify(s, design.controller, load, 1.0, t_eval=np.linspace(0, 1, 101),
+                        outputs=tc.Selection(nodes=[], strings=[0, 1]))
+    assert lengths.output_names == ("l0", "l1") and lengths.y_closed.shape == (101, 2)
+    assert lengths.linear_error < 0.05 and lengths.closed.peak > 0
 
 
 @pytest.fixture(scope="module")

@@ -51,8 +51,9 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
         Operating force densities of the actuated strings [N/m] for ``kind="control"``;
         their elastic laws at the structure's nodes by default.
     outputs : Selection, optional
-        Output node coordinates (``Selection(nodes=[2], axes="z")``): outputs are their
-        deviations from the structure's nodes; by default all free node coordinates.
+        Output node coordinates (``Selection(nodes=[2], axes="z")``) and string lengths
+        (``strings=[...]``): outputs are their deviations from the structure's nodes; by
+        default all free node coordinates.
     kinetic, include_radius
         As in :func:`tenscontrol.simulate`.
     name : str, optional
@@ -63,7 +64,7 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     control.NonlinearIOSystem
         States ``x2, ..., vx2, ...`` (positions [m] then velocities [m/s], 6n), inputs
         ``gamma<k>`` for the actuated strings [N/m] then ``f<axis><node>`` (3n nodal forces [N]),
-        outputs as chosen (``x2``: deviation of node 2 along x [m]).
+        outputs as chosen (``x2``: deviation of node 2 along x [m]; ``l0``: of string 0's length [m]).
 
     Notes
     -----
@@ -73,7 +74,7 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     """
     import control
 
-    outputs = check_selection(outputs, "to_iosystem: outputs")
+    outputs = check_selection(outputs, "to_iosystem: outputs", strings=True)
     run = _run(structure, bars, kinetic, include_radius)
     strings = structure.actuated_strings
     acts = Actuators(structure, strings, np.zeros(strings.size), kind)

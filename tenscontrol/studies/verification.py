@@ -293,9 +293,10 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     t_final : float
         Simulated time [s].
     outputs : Selection, optional
-        The deflection outputs, node coordinates (``Selection(nodes=[2, 3], axes="xz")``);
-        all free coordinates by default (for a free-floating structure these include its
-        rigid drift: choose the coordinates of nodes that the supports hold).
+        The deflection outputs: node coordinates (``Selection(nodes=[2, 3], axes="xz")``)
+        and string lengths (``strings=[...]``); all free coordinates by default (for a
+        free-floating structure these include its rigid drift: choose relative outputs such
+        as string lengths, ``Selection(nodes=[], strings=[...])``, there).
     t_eval : array_like, optional
         Output times [s], increasing from 0 to at most t_final (the rms and time figures use
         this grid); ``np.linspace(0, t_final, 1001)`` by default.
@@ -323,7 +324,7 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
         raise ValueError(f"verify: the controller was designed for {q_ref.size // 3} nodes, the "
                          f"structure has {structure.n_nodes}")
     loads = _load_function(loads, structure.n_nodes)
-    outputs = check_selection(outputs, "verify: outputs")
+    outputs = check_selection(outputs, "verify: outputs", strings=True)
     gap = float(np.abs(q_ref - structure.nodes.reshape(-1)).max())
     if gap > 1e-9 * max(1.0, float(np.abs(q_ref).max())):
         warnings.warn(f"verify: the controller's operating point differs from the structure's "
