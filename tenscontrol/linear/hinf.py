@@ -27,6 +27,7 @@ import control as ct
 import slycot
 
 from tenscontrol.linear.norms import hinf_norm
+from tenscontrol.mechanics.checks import check_finite
 
 __all__ = ["BisectionResult", "HinfDesign", "check_axis_modes", "closed_loop",
            "hinf_output_feedback", "hinf_state_feedback", "reference_frequency", "verified_loop"]
@@ -137,6 +138,7 @@ def _bisect(trial, hi: float, tol: float, what: str):
 
 
 def _split(P: ct.StateSpace, nmeas: int, ncon: int):
+    check_finite("hinf_output_feedback", A=P.A, B=P.B, C=P.C, D=P.D)   # slycot hangs on NaN
     A, B, C, D = (np.asarray(X, dtype=float) for X in (P.A, P.B, P.C, P.D))
     m1, p1 = B.shape[1] - ncon, C.shape[0] - nmeas
     if m1 < nmeas or p1 < ncon or nmeas < 0 or ncon < 1:
@@ -249,6 +251,7 @@ def hinf_state_feedback(A, B1, B2, C1, D12, *, tol: float = 1e-3) -> BisectionRe
     ``A - B2 F`` is Hurwitz, ``F = (D12^T D12)^-1 (B2^T X + D12^T C1)``. The start is 1.01 times
     the closed-loop norm of the LQR gain (gamma = inf).
     """
+    check_finite("hinf_state_feedback", A=A, B1=B1, B2=B2, C1=C1, D12=D12)
     omega = reference_frequency(A)
     A, B1, B2 = A / omega, B1 / omega, B2 / omega
     m1 = B1.shape[1]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import scipy.linalg
 
+from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
 from tenscontrol.mechanics.stiffness import string_activity
@@ -35,6 +36,9 @@ from tenscontrol.model.structure import Structure
 __all__ = ["LinearModel", "linearize"]
 
 _EQUILIBRIUM_RTOL = 1e-8
+#: A fixed coordinate's velocity up to this times max(1 m/s, max |qd|) is round-off (another
+#: integrator's output at rest: qd = 9.8e-15 on z0) and is set to zero; above, it is an error.
+_FIXED_VELOCITY_RTOL = 1e-9
 _KINETIC = ("consistent", "paper")  # tenscontrol.mechanics.compressible's kinetic-energy modes
 
 
@@ -314,11 +318,15 @@ def _operating_point(structure: Structure, q, qd, loads, bars: str):
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     qd = nodal_vector(structure.n_nodes, "qd", qd, np.zeros(nq))
     f = nodal_vector(structure.n_nodes, "loads", loads, np.zeros(nq))
-    moving = np.flatnonzero(qd[structure.fixed_coordinates] != 0.0)
+    fixed = structure.fixed_coordinates
+    roundoff = _FIXED_VELOCITY_RTOL * max(1.0, float(np.abs(qd).max(initial=0.0)))
+    moving = np.flatnonzero(np.abs(qd[fixed]) > roundoff)
     if moving.size:
-        c = int(structure.fixed_coordinates[moving[0]])
+        c = int(fixed[moving[0]])
         raise ValueError(f"qd: the fixed coordinate {_AXES[c % 3]}{c // 3} (q index {c}) must "
-                         f"have zero velocity, got {qd[c]:g}")
+                         f"have zero velocity, got {qd[c]:g} (round-off up to {roundoff:.2g} "
+                         "m/s is accepted and set to zero)")
+    qd[fixed] = 0.0
     if bars == "rigid" and structure.n_bars:
         p = structure.bar_nodes
         N, V = q.reshape(-1, 3), qd.reshape(-1, 3)
@@ -436,6 +444,35 @@ def _check_options(structure, bars, kind, at_rest, kinetic, include_radius):
         raise TypeError(f"linearize: include_radius must be True or False, got {include_radius!r}")
 
 
+def _scales(structure: Structure, bars: str) -> str:
+    """The extreme derived quantities of `structure`, for a message about an overflow."""
+    parts = []
+    if structure.n_strings:
+        parts.append(f"string stiffness up to {structure.string_stiffness.max():.3g} N/m")
+    if bars == "compressible" and structure.n_bars:
+        parts.append(f"bar stiffness up to {structure.bar_stiffness.max():.3g} N/m")
+    free = ~structure.fixed.all(axis=1)
+    if free.any():
+        parts.append(f"node masses down to {structure.node_masses[free].min():.3g} kg")
+    lengths = np.concatenate([structure.bar_lengths, structure.string_lengths])
+    if lengths.size:
+        parts.append(f"member lengths {lengths.min():.3g} to {lengths.max():.3g} m")
+    return ", ".join(parts)
+
+
+def _check_finite_result(structure, bars, named) -> None:
+    """Raise ValueError naming the first non-finite entry of A, B or E (rows, columns named)."""
+    for name, M, rows, cols in named:
+        bad = ~np.isfinite(M)
+        if bad.any():
+            i, j = (int(k) for k in np.argwhere(bad)[0])
+            raise ValueError(
+                f"linearize: {structure.name}: {name} has {int(bad.sum())} non-finite entries, "
+                f"the first {name}[{i}, {j}] = {M[i, j]} (row {rows[i]}, column {cols[j]}): "
+                f"every member is finite but their ratios overflow ({_scales(structure, bars)}). "
+                "Bring stiffness, masses and lengths to usable sizes (or change units)")
+
+
 def _warn_if_not_at_rest(structure, qdd, scale) -> bool:
     """True at an equilibrium; warn (suggesting tenscontrol.equilibrium) otherwise."""
     size, ref = float(np.abs(qdd).max(initial=0.0)), float(np.max(scale, initial=0.0))
@@ -513,6 +550,7 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
     _check_options(structure, bars, kind, at_rest, kinetic, include_radius)
     outputs = check_selection(outputs, "linearize: outputs")
     q, qd, f = _operating_point(structure, q, qd, loads, bars)
+    check_members(structure, "linearize", q, bars=bars)
     m = _members(structure, q, qd, at_rest)
     gamma = _held_gamma(structure, m, gamma)
     if bars == "rigid":
@@ -523,13 +561,16 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
         inputs = (tuple(f"gamma{k}" for k in range(structure.n_strings))
                   + tuple(f"psi{k}" for k in range(structure.n_bars)))
     nq = q.size
-    at_eq = not np.any(qd) and _warn_if_not_at_rest(structure, parts["qdd"], parts["scale"])
-    zeros, eye = np.zeros((nq, nq)), np.eye(nq)
     states, disturbances = _names(structure)
+    zeros, eye = np.zeros((nq, nq)), np.eye(nq)
+    A = np.block([[zeros, eye], [parts["dq"], parts["dqd"]]])
+    B = np.vstack([np.zeros_like(parts["B"]), parts["B"]])
+    E = np.vstack([zeros, parts["E"]])
+    _check_finite_result(structure, bars, (("qdd", parts["qdd"][:, None], states[nq:],
+                                            ("(acceleration at the operating point)",)),))
+    at_eq = not np.any(qd) and _warn_if_not_at_rest(structure, parts["qdd"], parts["scale"])
     model = LinearModel(
-        A=np.block([[zeros, eye], [parts["dq"], parts["dqd"]]]),
-        B=np.vstack([np.zeros_like(parts["B"]), parts["B"]]),
-        E=np.vstack([zeros, parts["E"]]), C=np.hstack([eye, zeros]), q=q, qd=qd, loads=f,
+        A=A, B=B, E=E, C=np.hstack([eye, zeros]), q=q, qd=qd, loads=f,
         gamma=gamma, bar_force_densities=parts["psi"], bars=bars, kind="control",
         at_equilibrium=bool(at_eq), constraint_jacobian=parts["J"], mass_matrix=parts["M"],
         stiffness=parts["K"], damping=-m.Dqd, force_input=parts["Fu"],
@@ -537,4 +578,9 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
         input_names=inputs, disturbance_names=disturbances, output_names=states[:nq])
     if outputs is not None:
         model = model.with_outputs(outputs)
-    return model.passive() if kind == "passive" else model
+    if kind == "passive":
+        model = model.passive()
+    _check_finite_result(structure, bars, (("A", model.A, states, states),
+                                           ("B", model.B, states, inputs),
+                                           ("E", model.E, states, disturbances)))
+    return model

@@ -18,7 +18,8 @@ inputs u and outputs y, ``||G||_inf`` is in [y]/[u] and ``||G||_2`` in [y]/[u] *
 
 The hidden-mode machinery (invariant subspaces from ordered Schur forms, staircase controllable
 subspaces, the cluster-by-cluster Kalman reduction ``kalman_minimal``) is private and shared with
-:mod:`tenscontrol.linear.reduction`; neither module imports the mechanics chain.
+:mod:`tenscontrol.linear.reduction`; neither module imports the mechanics chain (only its
+numpy-only :mod:`tenscontrol.mechanics.checks`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,16 @@ import numpy as np
 import scipy.linalg
 import control as ct
 
+from tenscontrol.mechanics.checks import check_finite
+
 __all__ = ["h2_norm", "hinf_norm"]
 
 #: A model is asymptotically stable iff max Re(lambda) < -MARGIN * ||A||_F (A diagonally balanced).
 MARGIN = 1e-9
+#: The largest entry of each nonzero matrix must lie in [1/MAGNITUDE, MAGNITUDE]: outside, the
+#: Gramians, Frobenius norms and Hamiltonian products overflow or underflow and a norm of
+#: 1e600 comes back as 0.0 (tensegrity models sit far inside: |A| up to ~1e16 1/s^2).
+MAGNITUDE = 1e100
 #: Relative PBH tolerance for "hidden" marginal modes. It must stay well above sqrt(eps): the
 #: constraint Jordan blocks of a Cartesian model split into +-sqrt(eps ||A||) pairs whose
 #: computed couplings to B and C are O(sqrt(eps)) instead of 0 (control-notes.md section 2).
@@ -49,6 +56,15 @@ def _as_statespace(sys, who: str) -> ct.StateSpace:
     if not obj.isctime():
         raise ValueError(f"{who}: the system is discrete-time (dt={obj.dt}); only continuous-time "
                          "models are supported")
+    # before any LAPACK or slycot call: with NaN in B or C slycot's ab13dd never returns
+    check_finite(who, A=obj.A, B=obj.B, C=obj.C, D=obj.D)
+    for name, M in (("A", obj.A), ("B", obj.B), ("C", obj.C), ("D", obj.D)):
+        size = float(np.abs(np.asarray(M)).max(initial=0.0))
+        if size and not 1.0 / MAGNITUDE <= size <= MAGNITUDE:
+            raise ValueError(f"{who}: the largest entry of {name} is {size:.3g}, outside "
+                             f"[{1 / MAGNITUDE:g}, {MAGNITUDE:g}] where the norm computation "
+                             "would overflow or underflow; express the model in other units "
+                             "(time, length, force) so that its entries are of usable size")
     return obj
 
 
@@ -254,7 +270,8 @@ def h2_norm(sys) -> float:
     ------
     ValueError
         If the only marginal/unstable modes are uncontrollable or unobservable (reduce the model
-        with ``tenscontrol.minimal_realization`` first), or the system is discrete-time.
+        with ``tenscontrol.minimal_realization`` first), the system is discrete-time, or an
+        entry of A, B, C or D is NaN or inf (the message names the matrix and the entry).
     TypeError
         If ``sys`` is not a StateSpace and has no ``.sys`` StateSpace.
     """
@@ -290,8 +307,9 @@ def hinf_norm(sys, *, tol: float = 1e-10) -> float:
     ------
     ValueError
         If the only marginal/unstable modes are uncontrollable or unobservable (reduce the model
-        with ``tenscontrol.minimal_realization`` first), if tol is out of range, or if the system
-        is discrete-time.
+        with ``tenscontrol.minimal_realization`` first), if tol is out of range, if the system
+        is discrete-time, or if an entry of A, B, C or D is NaN or inf (the message names the
+        matrix and the entry; checked before slycot, which hangs on NaN).
     TypeError
         If ``sys`` is not a StateSpace and has no ``.sys`` StateSpace.
     """

@@ -30,6 +30,7 @@ import control as ct
 import slycot
 
 from tenscontrol.linear import norms as _nm
+from tenscontrol.mechanics.checks import check_finite
 
 __all__ = ["elastic_basis", "ElasticModel", "elastic_model", "MinimalRealization",
            "minimal_realization"]
@@ -90,6 +91,7 @@ def elastic_basis(constraint_jacobian, mass_matrix, q, *, rtol: float = 1e-9):
     if nq % 3 or M.shape != (nq, nq):
         raise ValueError(f"elastic_basis: need q of length 3n and mass_matrix ({nq}, {nq}), got "
                          f"q {q.shape} and mass_matrix {M.shape}")
+    check_finite("elastic_basis", constraint_jacobian=J, mass_matrix=M, q=q)
     if not np.allclose(M, M.T, rtol=1e-12, atol=1e-14 * np.abs(M).max()):
         raise ValueError("elastic_basis: mass_matrix must be symmetric")
     R0 = _rigid_fields(q, rtol)
@@ -166,20 +168,26 @@ class ElasticModel:
 _FIELDS = ("A", "B", "E", "C", "q", "qd", "at_equilibrium", "constraint_jacobian", "mass_matrix",
            "stiffness", "damping", "force_input", "input_names", "disturbance_names",
            "output_names")
+#: The numeric fields, checked finite before any factorization.
+_NUMERIC = ("A", "B", "E", "C", "q", "qd", "constraint_jacobian", "mass_matrix", "stiffness",
+            "damping", "force_input")
 
 
-def _check_model(model) -> None:
-    """Duck-type check of a LinearModel and of its operating point."""
+def _check_model(model, who: str) -> None:
+    """Duck-type check of a LinearModel, of its operating point and of its numbers."""
     missing = [f for f in _FIELDS if not hasattr(model, f)]
     if missing:
-        raise TypeError(f"elastic_model: expected a tenscontrol LinearModel, got "
+        raise TypeError(f"{who}: expected a tenscontrol LinearModel, got "
                         f"{type(model).__name__} without fields {missing}")
+    # before scipy's Cholesky and Schur and slycot's ab09ax, which fail with foreign messages
+    # (or hang) on NaN and inf
+    check_finite(who, **{f: getattr(model, f) for f in _NUMERIC})
     if np.any(np.asarray(model.qd) != 0):
-        raise ValueError("elastic_model: the structural reduction needs an equilibrium operating "
+        raise ValueError(f"{who}: the structural reduction needs an equilibrium operating "
                          "point; this model was linearised about a moving state (qd != 0). Call "
                          "tenscontrol.equilibrium first and linearise there")
     if not model.at_equilibrium:
-        raise ValueError("elastic_model: the structural reduction needs an equilibrium operating "
+        raise ValueError(f"{who}: the structural reduction needs an equilibrium operating "
                          "point; this model is at rest (qd = 0) but not in equilibrium "
                          "(at_equilibrium=False). Call tenscontrol.equilibrium first and "
                          "linearise its structure")
@@ -206,11 +214,17 @@ def elastic_model(model) -> ElasticModel:
     Raises
     ------
     ValueError
-        If the operating point is not an equilibrium, or if the model data are inconsistent:
+        If a numeric field of the model has a NaN or inf entry (named), the operating point is
+        not an equilibrium, or if the model data are inconsistent:
         the elastic subspace is not invariant under A (``||A T - T A_e|| > 1e-8 ||A||``), the
         inputs u move the rigid body, or E differs from ``[0; W P]``.
     """
-    _check_model(model)
+    return _elastic_model(model, "elastic_model")
+
+
+def _elastic_model(model, who: str) -> ElasticModel:
+    """:func:`elastic_model`, with `who` (the public caller) in the messages."""
+    _check_model(model, who)
     M = np.asarray(model.mass_matrix, dtype=float)
     Z, R_t = elastic_basis(model.constraint_jacobian, M, model.q)
     n_e = Z.shape[1]
@@ -220,7 +234,7 @@ def elastic_model(model) -> ElasticModel:
     try:
         cho = scipy.linalg.cho_factor(M_e)
     except np.linalg.LinAlgError:
-        raise ValueError("elastic_model: mass_matrix is not positive definite on the elastic "
+        raise ValueError(f"{who}: mass_matrix is not positive definite on the elastic "
                          "subspace (Z^T M Z); check the mass matrix") from None
     zero, eye = np.zeros((n_e, n_e)), np.eye(n_e)
     A_e = np.block([[zero, eye], [-scipy.linalg.cho_solve(cho, K_e),
@@ -235,15 +249,15 @@ def elastic_model(model) -> ElasticModel:
     C_e = np.asarray(model.C, dtype=float) @ T
     residual = _relative(A @ T - T @ A_e, A)
     if residual > INVARIANCE_TOL:
-        raise ValueError(f"elastic_model: the model data are inconsistent: ||A T - T A_e|| = "
+        raise ValueError(f"{who}: the model data are inconsistent: ||A T - T A_e|| = "
                          f"{residual:.2e} ||A|| > {INVARIANCE_TOL:g} ||A||. A must equal "
                          "[[0, I], [-W P K, -W P D]] with K R_t = 0 and D R_t = 0 (check "
                          "stiffness, damping, mass_matrix and constraint_jacobian)")
     if B.size and _relative(B - T @ B_e, B) > INVARIANCE_TOL:
-        raise ValueError("elastic_model: the inputs u move the rigid body or B differs from "
+        raise ValueError(f"{who}: the inputs u move the rigid body or B differs from "
                          "[0; W P F_u] (check force_input): the elastic model cannot hold them")
     if E.size and _relative(L @ E - E_e, E_e) > INVARIANCE_TOL:
-        raise ValueError("elastic_model: E differs from [0; W P] on the elastic subspace "
+        raise ValueError(f"{who}: E differs from [0; W P] on the elastic subspace "
                          "(check E, mass_matrix and constraint_jacobian)")
     sys = ct.ss(A_e, np.hstack([B_e, E_e]), C_e, 0,
                 inputs=list(model.input_names) + list(model.disturbance_names),
@@ -418,11 +432,12 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     body motion of a free-floating structure is not in the model: z describes the elastic
     deformation in the mass-weighted gauge ``R_t^T M dq = 0`` (control-notes.md section 2).
     """
-    if not (isinstance(tol, (int, float)) and 0 < tol < 1):
+    if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and 0 < tol < 1):
         raise ValueError(f"minimal_realization: tol must be in (0, 1), got {tol!r}")
-    em = elastic_model(model)
+    em = _elastic_model(model, "minimal_realization")
     n2 = 2 * em.n_e
-    if order is not None and not (isinstance(order, (int, np.integer)) and 0 <= order <= n2):
+    if order is not None and (isinstance(order, bool) or not (
+            isinstance(order, (int, np.integer)) and 0 <= order <= n2)):
         raise ValueError(f"minimal_realization: order must be an int in [0, {n2}] (2 n_e), "
                          f"got {order!r}")
     omega, s = _scaling(em, model.q)

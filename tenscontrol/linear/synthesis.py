@@ -30,6 +30,7 @@ from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateF
 from tenscontrol.linear.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
+from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.model.selection import Selection, check_selection
 
 __all__ = ["HinfDesign", "LQRDesign", "hinfsyn", "lqr"]
@@ -37,6 +38,8 @@ __all__ = ["HinfDesign", "LQRDesign", "hinfsyn", "lqr"]
 _MODEL_FIELDS = ("A", "B", "E", "C", "q", "qd", "at_equilibrium", "constraint_jacobian",
                  "mass_matrix", "stiffness", "damping", "force_input", "input_names",
                  "disturbance_names", "output_names")
+_NUMERIC_FIELDS = ("A", "B", "E", "C", "q", "qd", "constraint_jacobian", "mass_matrix",
+                   "stiffness", "damping", "force_input")
 
 
 # ---- the model layer: actuated inputs, outputs, reduction, prestress ------------------------
@@ -62,6 +65,9 @@ def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
     if missing:
         raise TypeError(f"{who}: expected a tenscontrol LinearModel, got {type(model).__name__} "
                         f"without fields {missing}")
+    # NaN or inf reach scipy's Cholesky and slycot's ab09ax / sb10fd otherwise (which hang)
+    check_finite(who, **{f: getattr(model, f) for f in _NUMERIC_FIELDS + ("gamma",)
+                         if hasattr(model, f)})
     if np.any(np.asarray(model.qd) != 0) or not model.at_equilibrium:
         raise ValueError(f"{who}: the model must be linearized at an equilibrium (qd = 0, "
                          "at_equilibrium=True); find one with tenscontrol.equilibrium(structure) "

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.optimize
 
+from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.model.structure import Structure
@@ -26,7 +27,14 @@ from tenscontrol.model.structure import Structure
 __all__ = ["Equilibrium", "PrestressError", "equilibrium"]
 
 _OBJECTIVES = ("min_sum", "min_norm")
+#: A designed rest length must lie within these fractions of the member's length: beyond, the
+#: member would stretch to over 100 times (or shrink to under 1/100 of) its rest length, which
+#: no string or bar material takes elastically, and the stiffness E A / l0 explodes.
+REST_FRACTION_RANGE = (1e-2, 1e2)
 _BAR_MODELS = ("rigid", "compressible")
+#: Largest load or gamma_min handed to HiGHS, which takes 1e20 for infinite (a "Model error");
+#: 1e15 keeps its absolute tolerances (1e-7) meaningful for the certification that follows.
+_LP_MAX = 1e15
 
 
 class PrestressError(ValueError):
@@ -299,7 +307,11 @@ def _certify_qp(prob: _Problem, x, g, side, structure) -> None:
 
 
 def rest_length_for(where: str, EA_or_k: float, length: float, density: float, by_modulus: bool):
-    """Rest length giving force density `density` at `length` (theory.md section 5)."""
+    """Rest length giving force density `density` at `length` (theory.md section 5).
+
+    Raises PrestressError if none exists, or if it lies outside ``REST_FRACTION_RANGE`` times
+    the length (a strain no material takes; the message gives the largest usable density).
+    """
     if density == 0.0:
         return length  # exactly at rest: a string there is slack (strict l > l0 rule)
     if by_modulus:  # k = EA / l0 and gamma = EA/l0 - EA/l
@@ -307,11 +319,24 @@ def rest_length_for(where: str, EA_or_k: float, length: float, density: float, b
         if denom <= 0:
             raise PrestressError(f"{where}: force density {density:.6g} N/m is below "
                                  f"-EA/l = {-EA_or_k / length:.6g} N/m; no rest length gives it")
-        return EA_or_k / denom
-    if density >= EA_or_k:  # gamma = k (1 - l0/l) < k for any l0 > 0
-        raise PrestressError(f"{where}: force density {density:.6g} N/m needs gamma < k = "
-                             f"{EA_or_k:.6g} N/m; give the member a higher stiffness")
-    return length * (1.0 - density / EA_or_k)
+        l0 = EA_or_k / denom
+    else:
+        if density >= EA_or_k:  # gamma = k (1 - l0/l) < k for any l0 > 0
+            raise PrestressError(f"{where}: force density {density:.6g} N/m needs gamma < k = "
+                                 f"{EA_or_k:.6g} N/m; give the member a higher stiffness")
+        l0 = length * (1.0 - density / EA_or_k)
+    low, high = REST_FRACTION_RANGE
+    if not low * length <= l0 <= high * length:
+        f = low if l0 < low * length else high
+        limit = (EA_or_k / (f * length) - EA_or_k / length) if by_modulus else EA_or_k * (1 - f)
+        bound = "at most" if f == low else "at least"
+        raise PrestressError(
+            f"{where}: force density {density:.6g} N/m needs a rest length of {l0:.3g} m, "
+            f"{l0 / length:.3g} times its length {length:.6g} m (strain {length / l0 - 1:.3g}), "
+            f"beyond what any material takes elastically (rest length within {low:g} to "
+            f"{high:g} times the length). Use {bound} {limit:.6g} N/m on this member (a lower "
+            "gamma_min, or other loads), or give it a higher stiffness")
+    return l0
 
 
 def _prestressed(structure: Structure, gamma, psi, bars) -> Structure:
@@ -382,7 +407,12 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
     PrestressError
         If the problem is infeasible (the message gives the least-squares residual under the
         bounds and what to try), the min_sum LP is unbounded, a force density cannot be realised
-        by a positive rest length, or the result fails its certification.
+        by a positive rest length or needs one outside ``REST_FRACTION_RANGE`` (0.01 to 100)
+        times the member's length (the message names the member and the largest usable
+        force density), or the result fails its certification.
+    ValueError
+        If a member's derived quantity (length, stiffness, force density law, weight) is not
+        finite (the message names the member), or loads or gamma_min exceed 1e15.
 
     Notes
     -----
@@ -403,7 +433,10 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
     w = _per_string(structure, weights, "weights", 1.0)
     f = nodal_vector(structure.n_nodes, "loads", loads)
     q = structure.nodes.reshape(-1)
-    rhs = gravity_vector(structure) + f
+    check_members(structure, "equilibrium", bars=bars, inertia=False)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rhs = gravity_vector(structure) + f
+    _check_loads(rhs, gamma_min)
     prob = _problem(structure, q, rhs, gamma_min, bars, bool(bars_in_compression))
     ns = structure.n_strings
     if objective == "min_sum":
@@ -417,6 +450,22 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
         _certify_qp(prob, x, g, side, structure)
     gamma, psi = x[:ns], x[ns:]
     return _result(structure, q, f, rhs, gamma, psi, prob, objective, bars)
+
+
+def _check_loads(rhs, gamma_min) -> None:
+    """The LP's data are finite and of a size HiGHS takes: it reports "Model error" (which
+    would read as infeasible) for bounds or right-hand sides of 1e20 and more."""
+    bad = np.flatnonzero(~np.isfinite(rhs))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"equilibrium: node {i // 3}: gravity plus loads along "
+                         f"{'xyz'[i % 3]} overflow; give loads and masses of usable size")
+    for name, v, unit in (("loads plus gravity", rhs, "N"), ("gamma_min", gamma_min, "N/m")):
+        size = float(np.abs(v).max(initial=0.0))
+        if size > _LP_MAX:
+            raise ValueError(f"equilibrium: {name} go up to {size:.3g} {unit}, beyond the "
+                             f"{_LP_MAX:g} the LP solver (HiGHS) accepts; change units or "
+                             "give values of usable size")
 
 
 def _result(structure, q, f, rhs, gamma, psi, prob, objective, bars) -> Equilibrium:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
 from tenscontrol.model.structure import Structure
@@ -132,7 +133,21 @@ def tangent_stiffness(structure: Structure, q=None, *, gamma=None, bar_force_den
     """
     _validate(structure, bars, at_rest)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
-    return _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads)
+    check_members(structure, "tangent_stiffness", q, bars=bars, inertia=False)
+    return _checked(_tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads),
+                    structure, "tangent_stiffness")
+
+
+def _checked(K: np.ndarray, structure: Structure, who: str) -> np.ndarray:
+    """K itself, after a check that the sums of finite member terms did not overflow."""
+    bad = np.argwhere(~np.isfinite(K))
+    if bad.size:
+        i, j = (int(v) for v in bad[0])
+        raise ValueError(f"{who}: {structure.name}: the tangent stiffness K[{i}, {j}] (node "
+                         f"{i // 3} {'xyz'[i % 3]}, node {j // 3} {'xyz'[j % 3]}) is {K[i, j]}: "
+                         "the member stiffnesses or force densities (gamma, "
+                         "bar_force_densities) overflow; give them usable sizes")
+    return K
 
 
 def _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads) -> np.ndarray:
@@ -267,14 +282,30 @@ def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: st
     Raises
     ------
     ValueError
-        If ``K_red`` is singular (a mechanism, or slack strings): the message gives the number
-        of zero-stiffness directions and what to try. A warning is issued if ``K_red`` has
-        negative eigenvalues (an unstable configuration).
+        If a member's derived quantity (length, stiffness, force density law, weight) or K is
+        not finite (the message names the member or entry); if ``K_red`` is singular (a
+        mechanism, or slack strings): the message gives the number of zero-stiffness
+        directions and what to try. A warning is issued if ``K_red`` has negative eigenvalues
+        (an unstable configuration).
+
+    Notes
+    -----
+    If the constraints and the rigid-body fields leave no admissible deformation (r = 0, e.g.
+    bars pinned at one end and no strings), the compliance is empty: ``displacement`` then
+    returns zero for every load the constraints take.
     """
     _validate(structure, bars, at_rest)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
-    K = _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads)
+    # an infinite stiffness would otherwise make the eigenvalue test blame "a mechanism"
+    check_members(structure, "compliance", q, bars=bars, inertia=False)
+    K = _checked(_tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads),
+                 structure, "compliance")
     Z, Rt = _reduced_basis(structure, q, bars)
+    if Z.shape[1] == 0:
+        # the constraints and rigid motions leave no deformation: nothing deforms, nothing to
+        # invert (e.g. bars without strings, each pinned at one end)
+        empty = np.zeros((0, 0))
+        return Compliance(empty, np.zeros(0), Z, empty, Rt, bars)
     Kr = Z.T @ K @ Z
     Kr = 0.5 * (Kr + Kr.T)
     w, V = np.linalg.eigh(Kr)
