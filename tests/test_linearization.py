@@ -6,6 +6,7 @@ the elastic law plus an additive increment (passive model). ``fd_errors`` return
 relative errors of A, B and E so that a script can print them too.
 """
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -490,3 +491,62 @@ def test_input_validation():
             q = s.nodes.reshape(-1).copy()
             q[6] += 0.1
             linearize(s, q=q)
+
+
+# ---- issue 13: derived quantities that overflow, fixed coordinates moving by round-off ------
+
+
+def _with_strings(structure, **fields):
+    return dataclasses.replace(structure, strings=tuple(
+        dataclasses.replace(s, **fields) for s in structure.strings))
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda t: _with_strings(t, youngs_modulus=1e308, radius=1.0),     # A had 288 non-finite
+     r"string 0 \(nodes 0->1\): stiffness is inf N/m \(E pi r\^2 / l0 with youngs_modulus"),
+    (lambda t: _with_strings(t, rest_fraction=1e-320),
+     r"string 0 \(nodes 0->1\): rest length .* \(rest_fraction 1e-320\) is not a usable"),
+    (lambda t: dataclasses.replace(t, bars=tuple(dataclasses.replace(b, density=1e308)
+                                                 for b in t.bars)),
+     r"bar 0 \(nodes 0->2\): mass inf kg"),
+    (lambda t: dataclasses.replace(t, bars=tuple(dataclasses.replace(b, radius=1e-160)
+                                                 for b in t.bars)),
+     r"bar 0 \(nodes 0->2\): mass 7.85e-317 kg .* finite inverse"),
+    (lambda t: dataclasses.replace(t, nodes=t.nodes * 1e160),
+     r"string 0 \(nodes 0->1\): the length at the configuration \(inf m\) overflows"),
+])
+@pytest.mark.parametrize("bars", ["rigid", "compressible"])
+def test_overflowing_derived_quantities_are_named(make, match, bars):
+    structure = make(catalog.tbar())
+    with pytest.raises(ValueError, match="linearize: " + match):
+        linearize(structure, bars=bars)
+
+
+def test_overflowing_operating_point_is_never_returned():
+    """Finite members whose products overflow: the result is checked, never returned."""
+    tbar = catalog.tbar()
+    with pytest.raises(ValueError, match=r"linearize: tbar-stedy: qdd has 12 non-finite entries, "
+                                         r"the first qdd\[0\] = nan \(the acceleration of x0\)"
+                                         r".*loads up to 1e\+308 N"):
+        linearize(tbar, loads=np.full(12, 1e308))
+    with pytest.raises(ValueError, match=r"the length at the configuration \(inf m\)"):
+        linearize(tbar, q=tbar.nodes * 1e200)
+
+
+def test_fixed_coordinate_round_off_is_accepted_and_zeroed():
+    """qd = 9.8e-15 on z0 (another integrator's output at rest) is round-off, not motion."""
+    tbar = tc.equilibrium(catalog.tbar(), gamma_min=10.0).structure
+    qd = np.zeros(12)
+    qd[2] = 9.8e-15
+    model = linearize(tbar, qd=qd)
+    assert model.qd[2] == 0.0 and not model.qd.any()
+    exact = linearize(tbar)
+    np.testing.assert_array_equal(model.A, exact.A)
+    # relative to the state's scale: 1e-9 of the fastest velocity
+    qd[6], qd[2] = 10.0, 5e-9
+    with pytest.warns(UserWarning, match="violates the rigid bar constraints"):
+        assert linearize(tbar, qd=qd).qd[2] == 0.0
+    qd[2] = 1e-3                                          # a real motion stays an error
+    with pytest.raises(ValueError, match=r"qd: the fixed coordinate z0 \(q index 2\) must have "
+                                         r"zero velocity, got 0.001 \(round-off up to 1e-08"):
+        linearize(tbar, qd=qd)

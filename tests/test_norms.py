@@ -4,6 +4,9 @@ Oracles: python-control on stable random systems, the dual Gramian, the numerica
 impulse-response energy, and a refined dense frequency sweep.
 """
 
+import os
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -160,3 +163,43 @@ def test_inputs_are_validated():
         hinf_norm(ct.c2d(sys, 0.1))
     with pytest.raises(ValueError, match="tol"):
         hinf_norm(sys, tol=0.0)
+
+
+# ---- issue 13: NaN and inf never reach slycot or LAPACK -----------------------------------
+
+
+@pytest.mark.parametrize("norm", [h2_norm, hinf_norm])
+@pytest.mark.parametrize("args, where", [
+    ((-1.0, np.inf, 1.0, 0.0), r"B\[0, 0\] is inf"),       # hinf_norm gave 0.0
+    ((-1.0, 1.0, np.inf, 0.0), r"C\[0, 0\] is inf"),       # hinf_norm gave 0.0
+    ((-1.0, 1.0, 1.0, np.nan), r"D\[0, 0\] is nan"),       # hinf_norm gave nan
+    ((np.nan, 1.0, 1.0, 0.0), r"A\[0, 0\] is nan"),
+    (([[-1.0, 0.0], [0.0, -2.0]], [[1.0], [np.nan]], [[1.0, 1.0]], 0.0), r"B\[1, 0\] is nan"),
+])
+def test_non_finite_entries_are_named(norm, args, where):
+    with pytest.raises(ValueError, match=f"{norm.__name__}: {where}.*must be finite"):
+        norm(ct.ss(*args))
+
+
+def test_nan_in_b_or_c_fails_fast_instead_of_hanging_in_slycot():
+    """slycot's ab13dd never returned on NaN in B or C (133 s, deaf to Ctrl-C): the call runs
+    in a subprocess with a timeout so that a regression fails instead of hanging the suite."""
+    code = ("import numpy as np, control as ct\nfrom tenscontrol.linear.norms import hinf_norm\n"
+            "for s in (ct.ss(-1, np.nan, 1, 0), ct.ss(-1, 1, np.nan, 0)):\n"
+            "    try:\n        hinf_norm(s)\n    except ValueError as e:\n        print(e)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert run.returncode == 0, run.stderr
+    assert "hinf_norm: B[0, 0] is nan" in run.stdout
+    assert "hinf_norm: C[0, 0] is nan" in run.stdout
+
+
+@pytest.mark.parametrize("norm", [h2_norm, hinf_norm])
+@pytest.mark.parametrize("args, name", [
+    ((-1.0, 1e300, 1e300, 0.0), "B"),    # hinf_norm gave 0.0 for a norm of 1e600
+    ((-1e300, 1.0, 1.0, 0.0), "A"),      # gave inf for 1e-300
+    ((-1e-300, 1.0, 1.0, 0.0), "A"),     # h2_norm gave 0.0 for 7e149
+])
+def test_entries_beyond_the_usable_range_are_refused(norm, args, name):
+    with pytest.raises(ValueError, match=f"largest entry of {name} is .*other units"):
+        norm(ct.ss(*args))

@@ -316,3 +316,58 @@ def test_repr_and_summary():
     assert "prism-3" in text and "min_sum" in text and "self_stress_dimension=4" in text
     table = eq.summary()
     assert table.count("\n") == 1 + 9 + 3 and "bar 2" in table
+
+
+# ---- issue 13: implausible rest lengths, non-finite inputs to the LP ----------------------
+
+
+def test_implausible_rest_lengths_are_refused():
+    """gamma_min = 1e12 gave rest lengths of 2.2e-10 m on 3.5 m strings (strain 1.6e10)."""
+    tbar = catalog.tbar()
+    with pytest.raises(PrestressError, match=r"string 0 \(nodes 0->1\): force density 1e\+12 "
+                                             r"N/m needs a rest length of 2.2e-10 m.*Use at most "
+                                             r"6157.84 N/m"):
+        equilibrium(tbar, gamma_min=1e12)
+    # the limit it names is usable; a gamma_min of 50 N/m (strain 0.8) is fine
+    eq = equilibrium(tbar, gamma_min=6157.0)
+    assert np.all(eq.structure.string_rest_lengths >= 0.01 * tbar.string_lengths)
+    equilibrium(tbar, gamma_min=50.0)
+
+
+def test_strings_near_their_stiffness_are_refused():
+    paper = catalog.tbar("paper")                          # k = 100 N/m, made one-sided
+    paper = dataclasses.replace(paper, strings=tuple(dataclasses.replace(s, kind="string")
+                                                     for s in paper.strings))
+    with pytest.raises(PrestressError, match=r"needs a rest length of .* Use at most 99 N/m"):
+        equilibrium(paper, gamma_min=99.99)
+    assert equilibrium(paper, gamma_min=98.0).gamma.min() >= 98.0
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda t: dataclasses.replace(t, bars=tuple(dataclasses.replace(b, density=1e308)
+                                                 for b in t.bars)),
+     r"equilibrium: bar 0 \(nodes 0->2\): mass inf kg"),     # was "Invalid input for linprog"
+    (lambda t: dataclasses.replace(t, nodes=t.nodes * 1e160),
+     r"equilibrium: string 0 \(nodes 0->1\): the length at the configuration \(inf m\)"),
+    (lambda t: dataclasses.replace(t, strings=tuple(
+        dataclasses.replace(s, youngs_modulus=1e308, radius=1.0) for s in t.strings)),
+     r"equilibrium: string 0 \(nodes 0->1\): stiffness is inf N/m"),
+])
+def test_non_finite_derived_quantities_never_reach_linprog(make, match):
+    with pytest.raises(ValueError, match=match):
+        equilibrium(make(catalog.tbar()), gamma_min=1.0)
+
+
+def test_loads_beyond_what_highs_takes_are_refused():
+    """HiGHS reports 'Model error' for 1e20, which read as 'infeasible'."""
+    arm = catalog.arm()
+    loads = np.zeros((arm.n_nodes, 3))
+    loads[3, 2] = -1e30
+    with pytest.raises(ValueError, match=r"equilibrium: the largest of loads plus gravity is 1e\+30 N"):
+        equilibrium(arm, gamma_min=1.0, loads=loads)
+    with pytest.raises(ValueError, match=r"equilibrium: the largest of gamma_min is 1e\+25 N/m"):
+        equilibrium(arm, gamma_min=1e25)
+    loads[:, 2] = -1e308                                # plus the weights: overflow
+    gravity = dataclasses.replace(arm, gravity=(0.0, 0.0, -1e308))
+    with pytest.raises(ValueError, match=r"equilibrium: node \d+: gravity plus loads along z overflow"):
+        equilibrium(gravity, gamma_min=1.0, loads=loads)

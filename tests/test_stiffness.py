@@ -245,3 +245,53 @@ def test_invalid_inputs():
     with pytest.raises(ValueError, match="loads must be"):
         compliance(prism).displacement(np.ones(4))
     assert "eigenvalues" in repr(compliance(prism))
+
+
+# ---- issue 13: degenerate and non-finite structures ---------------------------------------
+
+
+def test_bars_without_any_deformation_have_an_empty_compliance():
+    """A bar pinned at one end, no strings: r = 0 (was an IndexError)."""
+    s = tc.Structure([[0, 0, 0], [1, 0, 0]], bars=[dict(nodes=(0, 1), radius=0.01, density=100)],
+                     fixed={0: "xyz"}, name="one")
+    c = compliance(s)
+    assert c.matrix.shape == (0, 0) and c.eigenvalues.size == 0
+    along = np.zeros((2, 3))
+    along[1, 0] = 5.0                                   # along the bar: taken by it
+    np.testing.assert_array_equal(c.displacement(along), np.zeros((2, 3)))
+    across = np.zeros((2, 3))
+    across[1, 1] = 5.0                                  # across: a rigid rotation, no statics
+    with pytest.raises(ValueError, match="not self-equilibrated"):
+        c.displacement(across)
+    assert "reduced_coordinates=0" in repr(c)
+
+
+def test_two_free_bars_without_strings_are_a_mechanism():
+    s = tc.Structure([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]],
+                     bars=[dict(nodes=(0, 1), radius=0.01, density=100),
+                           dict(nodes=(2, 3), radius=0.01, density=100)],
+                     fixed={0: "xyz", 2: "xyz"}, name="two")
+    with pytest.raises(ValueError, match=r"zero stiffness .*\(the structure has no strings\)"):
+        compliance(s)
+
+
+@pytest.mark.parametrize("fields, match", [
+    (dict(youngs_modulus=1e308, radius=1.0), r"stiffness is inf N/m"),   # blamed "a mechanism"
+    (dict(rest_fraction=1e-320), r"rest length .* is not a usable positive length"),
+])
+@pytest.mark.parametrize("who", ["compliance", "tangent_stiffness"])
+def test_infinite_stiffness_is_named_not_blamed_on_a_mechanism(fields, match, who):
+    tbar = catalog.tbar()
+    s = dataclasses.replace(tbar, strings=tuple(dataclasses.replace(m, **fields)
+                                                for m in tbar.strings))
+    with pytest.raises(ValueError, match=rf"{who}: string 0 \(nodes 0->1\): {match}"):
+        getattr(tc, who)(s)
+
+
+def test_overflowing_force_densities_are_named():
+    tbar = catalog.tbar()
+    with pytest.raises(ValueError, match=r"compliance: tbar-stedy: the tangent stiffness "
+                                         r"K\[0, 0\] .* is nan"):
+        compliance(tbar, gamma=np.full(4, 1e308))
+    with pytest.raises(ValueError, match=r"compliance: string 0 .*length at the configuration"):
+        compliance(tbar, q=tbar.nodes * 1e160)

@@ -275,3 +275,40 @@ def test_hinf_backoff_trades_gamma_for_slower_controller_poles(xmodel, x_hinf):
     assert fast(relaxed) < 0.5 * fast(x_hinf)
     with pytest.raises(ValueError, match="backoff must be a number >= 1"):
         hinfsyn(xmodel, measurements=x_measurement(xmodel), backoff=0.9)
+
+
+# ---- issue 13: NaN and inf are refused before slycot ----------------------------------------
+
+
+def _poisoned(model, field, index):
+    value = np.array(getattr(model, field), dtype=float)
+    value[index] = np.nan
+    return replace(model, **{field: value})
+
+
+@pytest.mark.parametrize("field, index, match", [
+    ("A", (20, 1), r"A\[20, 1\] is nan"),
+    ("B", (14, 0), r"B\[14, 0\] is nan"),
+    ("stiffness", (2, 2), r"stiffness\[2, 2\] is nan"),
+])
+@pytest.mark.parametrize("who", ["lqr", "hinfsyn", "minimal_realization", "elastic_model"])
+def test_non_finite_models_are_refused_before_slycot(stedy, field, index, match,
+                                                       who):
+    bad = _poisoned(stedy, field, index)
+    with pytest.raises(ValueError, match=rf"{who}: {match}.*must be finite"):
+        getattr(tc, who)(bad)
+
+
+def test_hinf_array_level_functions_refuse_nan():
+    from tenscontrol.linear.hinf import hinf_state_feedback
+    A, B = -np.eye(2), np.ones((2, 1))
+    with pytest.raises(ValueError, match=r"hinf_state_feedback: B1\[1, 0\] is nan"):
+        hinf_state_feedback(A, np.array([[1.0], [np.nan]]), B, np.eye(2), np.zeros((2, 1)))
+    P = ct.ss(-1.0, [[1.0, np.nan]], [[1.0], [1.0]], [[0.0, 1.0], [1.0, 0.0]])
+    with pytest.raises(ValueError, match=r"hinf_output_feedback: B\[0, 1\] is nan"):
+        hinf_output_feedback(P, 1, 1)
+
+
+def test_minimal_realization_refuses_a_bool_order(stedy):
+    with pytest.raises(ValueError, match="order must be an int"):
+        tc.minimal_realization(stedy, order=True)

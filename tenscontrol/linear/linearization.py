@@ -444,9 +444,9 @@ def _check_options(structure, bars, kind, at_rest, kinetic, include_radius):
         raise TypeError(f"linearize: include_radius must be True or False, got {include_radius!r}")
 
 
-def _scales(structure: Structure, bars: str) -> str:
+def _scales(structure: Structure, bars: str, loads) -> str:
     """The extreme derived quantities of `structure`, for a message about an overflow."""
-    parts = []
+    parts = [f"loads up to {np.abs(loads).max():.3g} N"] if np.any(loads) else []
     if structure.n_strings:
         parts.append(f"string stiffness up to {structure.string_stiffness.max():.3g} N/m")
     if bars == "compressible" and structure.n_bars:
@@ -460,17 +460,20 @@ def _scales(structure: Structure, bars: str) -> str:
     return ", ".join(parts)
 
 
-def _check_finite_result(structure, bars, named) -> None:
+def _check_finite_result(structure, bars, loads, named) -> None:
     """Raise ValueError naming the first non-finite entry of A, B or E (rows, columns named)."""
     for name, M, rows, cols in named:
         bad = ~np.isfinite(M)
         if bad.any():
             i, j = (int(k) for k in np.argwhere(bad)[0])
+            entry = (f"{name}[{i}] = {M[i, j]} (the acceleration of {rows[i]})" if cols is None else
+                     f"{name}[{i}, {j}] = {M[i, j]} (row {rows[i]}, column {cols[j]})")
             raise ValueError(
                 f"linearize: {structure.name}: {name} has {int(bad.sum())} non-finite entries, "
-                f"the first {name}[{i}, {j}] = {M[i, j]} (row {rows[i]}, column {cols[j]}): "
-                f"every member is finite but their ratios overflow ({_scales(structure, bars)}). "
-                "Bring stiffness, masses and lengths to usable sizes (or change units)")
+                f"the first {entry}: "
+                f"every member is finite but their products and ratios overflow "
+                f"({_scales(structure, bars, loads)}). Bring loads, stiffness, masses and "
+                "lengths to usable sizes (or change units)")
 
 
 def _warn_if_not_at_rest(structure, qdd, scale) -> bool:
@@ -566,8 +569,8 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
     A = np.block([[zeros, eye], [parts["dq"], parts["dqd"]]])
     B = np.vstack([np.zeros_like(parts["B"]), parts["B"]])
     E = np.vstack([zeros, parts["E"]])
-    _check_finite_result(structure, bars, (("qdd", parts["qdd"][:, None], states[nq:],
-                                            ("(acceleration at the operating point)",)),))
+    _check_finite_result(structure, bars, f, (("qdd", parts["qdd"][:, None], states[:nq],
+                                                None),))
     at_eq = not np.any(qd) and _warn_if_not_at_rest(structure, parts["qdd"], parts["scale"])
     model = LinearModel(
         A=A, B=B, E=E, C=np.hstack([eye, zeros]), q=q, qd=qd, loads=f,
@@ -580,7 +583,7 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
         model = model.with_outputs(outputs)
     if kind == "passive":
         model = model.passive()
-    _check_finite_result(structure, bars, (("A", model.A, states, states),
+    _check_finite_result(structure, bars, f, (("A", model.A, states, states),
                                            ("B", model.B, states, inputs),
                                            ("E", model.E, states, disturbances)))
     return model

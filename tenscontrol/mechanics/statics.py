@@ -463,7 +463,7 @@ def _check_loads(rhs, gamma_min) -> None:
     for name, v, unit in (("loads plus gravity", rhs, "N"), ("gamma_min", gamma_min, "N/m")):
         size = float(np.abs(v).max(initial=0.0))
         if size > _LP_MAX:
-            raise ValueError(f"equilibrium: {name} go up to {size:.3g} {unit}, beyond the "
+            raise ValueError(f"equilibrium: the largest of {name} is {size:.3g} {unit}, beyond the "
                              f"{_LP_MAX:g} the LP solver (HiGHS) accepts; change units or "
                              "give values of usable size")
 

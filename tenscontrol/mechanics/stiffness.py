@@ -312,9 +312,10 @@ def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: st
     top = np.abs(w).max(initial=0.0)
     zero = int(np.sum(np.abs(w) <= 1e-10 * top)) if top > 0 else len(w)
     if zero:
+        none = " (the structure has no strings)" if structure.n_strings == 0 else ""
         raise ValueError(
             f"{structure.name}: the reduced stiffness is singular: {zero} of {len(w)} "
-            "admissible directions have zero stiffness (a mechanism, or slack strings). "
+            f"admissible directions have zero stiffness (a mechanism, or slack strings){none}. "
             "Prestress the structure (tenscontrol.statics.equilibrium) or, for strings exactly "
             "at their rest length, pass at_rest='taut'")
     if w[0] < 0:
