@@ -26,6 +26,7 @@ import argparse
 import math
 import os
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -231,15 +232,29 @@ def _check_out(out: Path, source: Path) -> None:
         what = "is not a directory" if folder.exists() else "does not exist"
         raise ValueError(f"--out {out}: the folder {folder} {what}; create it or choose "
                          f"another --out")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"--out {out}: the folder {folder} is not writable; choose another "
-                         f"--out")
+    _check_writable(out, folder)
     partial = _partial_path(out)
     for target in (out, _part_path(out), partial, _part_path(partial)):
         if _same_file(target, source):
             instead = source.with_name(source.stem + "-trajectory.npz")
             raise ValueError(f"--out {out}: writing {target.name} would replace the structure "
                              f"file {source}; choose another --out, such as {instead}")
+
+
+def _check_writable(out: Path, folder: Path) -> None:
+    """Refuse a folder where no file can be created. os.access alone is not enough: root passes
+    it everywhere, yet cannot create files in /proc or /sys, so try an anonymous temporary file
+    too (O_TMPFILE on Linux: no name ever appears in the folder)."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: the folder {folder} is not writable; choose another "
+                         f"--out")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        why = exc.strerror or _one_line(exc)
+        raise ValueError(f"--out {out}: the folder {folder} is not writable ({why}); choose "
+                         f"another --out") from None
 
 
 def _sample_bytes(structure, bars: str) -> int:

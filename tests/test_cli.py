@@ -380,6 +380,15 @@ def test_unwritable_out_folder_is_refused_before_simulating(tbar_file, tmp_path,
     assert list(locked.iterdir()) == []
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_out_in_proc_is_refused_before_simulating(tbar_file, tmp_path, capsys, monkeypatch):
+    # os.access allows root everything, yet nobody can create a file in /proc
+    must_not_simulate(monkeypatch)
+    assert main(simulate_argv(tbar_file, "/proc/traj.npz")) == 2
+    line = error_line(capsys)
+    assert "--out /proc/traj.npz: the folder /proc is not writable (" in line
+
+
 @pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0,
                     reason="needs POSIX permissions that apply (not root)")
 def test_read_only_out_folder_is_refused(tbar_file, tmp_path, capsys):
