@@ -99,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Simulation and control of tensegrity structures.")
     parser.add_argument("--version", action="version", version=f"tenscontrol {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = commands.choices  # the subcommands' parsers, by name
 
     sim = commands.add_parser(
         "simulate", help="simulate a structure file and save the trajectory (.npz)",
@@ -137,6 +138,16 @@ def _parser() -> argparse.ArgumentParser:
                       help="directory for the plots (default: ./%(default)s)")
     demo.set_defaults(run=_cmd_demo)
     return parser
+
+
+def _parse(argv) -> argparse.Namespace:
+    """parse_args, but an unknown argument after a command is reported by that command's
+    parser, so the message points to its --help."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 def _grid(t_final: float, dt_out: float) -> tuple[float, bool]:
@@ -305,7 +316,9 @@ def _save_partial(traj, path: Path) -> str:
         return f"interrupted while writing {path}, nothing saved"
     except Exception as exc:  # the run's own failure is the news: report this one beside it
         return f"the partial trajectory could not be saved to {path} ({_one_line(exc)})"
-    return f"the {len(traj.t)} samples up to there are in {path}"
+    n = len(traj.t)
+    samples = "the 1 sample up to there is" if n == 1 else f"the {n} samples up to there are"
+    return f"{samples} in {path}"
 
 
 def _simulate(structure, args, partial: Path, **options) -> Trajectory:
@@ -412,7 +425,7 @@ def main(argv=None) -> int:
         On a usage error (status 2, one line on stderr), ``--help`` or ``--version``
         (status 0), from argparse.
     """
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
