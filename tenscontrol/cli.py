@@ -403,6 +403,15 @@ def _failure(exc: BaseException) -> tuple[int, str]:
     return 1, f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (please report it)"
 
 
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (e.g. captured): nothing to do
+        pass
+
+
 def main(argv=None) -> int:
     """Run the ``tenscontrol`` command.
 
@@ -416,8 +425,9 @@ def main(argv=None) -> int:
     int
         0 on success; 2 if the input was invalid (nothing was simulated); 1 if the simulation
         failed (the partial trajectory is saved as ``<name>.partial.npz`` beside ``--out``);
-        130 if interrupted (Ctrl-C; the partial trajectory is saved likewise). Each failure
-        prints one line on stderr.
+        130 if interrupted (Ctrl-C; the partial trajectory is saved likewise); 141 if stdout
+        was a pipe closed by its reader (the files are complete, nothing more is printed).
+        Each failure prints one line on stderr.
 
     Raises
     ------
@@ -430,6 +440,9 @@ def main(argv=None) -> int:
         warnings.showwarning = _show_warning
         try:
             return args.run(args)
+        except BrokenPipeError:  # `tenscontrol ... | head`: the reader stopped, as with SIGPIPE
+            _silence_stdout()
+            return 141
         except BaseException as exc:
             if isinstance(exc, (SystemExit, GeneratorExit)):
                 raise

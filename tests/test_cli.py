@@ -538,3 +538,19 @@ def test_python_m_tenscontrol_usage_error_is_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == ("tenscontrol: error: argument --t-final: must be a finite number "
                            "> 0, got 'nan' (see 'tenscontrol simulate --help')\n")
+
+
+def test_stdout_closed_by_its_reader_is_not_an_error(tbar_file, tmp_path, capsys, monkeypatch):
+    class ClosedPipe:  # `tenscontrol simulate ... | head -1` once head has exited
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    out = tmp_path / "o.npz"
+    assert main(simulate_argv(tbar_file, out, t_final="0.1")) == 141
+    assert capsys.readouterr().err == ""
+    with np.load(out) as data:
+        assert data["t"][-1] == pytest.approx(0.1)
