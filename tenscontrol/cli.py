@@ -6,19 +6,27 @@
                          [--correction energy|geometric|none] [--dt-out DT] --out traj.npz
     tenscontrol demo [--out-dir DIR]
 
-Invalid input (a bad file, structure or option) and failed simulations print one line,
-``tenscontrol: error: <message>``, to stderr and exit with status 2. Ctrl-C prints
-``tenscontrol: interrupted ...`` and exits with status 130 (the shell's convention for SIGINT),
-leaving no output file behind.
+Every error is one line on stderr and an exit status; ``--help`` and ``--version`` exit 0:
+
+- 2, ``tenscontrol: error: <message>``: invalid input, found before anything is simulated (a
+  usage error, a bad file, structure or option, an ``--out`` that cannot be written or is the
+  structure file, an output larger than :data:`OUTPUT_LIMIT` bytes).
+- 1, ``tenscontrol: error: simulation failed at t = ... s: <cause>; ...``: the simulation
+  failed. The trajectory up to the failure is saved beside ``--out`` as ``<name>.partial.npz``
+  (same arrays), and the message says where.
+- 130, ``tenscontrol: interrupted at t = ... s; ...``: Ctrl-C (the shell's convention for
+  SIGINT); the partial trajectory is saved as on a failure.
+
+Files are written as ``<file>.part`` and renamed when complete, so no truncated output is left.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import math
 import os
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -31,29 +39,67 @@ from tenscontrol.simulation.simulator import (SimulationError, Trajectory, defau
                                               simulate)
 from tenscontrol.simulation.trajectory import SimulationInterrupted
 
-__all__ = ["NPZ_KEYS", "main", "output_times", "save_trajectory"]
+__all__ = ["NPZ_KEYS", "OUTPUT_LIMIT", "main", "output_samples", "output_times",
+           "save_trajectory"]
 
 NPZ_KEYS = ("t", "nodes", "velocities", "energy", "work", "bar_violation", "energy_violation")
+#: Largest output of ``simulate --dt-out`` [bytes], checked before simulating. While it runs,
+#: the simulator holds about three times the output in memory (the recorded states, then the
+#: arrays), so 500 MB of output stays within the memory of a laptop or a CI runner; it is still
+#: two million samples of the T-bar, far more than a plot or a spectrum needs.
+OUTPUT_LIMIT = 500_000_000
 _CORRECTIONS = ("energy", "geometric", "none")
+# A grid point within this fraction of --dt-out of t_final is t_final (round-off, not a sample).
+_SNAP = 1e-6
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line, like every other error."""
+
+    def error(self, message: str):
+        self.exit(2, f"tenscontrol: error: {_one_line(message)} (see '{self.prog} --help')\n")
+
+
+class _Failed(Exception):
+    """A failure already put in words: the line to print after ``tenscontrol: `` and the exit
+    status."""
+
+    def __init__(self, status: int, line: str):
+        super().__init__(line)
+        self.status = status
+        self.line = line
 
 
 def _positive_float(text: str) -> float:
-    """argparse type: a finite number > 0."""
+    """argparse type: a finite number > 0 (argparse prefixes the option's name)."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if math.isnan(value):
         raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    if math.isinf(value):
+        why = "" if "inf" in text.lower() else " (beyond the float range, about 1.8e308)"
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}{why}")
+    if value <= 0:
+        why = " (below the float range, it rounds to 0)" if _nonzero(text) else ""
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}{why}")
     return value
 
 
+def _nonzero(text: str) -> bool:
+    """Whether a number written as `text` has a non-zero digit before its exponent."""
+    mantissa = text.lower().split("e")[0]
+    return any(c in "123456789" for c in mantissa) and not mantissa.strip().startswith("-")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tenscontrol",
         description="Simulation and control of tensegrity structures.")
     parser.add_argument("--version", action="version", version=f"tenscontrol {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.commands = commands.choices  # the subcommands' parsers, by name
 
     sim = commands.add_parser(
         "simulate", help="simulate a structure file and save the trajectory (.npz)",
@@ -76,10 +122,12 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--correction", choices=_CORRECTIONS, default=None,
                      help="correction after each step, rigid bars (default: energy)")
     sim.add_argument("--dt-out", type=_positive_float, metavar="DT",
-                     help="output interval [s] (default: every accepted step)")
+                     help="output interval [s] (default: every accepted step); the output "
+                          "always ends at T")
     sim.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     sim.add_argument("--out", required=True, metavar="TRAJ.npz",
-                     help=f"output file; arrays {', '.join(NPZ_KEYS)}")
+                     help=f"output file; arrays {', '.join(NPZ_KEYS)}. A failed or "
+                          "interrupted run saves what it computed as TRAJ.partial.npz")
     sim.set_defaults(run=_cmd_simulate)
 
     demo = commands.add_parser(
@@ -92,9 +140,54 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parse(argv) -> argparse.Namespace:
+    """parse_args, but an unknown argument after a command is reported by that command's
+    parser, so the message points to its --help."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
+def _grid(t_final: float, dt_out: float) -> tuple[float, bool]:
+    """Whole intervals `dt_out` in [0, t_final] (inf if too many for a float) and whether the
+    last of them ends on t_final (to round-off)."""
+    ratio = t_final / dt_out
+    if not ratio < 2.0**53:  # beyond this, k * dt_out no longer counts the samples exactly
+        return math.inf, False
+    n = math.floor(ratio + _SNAP)
+    return n, abs(t_final - n * dt_out) <= _SNAP * dt_out
+
+
+def output_samples(t_final: float, dt_out: float) -> float:
+    """The length of :func:`output_times` ``(t_final, dt_out)``, without building it.
+
+    Returns
+    -------
+    float
+        An integer count, or ``inf`` if it exceeds 2**53.
+    """
+    n, on_grid = _grid(t_final, dt_out)
+    return n + (1 if on_grid else 2)
+
+
 def output_times(t_final: float, dt_out: float) -> np.ndarray:
-    """The output grid 0, dt, 2 dt, ... up to t_final [s] (the last point clipped to t_final)."""
-    return np.minimum(np.arange(0.0, t_final + dt_out / 2, dt_out), t_final)
+    """The output grid 0, dt_out, 2 dt_out, ... [s], always ending at `t_final`.
+
+    When `t_final` is not a multiple of `dt_out` the last interval is shorter; a grid point
+    within round-off (a millionth of `dt_out`) of `t_final` is `t_final`. Check the length with
+    :func:`output_samples` first: this builds the whole array.
+    """
+    n, on_grid = _grid(t_final, dt_out)
+    if math.isinf(n):
+        raise ValueError(f"dt_out = {dt_out:g} s over t_final = {t_final:g} s gives more than "
+                         f"2**53 output times")
+    times = np.arange(n + 1) * dt_out  # products, not sums: no accumulated round-off
+    if on_grid:
+        times[-1] = t_final
+        return times
+    return np.append(times, t_final)
 
 
 def save_trajectory(traj: Trajectory, path) -> None:
@@ -104,31 +197,163 @@ def save_trajectory(traj: Trajectory, path) -> None:
     interrupt or a full disk never leaves a truncated `path`.
     """
     path = Path(path)
-    part = path.with_name(path.name + ".part")
+    part = _part_path(path)
     try:
         with open(part, "wb") as f:
             np.savez(f, **{key: getattr(traj, key) for key in NPZ_KEYS})
         os.replace(part, path)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
+        try:
             part.unlink(missing_ok=True)
+        except OSError:
+            pass
         if isinstance(exc, OSError):  # name the file asked for, not the temporary one
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
 
 
+def _part_path(path: Path) -> Path:
+    return path.with_name(path.name + ".part")
+
+
+def _partial_path(out: Path) -> Path:
+    """Where a failed or interrupted run's trajectory goes: ``traj.npz`` -> ``traj.partial.npz``."""
+    stem = out.name[:-len(".npz")] if out.name.endswith(".npz") else out.name
+    return out.with_name(stem + ".partial.npz")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether `a` and `b` name one file: the same resolved path, or a link to it."""
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except (OSError, RuntimeError):  # e.g. a symlink loop: then it is not our input either
+        return False
+
+
+def _check_out(out: Path, source: Path) -> None:
+    """Refuse an --out that could not be written, or whose writing would replace the structure
+    file, before anything is simulated. Creates nothing."""
+    folder = out.parent
+    if out.is_dir():
+        raise ValueError(f"--out {out}: is a directory; give a file name such as "
+                         f"{out / 'traj.npz'}")
+    if out.exists() and not out.is_file():
+        raise ValueError(f"--out {out}: is not a regular file; give a file name to write")
+    if not folder.is_dir():
+        what = "is not a directory" if folder.exists() else "does not exist"
+        raise ValueError(f"--out {out}: the folder {folder} {what}; create it or choose "
+                         f"another --out")
+    _check_writable(out, folder)
+    partial = _partial_path(out)
+    for target in (out, _part_path(out), partial, _part_path(partial)):
+        if _same_file(target, source):
+            instead = source.with_name(source.stem + "-trajectory.npz")
+            raise ValueError(f"--out {out}: writing {target.name} would replace the structure "
+                             f"file {source}; choose another --out, such as {instead}")
+
+
+def _check_writable(out: Path, folder: Path) -> None:
+    """Refuse a folder where no file can be created. os.access alone is not enough: root passes
+    it everywhere, yet cannot create files in /proc or /sys, so try an anonymous temporary file
+    too (O_TMPFILE on Linux: no name ever appears in the folder)."""
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: the folder {folder} is not writable; choose another "
+                         f"--out")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        why = exc.strerror or _one_line(exc)
+        raise ValueError(f"--out {out}: the folder {folder} is not writable ({why}); choose "
+                         f"another --out") from None
+
+
+def _sample_bytes(structure, bars: str) -> int:
+    """Bytes per output sample: t, nodes, velocities, energy, work, energy_violation and, with
+    rigid bars, one bar violation per bar (float64)."""
+    return 8 * (4 + 6 * structure.n_nodes + (structure.n_bars if bars == "rigid" else 0))
+
+
+def _nice_ceil(x: float) -> float:
+    """The smallest of 1, 2, 5 times a power of ten that is >= x."""
+    power = 10.0 ** math.floor(math.log10(x))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= x)
+
+
+def _check_output_size(structure, t_final: float, dt_out, bars: str) -> None:
+    """Refuse a --dt-out whose output would exceed :data:`OUTPUT_LIMIT`, before simulating."""
+    if dt_out is None:  # every accepted step: bounded by the integrator's own step guard
+        return
+    per_sample = _sample_bytes(structure, bars)
+    samples = output_samples(t_final, dt_out)
+    largest = OUTPUT_LIMIT // per_sample
+    if samples <= largest:
+        return
+    need = ("more than 2**53 samples" if math.isinf(samples)
+            else f"{samples:,} samples ({_size(samples * per_sample)})")
+    limit = f"{largest:,} samples ({_size(OUTPUT_LIMIT)}) for this structure"
+    if largest < 3:
+        raise ValueError(f"--dt-out {dt_out:g}: the structure is too large to save even "
+                         f"3 samples within {_size(OUTPUT_LIMIT)}")
+    suggest = _nice_ceil(t_final / (largest - 2))
+    while output_samples(t_final, suggest) > largest:  # guard against round-off in the above
+        suggest = _nice_ceil(suggest * 1.01)
+    raise ValueError(f"--dt-out {dt_out:g}: the output would take {need}, more than the "
+                     f"largest allowed, {limit}; use --dt-out {suggest:g} or larger")
+
+
+def _size(n_bytes: float) -> str:
+    return f"{n_bytes / 1e9:,.1f} GB" if n_bytes >= 1e9 else f"{n_bytes / 1e6:,.0f} MB"
+
+
+def _save_partial(traj, path: Path) -> str:
+    """Save a failed or interrupted run's trajectory to `path`; say where, or why not."""
+    if traj is None:
+        return "nothing was saved"
+    try:
+        save_trajectory(traj, path)
+    except KeyboardInterrupt:
+        return f"interrupted while writing {path}, nothing saved"
+    except Exception as exc:  # the run's own failure is the news: report this one beside it
+        return f"the partial trajectory could not be saved to {path} ({_one_line(exc)})"
+    n = len(traj.t)
+    samples = "the 1 sample up to there is" if n == 1 else f"the {n} samples up to there are"
+    return f"{samples} in {path}"
+
+
+def _simulate(structure, args, partial: Path, **options) -> Trajectory:
+    """simulate(), turning a failure or an interrupt into a saved partial trajectory and one
+    line."""
+    try:
+        return simulate(structure, args.t_final, bars=args.bars, kinetic=args.kinetic,
+                        correction=args.correction, progress=args.progress, **options)
+    except SimulationError as exc:
+        cause = _one_line(getattr(exc, "cause", exc))
+        saved = _save_partial(getattr(exc, "trajectory", None), partial)
+        raise _Failed(1, f"error: simulation failed at t = {exc.time:.6g} s: {cause}; "
+                         f"{saved}") from None
+    except SimulationInterrupted as exc:
+        saved = _save_partial(exc.trajectory, partial)
+        raise _Failed(130, f"interrupted at t = {exc.time:.6g} s; {saved}") from None
+
+
 def _cmd_simulate(args) -> int:
-    structure = load_structure(args.file)
+    source, out = Path(args.file), Path(args.out)
+    _check_out(out, source)
+    structure = load_structure(source)
+    _check_output_size(structure, args.t_final, args.dt_out, args.bars)
     t_eval = None if args.dt_out is None else output_times(args.t_final, args.dt_out)
     rtol, atol = default_tolerances(args.bars, args.rtol, args.atol)
-    traj = simulate(structure, args.t_final, t_eval=t_eval, rtol=rtol, atol=atol,
-                    bars=args.bars, kinetic=args.kinetic, correction=args.correction,
-                    progress=args.progress)
-    save_trajectory(traj, args.out)
+    traj = _simulate(structure, args, _partial_path(out), t_eval=t_eval, rtol=rtol, atol=atol)
+    try:
+        save_trajectory(traj, out)
+    except OSError as exc:
+        raise _Failed(1, f"error: {_os_error(exc)}; the simulation ran but nothing was "
+                         f"saved") from None
     print(f"{structure.name}: simulated {args.t_final:g} s, {traj.bars} bars, "
           f"correction = {traj.correction}, rtol = {rtol:g}, atol = {atol:g}")
     print(traj.summary())
-    print(f"wrote {args.out}")
+    print(f"wrote {out}")
     return 0
 
 
@@ -145,11 +370,46 @@ def _cmd_demo(args) -> int:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Print a warning as one line, without the source location."""
-    print(f"tenscontrol: warning: {message}", file=sys.stderr)
+    print(f"tenscontrol: warning: {_one_line(message)}", file=sys.stderr)
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+def _one_line(exc) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _os_error(exc: OSError) -> str:
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or _one_line(exc)}"
+
+
+def _failure(exc: BaseException) -> tuple[int, str]:
+    """The exit status and the line after ``tenscontrol: `` for an exception of a command."""
+    if isinstance(exc, _Failed):
+        return exc.status, exc.line
+    if isinstance(exc, SimulationInterrupted):
+        return 130, f"interrupted at t = {exc.time:.6g} s"
+    if isinstance(exc, KeyboardInterrupt):
+        return 130, "interrupted"
+    if isinstance(exc, SimulationError):  # e.g. in the demo, which has no partial file
+        return 1, f"error: {_one_line(exc)}"
+    if isinstance(exc, (ValueError, TypeError)):
+        return 2, f"error: {_one_line(exc)}"
+    if isinstance(exc, OSError):
+        return 2, f"error: {_os_error(exc)}"
+    if isinstance(exc, MemoryError):
+        return 1, "error: out of memory (try a smaller structure, --t-final or a larger --dt-out)"
+    # anything else is a bug of ours, but a shell user still gets one line, naming the type
+    return 1, f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (please report it)"
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that flushing it at exit raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (e.g. captured): nothing to do
+        pass
 
 
 def main(argv=None) -> int:
@@ -163,28 +423,29 @@ def main(argv=None) -> int:
     Returns
     -------
     int
-        0 on success; 2 if the input was invalid or the simulation failed (a one-line
-        message on stderr); 130 if interrupted (Ctrl-C; nothing is saved).
+        0 on success; 2 if the input was invalid (nothing was simulated); 1 if the simulation
+        failed (the partial trajectory is saved as ``<name>.partial.npz`` beside ``--out``);
+        130 if interrupted (Ctrl-C; the partial trajectory is saved likewise); 141 if stdout
+        was a pipe closed by its reader (the files are complete, nothing more is printed).
+        Each failure prints one line on stderr.
 
     Raises
     ------
     SystemExit
-        On a usage error (status 2), ``--help`` or ``--version`` (status 0), from argparse.
+        On a usage error (status 2, one line on stderr), ``--help`` or ``--version``
+        (status 0), from argparse.
     """
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
             return args.run(args)
-        except (ValueError, SimulationError) as exc:
-            message = _one_line(exc)
-        except OSError as exc:  # e.g. the output file cannot be written
-            where = f"{exc.filename}: " if exc.filename else ""
-            message = f"{where}{exc.strerror or _one_line(exc)}"
-        except KeyboardInterrupt as exc:
-            where = (f" at t = {exc.time:.6g} s, nothing saved"
-                     if isinstance(exc, SimulationInterrupted) else "")
-            print(f"tenscontrol: interrupted{where}", file=sys.stderr)
-            return 130
-    print(f"tenscontrol: error: {message}", file=sys.stderr)
-    return 2
+        except BrokenPipeError:  # `tenscontrol ... | head`: the reader stopped, as with SIGPIPE
+            _silence_stdout()
+            return 141
+        except BaseException as exc:
+            if isinstance(exc, (SystemExit, GeneratorExit)):
+                raise
+            status, line = _failure(exc)
+    print(f"tenscontrol: {line}", file=sys.stderr)
+    return status
