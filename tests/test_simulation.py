@@ -422,7 +422,7 @@ def _light_node_on_stiff_springs():
 
 @pytest.mark.parametrize("case, match", [
     (lambda: tc.simulate(_light_node_on_stiff_springs(), 1.0),
-     r"max_steps = 500000.*the fastest member is string [01] \(nodes .*\): sqrt\(k/m\)"),
+     r"max_steps = \d+.*the fastest member is string [01] \(nodes .*\): sqrt\(k/m\)"),
     (lambda: tc.simulate(catalog.tbar("stedy", damping=1e12), 1.0),
      r"max_steps.*the fastest member is string \d \(nodes \d->\d\): c/m = 1e\+12 N s/m"),
 ])
