@@ -6,7 +6,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from tenscontrol.integrate import INTEGRATORS, IntegratorStats, Radau5, StepSizeError
+from tenscontrol.integrate import (INTEGRATORS, IntegratorStats, Radau5, StepLimitError,
+                                   StepSizeError)
+from tenscontrol.integrate.base import PACE_WINDOW
 from tenscontrol.integrate.dopri import A, B4, B5, C, Dopri54, DopriStep
 
 
@@ -214,3 +216,49 @@ def test_hooks_a_method_does_not_take_are_refused():
         make("radau5", jac=None)
     with pytest.raises(TypeError, match="record must be callable"):
         make("dopri54").integrate(record=[])
+
+
+# --- the step guard: a run whose steps collapse fails in bounded time ----------------------
+
+def stiff_relaxation(t, y):
+    """y' = -1e8 (y - cos t): an explicit method is held to steps of ~3e-8 s."""
+    return -1e8 * (y - np.cos(t))
+
+
+@pytest.mark.parametrize("name", ["dopri54", "radau5"])
+@pytest.mark.parametrize("value, error, match", [
+    (0, ValueError, "max_steps must be an integer >= 1, got 0"),
+    (2.5, TypeError, "max_steps must be an integer >= 1, got 2.5"),
+    (True, TypeError, "max_steps must be an integer >= 1, got True"),
+    ("100", TypeError, "max_steps must be an integer >= 1, got '100'"),
+])
+def test_max_steps_is_validated(name, value, error, match):
+    with pytest.raises(error, match=match):
+        make(name, max_steps=value)
+
+
+@pytest.mark.parametrize("name", ["dopri54", "radau5"])
+def test_max_steps_caps_the_attempts_and_keeps_the_partial_stats(name):
+    solver = make(name, t_final=1e4, rtol=1e-10, atol=1e-12, max_steps=50)
+    with pytest.raises(StepLimitError, match=r"reached max_steps = 50, at t = .* of t_final"):
+        solver.integrate()
+    s = solver.stats
+    assert s.accepted + s.rejected + s.newton_failures == 50 and 0 < solver.t < 1e4
+
+
+def test_a_collapsed_pace_stops_the_run_early():
+    # 3e7 steps would be needed; the pace check stops it after one or two windows
+    solver = Dopri54(stiff_relaxation, 0.0, np.array([1.0]), 1.0, rtol=1e-6, atol=1e-9)
+    with pytest.raises(StepLimitError, match=r"at the pace of the last \d+ .* would need about"):
+        solver.integrate()
+    assert solver.stats.accepted + solver.stats.rejected <= 2 * PACE_WINDOW
+    # the implicit method is not held by the stiffness: no guard trips
+    t, y = Radau5(stiff_relaxation, 0.0, np.array([1.0]), 1.0, rtol=1e-6, atol=1e-9,
+                  jac=lambda t, y: np.array([[-1e8]])).integrate()
+    assert y[0] == pytest.approx(np.cos(1.0), rel=1e-6)
+
+
+def test_the_pace_check_lets_a_long_smooth_run_through():
+    solver = make("dopri54", t_final=1000.0, rtol=1e-10, atol=1e-12, max_steps=40_000)
+    solver.integrate()  # about 30k steps at a steady pace: under the cap, never projected over
+    assert solver.stats.accepted > 2 * PACE_WINDOW

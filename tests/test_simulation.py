@@ -1,5 +1,14 @@
 """simulate(): oracles (minimal-coordinate T-bar, D-bar reference, free flight), invariants, errors."""
 
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
 import numpy as np
 import pytest
 
@@ -316,3 +325,223 @@ def test_failure_time_is_the_last_accepted_step_with_t_eval():
     assert 0.5 < err.time <= 0.6
     np.testing.assert_array_equal(err.trajectory.t, [0.25, 0.5])
     assert err.trajectory.E0 == pytest.approx(99.964866, abs=1e-6)
+
+
+# --- issue 13: strict option types, bounded runs, nothing lost ------------------------------
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"t_final": "1.0"}, TypeError, "t_final must be a number of seconds, got str '1.0'"),
+    ({"t_final": None}, TypeError, "t_final must be a number of seconds, got NoneType"),
+    ({"t_final": np.array([1.0, 2.0])}, TypeError, "t_final must be a number of seconds"),
+    ({"t_final": True}, TypeError, "t_final must be a number of seconds, got bool"),
+    ({"rtol": "1e-6"}, TypeError, "rtol must be a number, got str '1e-6'"),
+    ({"rtol": np.nan}, ValueError, "rtol must be positive, got nan"),
+    ({"atol": [1e-8, 1e-8]}, TypeError, "atol must be a number, got list"),
+    ({"t_eval": ["a"]}, TypeError, r"t_eval must be an array of real numbers \[s\]"),
+    ({"t_eval": ["0.5"]}, TypeError, r"t_eval must be an array of real numbers \[s\]"),
+    ({"t_eval": [0.5 + 1j]}, TypeError, r"t_eval must be .* got complex numbers"),
+    ({"max_step": "0.1"}, TypeError, "max_step must be a number of seconds, got str '0.1'"),
+    ({"max_step": -1.0}, ValueError, "max_step must be positive"),
+    ({"correction_tol": -1}, ValueError, "correction_tol must be positive, got -1"),
+    ({"correction_tol": np.nan}, ValueError, "correction_tol must be positive, got nan"),
+    ({"correction_tol": "1e-10"}, TypeError, "correction_tol must be a number"),
+    ({"max_correction_iterations": 0}, ValueError, "max_correction_iterations must be an "
+                                                   "integer >= 1, got 0"),
+    ({"max_correction_iterations": 2.5}, TypeError, "max_correction_iterations must be an "
+                                                    "integer >= 1, got float 2.5"),
+    ({"max_steps": 0}, ValueError, "max_steps must be an integer >= 1, got 0"),
+    ({"max_steps": 1e6}, TypeError, "max_steps must be an integer >= 1, got float"),
+    ({"include_radius": "no"}, TypeError, "include_radius must be True or False, got str 'no'"),
+    ({"progress": 1}, TypeError, "progress must be True or False, got int 1"),
+    ({"qd": [["0"] * 3] * 4}, TypeError, r"qd must be an array of real numbers \[m/s\]"),
+    ({"loads": np.ones((4, 3)) * (1 + 1j)}, TypeError,
+     r"loads must be an \(4, 3\) array .* of real numbers, got ndarray .* dtype complex128"),
+    ({"loads": [["1"] * 3] * 4}, TypeError, r"loads must be .* of real numbers"),
+    ({"loads": lambda t, q, qd: np.ones((4, 3)) * 1j}, ValueError,
+     r"loads\(t, q, qd\) must return real numbers \[N\], got dtype complex128"),
+    ({"loads": lambda t, q, qd: np.full((4, 3), np.nan)}, ValueError,
+     r"loads\(t, q, qd\) returned non-finite values at t = 0 s"),
+    ({"loads": lambda t, q, qd: np.zeros((3, 4, 1))}, ValueError,
+     r"loads\(t, q, qd\) must return an \(4, 3\) array \[N\], got shape \(3, 4, 1\)"),
+    ({"loads": lambda t, q, qd: np.zeros((3, 4))}, ValueError,
+     r"loads\(t, q, qd\) must return an \(4, 3\) array \[N\], got shape \(3, 4\)"),
+])
+def test_wrong_option_types_name_the_option(kwargs, error, match):
+    kwargs = {"t_final": 1.0, **kwargs}
+    with pytest.raises(error, match=match):
+        tc.simulate(catalog.tbar("stedy"), kwargs.pop("t_final"), **kwargs)
+
+
+def test_loads_that_turn_complex_later_fail_with_the_partial_trajectory():
+    def f(t, q, qd):
+        return np.zeros((4, 3)) + (1j if t > 0.2 else 0)
+
+    with pytest.raises(tc.SimulationError, match="must return real numbers") as info:
+        tc.simulate(catalog.tbar("stedy"), 1.0, loads=f)
+    assert 0.1 < info.value.time <= 0.2 and info.value.trajectory.t[-1] == info.value.time
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda s: tc.verify(s, None, None, "1.0"), "verify: t_final must be a number of seconds"),
+    (lambda s: tc.verify(s, None, None, 1.0, t_eval=["a"]),
+     r"verify: t_eval must be an array of real numbers"),
+    (lambda s: tc.compare_materials(s, t_final="10"),
+     "compare_materials: t_final must be a time"),
+    (lambda s: tc.compare_closed_loop(s, t_final=None),
+     "compare_closed_loop: t_final must be a number of seconds"),
+])
+def test_the_studies_name_the_option_too(call, match):
+    with pytest.raises(TypeError, match=match):
+        call(catalog.tbar("stedy", damping=1.0))
+
+
+def test_a_huge_force_is_a_simulation_error_with_the_time_computed():
+    # 1e300 N after 0.1 s: the rigid kernel's solve meets inf (a LinAlgError inside numba)
+    def f(t, q, qd):
+        out = np.zeros((4, 3))
+        out[2, 0] = 1e300 if t > 0.1 else 0.0
+        return out
+
+    with pytest.raises(tc.SimulationError, match="a linear solve failed") as info:
+        tc.simulate(catalog.tbar("stedy"), 1.0, loads=f)
+    traj = info.value.trajectory
+    assert 0.09 < info.value.time <= 0.1 and traj.t[-1] == info.value.time
+    assert np.all(np.isfinite(traj.nodes))
+
+
+def _light_node_on_stiff_springs():
+    """A 1e-6 kg node held by two 1e8 N/m springs to the tip of a pinned bar."""
+    return tc.Structure(
+        nodes=[[0, 0, 0], [1, 0, 0], [1, 0.5, 0], [0, 0.5, 0]],
+        bars=[tc.Bar((0, 1), radius=0.01, material="steel")],
+        strings=[tc.String((1, 2), "spring", stiffness=1e8, rest_length=0.45),
+                 tc.String((2, 3), "spring", stiffness=1e8, rest_length=0.95),
+                 tc.String((3, 1), "spring", stiffness=100.0, rest_length=1.0)],
+        point_masses=[tc.PointMass(2, 1e-6)], fixed={0: "xyz", 3: "xyz"}, name="light-node")
+
+
+@pytest.mark.parametrize("case, match", [
+    (lambda: tc.simulate(_light_node_on_stiff_springs(), 1.0),
+     r"max_steps = \d+.*the fastest member is string [01] \(nodes .*\): sqrt\(k/m\)"),
+    (lambda: tc.simulate(catalog.tbar("stedy", damping=1e12), 1.0),
+     r"max_steps.*the fastest member is string \d \(nodes \d->\d\): c/m = 1e\+12 N s/m"),
+])
+def test_a_run_whose_steps_collapse_ends_naming_the_stiff_member(case, match):
+    with pytest.raises(tc.SimulationError, match=match) as info:
+        case()
+    traj = info.value.trajectory
+    assert len(traj.t) > 100 and traj.t[-1] == info.value.time < 1e-2
+    assert traj.stats.accepted_steps + traj.stats.rejected_steps <= 20_000
+
+
+def test_a_runaway_state_ends_naming_the_coordinate():
+    def growing(t, q, qd):
+        out = np.zeros((4, 3))
+        out[2, 0] = np.exp(50 * t)
+        return out
+
+    with pytest.raises(tc.SimulationError, match=r"the largest displacement is node \d [xyz]"):
+        tc.simulate(catalog.tbar("stedy"), 1.0, loads=growing)
+
+
+def test_max_steps_is_the_simulate_option():
+    with pytest.raises(tc.SimulationError, match="reached max_steps = 20") as info:
+        tc.simulate(catalog.tbar("stedy"), 10.0, max_steps=20)
+    assert info.value.trajectory.stats.accepted_steps <= 20
+    tc.simulate(catalog.tbar("stedy"), 0.5, max_steps=10_000)  # room enough: no error
+
+
+# --- interrupts and installs, in subprocesses ------------------------------------------------
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _python(code, env=None, **kwargs):
+    full = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1", **(env or {})}
+    return subprocess.Popen([sys.executable, "-c", code], env=full, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+INTERRUPTED_RUN = """
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import tenscontrol as tc
+s = tc.catalog.tbar("stedy", damping=1.0, bar_material="hdpe")
+tc.simulate(s, 0.01, bars="compressible")  # kernels loaded before the signal may come
+print("ready", flush=True)
+try:
+    tc.simulate(s, 1000.0, bars="compressible", t_eval=np.linspace(0, 1000.0, 200_001),
+                max_steps=10**8)
+    print("finished")
+except tc.SimulationInterrupted as exc:
+    tr = exc.trajectory
+    n = len(tr.t)
+    same = all(len(a) == n for a in (tr.nodes, tr.velocities, tr.energy, tr.work))
+    print("interrupted", n, same, bool(np.all(np.diff(tr.t) > 0)), tr.t[-1] <= exc.time)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.3, 0.7])
+def test_ctrl_c_in_a_compressible_run_with_dense_output_keeps_a_consistent_trajectory(delay):
+    # a real SIGINT, which may land inside a compiled Radau kernel (numba then raised
+    # "SystemError: CPUDispatcher(_finish) returned a result with an exception set")
+    proc = _python(INTERRUPTED_RUN)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-2000:]
+    words = out.split()
+    assert words[0] == "interrupted" and int(words[1]) > 0, out + err[-2000:]
+    assert words[2:] == ["True", "True", "True"], out
+
+
+READ_ONLY_INSTALL = """
+import os, sys
+allowed = os.environ["TMPDIR"]
+if os.getuid() == 0:  # root writes anywhere: let numba find only the temporary folder writable
+    from numba.core import caching
+    ensure = caching._CacheLocator.ensure_cache_path
+    def only_temporary(self):
+        if not self.get_cache_path().startswith(allowed):
+            raise PermissionError("read-only (simulated)")
+        ensure(self)
+    caching._CacheLocator.ensure_cache_path = only_temporary
+import tenscontrol as tc
+from numba.core import config
+from tenscontrol.mechanics import kernel_cache
+traj = tc.simulate(tc.catalog.tbar(), 0.05)
+print(tc.__file__.startswith(sys.argv[1]), kernel_cache.CACHE,
+      config.CACHE_DIR == kernel_cache.cache_folder(), len(traj.t) > 1)
+"""
+
+
+def test_a_read_only_install_caches_the_kernels_in_a_temporary_folder(tmp_path):
+    # a fixed folder, so that the kernels compiled the first time are reused by later runs
+    base = pathlib.Path(tempfile.gettempdir()) / "tenscontrol-read-only-install-test"
+    site, home, tmp = base / "site", base / "home", base / "tmp"
+    if site.exists():
+        subprocess.run(["chmod", "-R", "u+w", str(site)], check=True)
+        shutil.rmtree(site)
+    shutil.copytree(ROOT / "tenscontrol", site / "tenscontrol",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["chmod", "-R", "a-w", str(site)], check=True)
+    home.mkdir(parents=True, exist_ok=True)
+    home.chmod(0o500)
+    tmp.mkdir(exist_ok=True)
+    env = {"PYTHONPATH": str(site), "HOME": str(home), "TMPDIR": str(tmp),
+           "XDG_CACHE_HOME": str(home / ".cache")}
+    env_clean = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    proc = subprocess.run([sys.executable, "-c", READ_ONLY_INSTALL, str(site)], cwd=str(tmp),
+                          env={**env_clean, **env, "OPENBLAS_NUM_THREADS": "1"},
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["True", "True", "True", "True"], proc.stdout

@@ -17,17 +17,35 @@ initial step of Hairer, Norsett & Wanner (:func:`initial_step`) and the smallest
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 import numpy as np
 
-__all__ = ["Integrator", "IntegratorStats", "Step", "StepSizeError", "initial_step",
-           "positive", "smallest_step"]
+__all__ = ["DEFAULT_MAX_STEPS", "Integrator", "IntegratorStats", "Step", "StepLimitError",
+           "StepSizeError", "initial_step", "positive", "smallest_step"]
+
+# The default cap on step attempts (accepted, rejected and Newton failures), also the bound of
+# the pace check below. Measured: the longest run of the catalog, examples, tests and benchmarks
+# is bench_compressible's T-bar with 2000 GPa bars over 10 s at 1e-10 (~760k attempts, projected
+# steadily from its first windows); the tests' longest ~75k, the aluminium T-bar 10 s ~38k.
+# A collapsing run is stopped by the pace check long before the cap: a 1e-6 kg node on 1e8 N/m
+# springs or a 1e12 N s/m damper after one window (< 1 s), a force growing as exp(50 t) after
+# ~76k attempts.
+DEFAULT_MAX_STEPS = 1_000_000
+# Attempts between two checks of the pace (Integrator._check_pace): short enough that a collapsed
+# run stops within a second or so, long enough to span the brief bursts of small steps of a
+# legitimate run (a string going slack, a load switched on).
+PACE_WINDOW = 2000
 
 
 class StepSizeError(RuntimeError):
     """The step size fell below what floating point can resolve at the current time."""
+
+
+class StepLimitError(RuntimeError):
+    """The integration used `max_steps` step attempts before reaching t_final."""
 
 
 @dataclass(frozen=True)
@@ -96,17 +114,31 @@ class Step:
         return f"{type(self).__name__}(t0={self.t0:.9g}, h={self.h:.3g}, n={self.y0.size})"
 
 
+def _real(name: str, value, what: str) -> float:
+    """`value` as a float; a string, a bool, an array or a complex number is refused, not
+    converted."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {what}, got {value!r}")
+    return float(value)
+
+
 def positive(name: str, value, finite: bool = True) -> float:
     """`value` as a float, checked to be > 0 (and finite unless `finite` is False)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, got {value!r}") from None
+    v = _real(name, value, "a number")
     if not v > 0:
         raise ValueError(f"{name} must be positive, got {value!r}")
     if finite and not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return v
+
+
+def step_count(name: str, value) -> int:
+    """`value` checked to be an integer >= 1 (a bool is not a count)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
 
 
 def _callable(name: str, f, signature: str) -> None:
@@ -115,10 +147,7 @@ def _callable(name: str, f, signature: str) -> None:
 
 
 def _time(name: str, value) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number of seconds, got {value!r}") from None
+    v = _real(name, value, "a number of seconds")
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return v
@@ -190,6 +219,11 @@ class Integrator:
         Absolute tolerance(s) of the error test, > 0.
     max_step : float, optional
         Largest step [s], > 0 (default unbounded).
+    max_steps : int, optional
+        Largest number of step attempts (accepted, rejected by the error test, or retried
+        after a Newton failure) before :class:`StepLimitError`; default
+        :data:`DEFAULT_MAX_STEPS`. The guard that bounds a run whose steps collapse (a stiff
+        member, a state running away) without a step falling below :func:`smallest_step`.
     first_step : float, optional
         First step [s], > 0; by default estimated from `fun` (:func:`initial_step`).
     jac : callable ``jac(t, y) -> ndarray (n, n)``, optional
@@ -213,7 +247,7 @@ class Integrator:
     supports_correction: ClassVar[bool] = False
 
     def __init__(self, fun, t0, y0, t_final, *, rtol, atol, max_step=np.inf, first_step=None,
-                 jac=None, correct=None):
+                 jac=None, correct=None, max_steps=DEFAULT_MAX_STEPS):
         _callable("fun", fun, "fun(t, y)")
         self._check_hooks(jac, correct)
         t0, t_final = _time("t0", t0), _time("t_final", t_final)
@@ -227,6 +261,9 @@ class Integrator:
         self.atol = _absolute_tolerance(atol, self.y.shape)
         self.max_step = positive("max_step", max_step, finite=False)
         self.first_step = None if first_step is None else positive("first_step", first_step)
+        self.max_steps = step_count("max_steps", max_steps)
+        self._pace_start = (0, t0)
+        self._next_pace_check = min(PACE_WINDOW, self.max_steps)
         self._started = False
         self._accepted = self._rejected = self._rhs = self._correction_iterations = 0
         self._jacobians = self._lu = self._newton_iterations = self._newton_failures = 0
@@ -277,6 +314,8 @@ class Integrator:
         ------
         StepSizeError
             If the step size falls below what floating point resolves at the current time.
+        StepLimitError
+            If `max_steps` step attempts did not reach t_final.
         FloatingPointError
             If the state or a derivative becomes non-finite.
         """
@@ -296,11 +335,36 @@ class Integrator:
         return self.t, self.y
 
     def _check_step(self, h: float, last: bool = False) -> None:
-        """Raise StepSizeError if h is below the resolvable step (a short last step is fine)."""
+        """Before each step attempt: raise StepLimitError once max_steps attempts are spent or
+        the pace of the last steps says they would be, StepSizeError if h is below the
+        resolvable step (a short last step is fine)."""
+        attempts = self._accepted + self._rejected + self._newton_failures
+        if attempts >= self._next_pace_check:
+            self._check_pace(attempts, h)
         h_min = smallest_step(self.t, self.t_final)
         if not (h >= h_min or last):
             raise StepSizeError(f"step size {h:.3g} s fell below the resolvable {h_min:.3g} s "
                                 f"at t = {self.t:.9g} s")
+
+    def _check_pace(self, attempts: int, h: float) -> None:
+        """Every PACE_WINDOW attempts: fail if the steps would exceed max_steps, at the pace of
+        the last window (time advanced per attempt) over the rest of the span."""
+        window_attempts = attempts - self._pace_start[0]
+        advanced = self.t - self._pace_start[1]
+        rest = self.t_final - self.t
+        needed = rest * window_attempts / advanced if advanced > 0 else math.inf
+        self._pace_start = (attempts, self.t)
+        self._next_pace_check = min(attempts + PACE_WINDOW, self.max_steps)
+        if attempts >= self.max_steps or attempts + needed > self.max_steps:
+            spent = attempts >= self.max_steps
+            reason = ("reached" if spent else
+                      f"at the pace of the last {window_attempts} ({advanced:.3g} s simulated) "
+                      f"would need about {needed:.3g} more to reach t_final, beyond")
+            raise StepLimitError(
+                f"{attempts} step attempts ({self._accepted} accepted, {self._rejected} rejected, "
+                f"{self._newton_failures} Newton failures) {reason} max_steps = {self.max_steps}, "
+                f"at t = {self.t:.6g} s of t_final = {self.t_final:g} s; the last step was "
+                f"{h:.3g} s")
 
     def _initial_step(self, f0: np.ndarray) -> float:
         """The first step: `first_step` if given, else estimated (one evaluation of fun)."""

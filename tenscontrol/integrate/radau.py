@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 from scipy.linalg import lu_factor
 
-from tenscontrol.integrate.base import Integrator, Step, positive
+from tenscontrol.integrate.base import DEFAULT_MAX_STEPS, Integrator, Step, positive
 
 __all__ = ["C", "A", "B", "E", "GAMMA", "ALPHA", "BETA", "T", "TI", "DENSE", "Radau5",
            "RadauStep"]
@@ -248,9 +248,10 @@ class Radau5(Integrator):
     needs_jacobian = True
 
     def __init__(self, fun, t0, y0, t_final, *, rtol, atol, max_step=np.inf, first_step=None,
-                 jac=None, correct=None, newton_tol=None, max_newton_iterations=7):
+                 jac=None, correct=None, max_steps=DEFAULT_MAX_STEPS, newton_tol=None,
+                 max_newton_iterations=7):
         super().__init__(fun, t0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step,
-                         first_step=first_step, jac=jac, correct=correct)
+                         first_step=first_step, jac=jac, correct=correct, max_steps=max_steps)
         if newton_tol is None:  # HW's FNEWT (untransformed)
             newton_tol = max(10 * _EPS / self.rtol, min(0.03, self.rtol ** 0.5))
         self.fnewt = positive("newton_tol", newton_tol)

@@ -35,10 +35,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tenscontrol.mechanics.kernel_cache import CACHE as _CACHE
 from tenscontrol.mechanics.records import HeldForceDensities
 from tenscontrol.mechanics.rigid_kernels import spring_potential
-
-_CACHE = True
 
 
 @njit(cache=_CACHE)

@@ -32,6 +32,7 @@ from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
+from tenscontrol.mechanics.kernel_cache import CACHE
 from tenscontrol.model.structure import Structure
 
 __all__ = [
@@ -261,12 +262,12 @@ structref.define_proxy(CompressibleKernelModel, CompressibleKernelModelType,
 
 # Constructors compiled with cache=True: numba's default proxy constructor is compiled afresh in
 # every process (about 0.3 s), these load from the cache like the kernels.
-@njit(cache=True)
+@njit(cache=CACHE)
 def _new_rigid(mass, inverse_mass, gravity, free_column, bars, members):
     return RigidKernelModel(mass, inverse_mass, gravity, free_column, bars, members)
 
 
-@njit(cache=True)
+@njit(cache=CACHE)
 def _new_compressible(constant_mass, inverse_mass, gravity, free, mass_is_constant, bars,
                       members):
     return CompressibleKernelModel(constant_mass, inverse_mass, gravity, free, mass_is_constant,

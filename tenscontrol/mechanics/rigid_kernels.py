@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_CACHE = True
+from tenscontrol.mechanics.kernel_cache import CACHE as _CACHE
 
 
 @njit(cache=_CACHE)

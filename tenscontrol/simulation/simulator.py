@@ -20,8 +20,11 @@ import time
 import numpy as np
 
 from tenscontrol.simulation.actuation import ClosedLoop, ControllerError
-from tenscontrol.integrate import INTEGRATORS, StepSizeError
+from tenscontrol.integrate import DEFAULT_MAX_STEPS, INTEGRATORS, StepLimitError, StepSizeError
+from tenscontrol.simulation.diagnosis import collapse_cause
 from tenscontrol.simulation.models import CompressibleRun, Recorder, RigidRun
+from tenscontrol.simulation.options import (duration, flag, positive_count, positive_number,
+                                            real_array, times)
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
@@ -94,31 +97,29 @@ def default_tolerances(bars: str, rtol: float | None = None,
     return (default if rtol is None else rtol), (default if atol is None else atol)
 
 
-def _check_options(t_final, rtol, atol, t_eval, max_step):
-    if not (np.isfinite(t_final) and t_final > 0):
-        raise ValueError(f"t_final must be a positive number of seconds, got {t_final!r}")
-    for name, v in (("rtol", rtol), ("atol", atol)):
-        if not (np.isfinite(v) and v > 0):
-            raise ValueError(f"{name} must be positive, got {v!r}")
-    if not max_step > 0:
-        raise ValueError(f"max_step must be positive, got {max_step!r}")
-    if t_eval is None:
-        return None
-    t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
-    if t_eval.size == 0 or not np.all(np.isfinite(t_eval)):
-        raise ValueError("t_eval must be a non-empty array of finite times [s]")
-    if np.any(np.diff(t_eval) <= 0):
-        raise ValueError("t_eval must be strictly increasing")
-    if t_eval[0] < 0 or t_eval[-1] > t_final * (1 + 1e-12):
-        raise ValueError(f"t_eval must lie within [0, t_final] = [0, {t_final:g}] s")
-    return t_eval
+def _check_options(t_final, rtol, atol, t_eval, max_step, max_steps):
+    """The step loop's options, strictly typed: (t_final, rtol, atol, t_eval, max_step)."""
+    t_final = duration("t_final", t_final)
+    rtol = positive_number("rtol", rtol)
+    atol = positive_number("atol", atol)
+    max_step = positive_number("max_step", max_step, "a number of seconds", finite=False)
+    positive_count("max_steps", max_steps)
+    return (t_final, rtol, atol, None if t_eval is None else times("t_eval", t_eval, t_final),
+            max_step)
+
+
+def _check_flags(progress, include_radius, correction_tol, max_correction_iterations):
+    flag("progress", progress)
+    flag("include_radius", include_radius)
+    positive_number("correction_tol", correction_tol)
+    positive_count("max_correction_iterations", max_correction_iterations)
 
 
 def _initial_state(structure, velocities, constrained_bars):
     nq = 3 * structure.n_nodes
     qd = np.zeros(nq)
     if velocities is not None:
-        v = np.asarray(velocities, dtype=float)
+        v = real_array("qd", velocities, "m/s")
         if v.size != nq or not np.all(np.isfinite(v)):
             raise ValueError(f"qd must be a finite ({structure.n_nodes}, 3) array [m/s]")
         qd = v.reshape(-1).copy()
@@ -144,27 +145,37 @@ class _ForceError(Exception):
 def _force_function(loads, n_nodes):
     """Wrap the user's loads: a constant array, or loads(t, q, qd) returning a flat, checked
     (3n,) array."""
-    nq = 3 * n_nodes
+    nq, shape = 3 * n_nodes, (n_nodes, 3)
     if loads is None:
         zeros = np.zeros(nq)
         return lambda t, y: zeros
     if not callable(loads):
         try:
-            constant = np.array(loads, dtype=float).reshape(nq)
+            constant = np.asarray(loads)
+            if constant.dtype.kind not in "iuf":  # strings, bools, complex: refused, not cast
+                raise TypeError
+            constant = constant.astype(float).reshape(nq)
         except (TypeError, ValueError):
             raise TypeError(f"loads must be an ({n_nodes}, 3) array [N] or a callable "
-                            f"loads(t, q, qd) -> ({n_nodes}, 3) array [N], got "
-                            f"{type(loads).__name__} of shape {np.shape(loads)}") from None
+                            f"loads(t, q, qd) -> ({n_nodes}, 3) array [N] of real numbers, got "
+                            f"{type(loads).__name__} of shape {np.shape(loads)}"
+                            + (f" and dtype {constant.dtype}"
+                               if isinstance(constant, np.ndarray) else "")) from None
         if not np.all(np.isfinite(constant)):
             raise ValueError("loads must be finite [N]")
         return lambda t, y: constant
 
     def f(t, y):
         try:
-            out = np.asarray(loads(t, y[:nq].copy(), y[nq:2 * nq].copy()), dtype=float)
+            out = np.asarray(loads(t, y[:nq].copy(), y[nq:2 * nq].copy()))
         except Exception as exc:
             raise _ForceError(f"loads(t, q, qd) raised {type(exc).__name__}: {exc}") from exc
-        if out.size != nq:
+        if out.dtype.kind != "f":
+            if out.dtype.kind not in "iu":  # complex: the imaginary part is not a force
+                raise _ForceError(f"loads(t, q, qd) must return real numbers [N], got dtype "
+                                  f"{out.dtype} at t = {t:g} s")
+            out = out.astype(float)
+        if out.shape != shape and out.shape != (nq,):
             raise _ForceError(f"loads(t, q, qd) must return an ({n_nodes}, 3) array [N], "
                               f"got shape {out.shape}")
         out = out.reshape(nq)
@@ -181,7 +192,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
              integrator: str | None = None, kinetic: str = "consistent", loads=None,
              progress: bool = False, qd=None, max_step: float = np.inf,
              correction_tol: float = 1e-10, max_correction_iterations: int = 10,
-             include_radius: bool = False, controller=None) -> Trajectory:
+             include_radius: bool = False, controller=None,
+             max_steps: int = DEFAULT_MAX_STEPS) -> Trajectory:
     """Simulate a tensegrity structure: rigid bars with the direct correction, or compressible bars.
 
     Parameters
@@ -233,6 +245,15 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         coordinates (nor stretch rigid bars).
     max_step : float
         Largest step [s].
+    max_steps : int
+        Largest number of step attempts (accepted, rejected, or retried after a Newton
+        failure) before the run stops with a :class:`SimulationError` that names the fastest
+        member or the runaway coordinate: the guard that ends in bounded time a run whose
+        steps collapse (a light node on a stiff string, a huge damper, a state running away).
+        Every 2000 attempts the pace of the last ones is extrapolated to t_final, and the run
+        stops as soon as it would need more than `max_steps`: a collapsed run stops within a
+        second or so, not after max_steps. The default, 1000000, lets the longest benchmark
+        run through (about 760k steps); raise it for longer runs of stiff structures.
     correction_tol : float
         Tolerance of the correction on each residual: bar rows in m^2, velocity rows in
         m^2/s, energy in J (theory.md section 10.4).
@@ -262,9 +283,13 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     ValueError
         On invalid options or initial state, and (``kinetic="paper"``) for a bar whose mass
         matrix is singular; the message names the bar.
+    TypeError
+        For an option of the wrong type (a string, a bool, a list or a complex number where a
+        number is expected, a non-bool flag, complex loads); the message names the option.
     SimulationError
-        If the integration fails (non-finite state, step-size underflow, an error raised by
-        `loads` or the controller); it carries the trajectory computed so far.
+        If the integration fails (non-finite state, step-size underflow, `max_steps` spent, a
+        singular matrix, an error raised by `loads` or the controller); it carries the
+        trajectory computed so far.
     SimulationInterrupted
         A subclass of KeyboardInterrupt (so ``except Exception`` does not catch it): the run
         was interrupted (Ctrl-C, or a KeyboardInterrupt raised by `loads` or the controller);
@@ -278,7 +303,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         raise ValueError(f"kinetic={kinetic!r} applies to compressible bars only; pass "
                          "bars='compressible' or leave kinetic unset")
     rtol, atol = default_tolerances(bars, rtol, atol)
-    t_eval = _check_options(t_final, rtol, atol, t_eval, max_step)
+    t_final, rtol, atol, t_eval, max_step = _check_options(t_final, rtol, atol, t_eval, max_step,
+                                                           max_steps)
+    _check_flags(progress, include_radius, correction_tol, max_correction_iterations)
     if bars == "rigid":
         run = RigidRun(structure, include_radius, correction, correction_tol,
                         max_correction_iterations)
@@ -303,7 +330,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     test_rtol, test_atol = method.error_test_tolerances(rtol, atol)
     solver = method(run.fun, 0.0, y0, float(t_final), rtol=test_rtol, atol=test_atol,
                     max_step=max_step, jac=run.jac if method.needs_jacobian else None,
-                    correct=run.project)
+                    correct=run.project, max_steps=max_steps)
     start = time.perf_counter()
 
     def result():
@@ -311,26 +338,70 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
 
     try:
         solver.integrate(record=recorder, progress=_Progress(t_final) if progress else None)
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not _interrupt(exc):
+            raise
         if progress:
             sys.stderr.write("\n")
         raise SimulationInterrupted(recorder.t_reached, result()) from exc
-    except (StepSizeError, FloatingPointError, _ForceError, ControllerError) as exc:
+    except _NUMERICAL_FAILURES as exc:
         if progress:
             sys.stderr.write("\n")
         cause = _failure_cause(exc, bars, integrator)
-        raise SimulationError(recorder.t_reached, cause, result()) from exc.__cause__
+        if isinstance(exc, (StepSizeError, StepLimitError)):
+            cause += "; " + collapse_cause(structure, bars, solver.y, _derivative(run, solver),
+                                           getattr(solver, "h", None))
+        user = isinstance(exc, (_ForceError, ControllerError))  # show the user's own exception
+        raise SimulationError(recorder.t_reached, cause, result()) from (
+            exc.__cause__ if user else exc)
     return result()
+
+
+# What ends a run as a SimulationError with its partial trajectory: the integrator's guards, a
+# numerical failure anywhere in the step loop (numpy's or a compiled kernel's), the user's loads
+# or controller failing.
+_NUMERICAL_FAILURES = (StepSizeError, StepLimitError, FloatingPointError, np.linalg.LinAlgError,
+                       ZeroDivisionError, OverflowError, _ForceError, ControllerError)
+
+
+def _interrupt(exc: BaseException) -> bool:
+    """Whether exc is a KeyboardInterrupt, or the SystemError numba raises when one arrives
+    while a compiled function returns ("returned a result with an exception set")."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def _derivative(run, solver):
+    """The derivative at the integrator's last state, or None if it cannot be evaluated."""
+    try:
+        return run.fun(solver.t, solver.y.copy())
+    except Exception:  # the run already failed; this only adds detail to the message
+        return None
 
 
 def _failure_cause(exc, bars, integrator) -> str:
     """What went wrong in the integration, and what to try."""
+    if isinstance(exc, StepLimitError):
+        stiff = ("try integrator='radau5' for stiff bars, "
+                 if (bars, integrator) == ("compressible", "dopri54") else "")
+        return (f"{exc}; the run would not end in reasonable time ({stiff}check the structure "
+                "and the loads, or raise max_steps)")
     if isinstance(exc, StepSizeError):
         stiff = ("stiff bars: try integrator='radau5'"
                  if (bars, integrator) == ("compressible", "dopri54")
                  else "light nodes on stiff strings")
         return (f"{exc}; the motion may be singular or very stiff ({stiff}): check the "
                 "structure, or loosen rtol/atol")
+    if isinstance(exc, np.linalg.LinAlgError):
+        return (f"a linear solve failed ({type(exc).__name__}: {exc}); the forces or the state "
+                "became too large or singular: check the loads and the structure")
+    if isinstance(exc, (ZeroDivisionError, OverflowError)):
+        return (f"{type(exc).__name__}: {exc}; check the loads and the structure for a "
+                "singular configuration")
     if isinstance(exc, FloatingPointError):
         return f"{exc}; check the loads and the structure for a singular configuration"
     return str(exc)

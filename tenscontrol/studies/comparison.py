@@ -22,6 +22,7 @@ from tenscontrol.model.materials import material
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
+from tenscontrol.simulation.options import real_number
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.mechanics.statics import rest_length_for
 from tenscontrol.mechanics.stiffness import compliance
@@ -275,7 +276,8 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     for name in materials:
         material(name)  # an unknown name fails here, before any run
     for label, value in (("t_final", t_final), ("half_period", half_period)):
-        if not (np.isfinite(value) and value > 0):
+        if not (np.isfinite(real_number(f"compare_materials: {label}", value, "a time [s]"))
+                and value > 0):
             raise ValueError(f"compare_materials: {label} must be a positive time [s], "
                              f"got {value!r}")
     t_eval = output_grid(t_final, t_eval, "compare_materials")

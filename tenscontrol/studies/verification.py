@@ -20,6 +20,7 @@ import scipy.linalg
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.selection import Selection, check_selection
+from tenscontrol.simulation.options import output_times, real_array
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory, max_abs
 
@@ -238,7 +239,7 @@ def _load_function(loads, n_nodes: int):
     if loads is None:
         loads = np.zeros((n_nodes, 3))
     try:
-        constant = np.array(loads, dtype=float).reshape(n_nodes, 3)
+        constant = real_array("verify: loads", loads, "N").reshape(n_nodes, 3)
     except (TypeError, ValueError):
         raise TypeError(f"verify: loads must be a callable loads(t, q, qd) -> ({n_nodes}, 3) "
                         f"array [N] (e.g. tenscontrol.doublet(...)), an ({n_nodes}, 3) array or "
@@ -248,18 +249,8 @@ def _load_function(loads, n_nodes: int):
 
 def output_grid(t_final: float, t_eval, who: str) -> np.ndarray:
     """The checked output grid of a study: `t_eval`, by default 1001 points on [0, t_final];
-    errors start with `who`."""
-    if not (np.isfinite(t_final) and t_final > 0):
-        raise ValueError(f"{who}: t_final must be a positive number of seconds, got {t_final!r}")
-    if t_eval is None:
-        return np.linspace(0.0, float(t_final), 1001)
-    t = np.asarray(t_eval, dtype=float).reshape(-1)
-    if t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0) or t[0] != 0.0 \
-            or t[-1] > t_final * (1 + 1e-12):
-        raise ValueError(f"{who}: t_eval must be at least 2 increasing times [s] from 0 "
-                         f"(the runs start at rest at t = 0) to at most t_final = {t_final:g}, "
-                         f"e.g. np.linspace(0, {t_final:g}, 1001)")
-    return t
+    errors start with `who` (strict types: a string or a list is not a time)."""
+    return output_times(t_final, t_eval, who)[1]
 
 
 def _q_ref(controller, structure) -> np.ndarray:
