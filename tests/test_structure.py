@@ -315,7 +315,7 @@ INVALID = {
     "nodes 1-d": (dict(nodes=[0.0, 1.0, 2.0]), r"nodes must be an \(n_nodes, 3\) array.*\(3,\)"),
     "nodes empty": (dict(nodes=np.zeros((0, 3))), r"nodes must be an \(n_nodes, 3\) array"),
     "nodes ragged": (dict(nodes=[[0, 0, 0], [1, 0]]), r"nodes must be an \(n_nodes, 3\) array"),
-    "nodes text": (dict(nodes=[["a", 0, 0]]), r"nodes must be an \(n_nodes, 3\) array"),
+    "nodes text": (dict(nodes=[["a", 0, 0]]), r"node 0: coordinate x must be a number, got 'a'"),
     # node indices
     "bar node out of range": (dict(bars=bars_with(1, nodes=(1, 4))),
                               r"bar 1: node index 4 out of range; the structure has 4 nodes"),
