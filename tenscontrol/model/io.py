@@ -114,9 +114,10 @@ def _read_text(path: str, max_bytes: int) -> str:
         raise ValueError(f"{path}: is a directory, not a structure file") from None
     except OSError as exc:
         raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    too_big = (f"{path}: the file is larger than the limit of {max_bytes / 2**20:g} MiB "
-               "(max_bytes); a structure of 100k nodes takes about 62 MB. Pass a larger "
-               "max_bytes to load_structure if the file is really a structure")
+    too_big = (f"{path}: the file is larger than the limit of {max_bytes} bytes "
+               f"({max_bytes / 2**20:.4g} MiB, max_bytes); a structure of 100k nodes takes "
+               "about 62 MB. Pass a larger max_bytes to load_structure if the file really is "
+               "a structure")
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
@@ -216,7 +217,10 @@ def _parse(text: str, path: str):
         raise ValueError(f"{path}: the JSON nests too deeply to read; a structure file nests "
                          "4 levels (structure, member list, member, node pair)") from None
     if found:  # walk the document (for the place to name) only when a key repeated
-        _check_duplicates(data)
+        try:
+            _check_duplicates(data)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
     return data
 
 

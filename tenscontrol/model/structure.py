@@ -190,9 +190,9 @@ class Structure:
                                              f"at {self.nodes[i].tolist()}")
                 raise self._member_error(
                     kind, k, f"length {lengths[k]:.3g} m is too short for a structure of size "
-                    f"{size:.3g} m (at least {SHORTEST_RELATIVE:g} of it, "
-                    f"{SHORTEST_RELATIVE * size:.3g} m, keeps its direction accurate); merge nodes "
-                    f"{i} and {j} or move them apart")
+                    f"{size:.3g} m (its span or largest coordinate; a member needs "
+                    f"{SHORTEST_RELATIVE:g} of it, {SHORTEST_RELATIVE * size:.3g} m, for an "
+                    f"accurate direction); merge nodes {i} and {j} or move them apart")
             self._check_window(kind, lengths, "length", "m", lambda k: "node distance")
 
     def _check_bars(self):
