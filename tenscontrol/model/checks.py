@@ -136,7 +136,7 @@ def reject_unknown_keys(where: str, given: Mapping[str, Any], allowed: Sequence[
     """ValueError naming the first key of `given` not in `allowed` (with a close match)."""
     for key in given:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
+            close = difflib.get_close_matches(key, allowed, n=1) if isinstance(key, str) else []
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(
                 f"{where}: unknown key {show(key)}{hint}; allowed keys: {', '.join(allowed)}"

@@ -19,7 +19,10 @@ A string gives ``stiffness`` or (``youngs_modulus`` or ``material``, and ``radiu
 ``rest_length`` or ``rest_fraction``. ``kind`` defaults to ``"string"``, ``damping`` to 0,
 ``actuated`` to true and ``gamma_max`` (the actuator's force-density limit [N/m]) to none.
 A bar or string may name a ``material`` preset instead of density and Young's modulus. Unknown
-keys are errors.
+keys are errors, and so is a key given twice in one object (JSON readers keep the last value,
+which would hide the first). :func:`load_structure` reads regular files only (a FIFO or a
+device could block or never end) of at most ``max_bytes`` (256 MiB by default), and reports
+nesting too deep to parse, and integers too long for Python, as errors naming the file.
 """
 
 from __future__ import annotations

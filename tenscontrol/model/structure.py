@@ -130,6 +130,28 @@ class Structure:
     -----
     A node that no bar touches, that carries no point mass and is not fully fixed has no
     inertia; such a structure is rejected rather than given a guessed mass.
+
+    Validation is strict and runs in time linear in the size of the structure:
+
+    - Numbers are Python or numpy integers and floats: a string ("0.05"), a bool or a
+      complex number is an error naming the field, and so is an integer too large for a
+      float. Node indices are integers (not bools or strings; 2.0 is read as 2).
+    - Every given number is finite; radii, densities, moduli, stiffnesses, rest lengths,
+      rest fractions and masses are > 0, damping >= 0, Poisson's ratio in (-1, 0.5).
+    - Coordinates and gravity components lie within +-1e30 (:data:`~tenscontrol.model.checks.
+      LARGEST`). Member lengths, radii, rest lengths, stiffnesses (given or E pi r^2 / l0,
+      also of bars with a Young's modulus), bar masses rho pi r^2 l and point masses lie in
+      [1e-30, 1e30] in SI units, damping in [0, 1e30]: within it the products the mechanics
+      forms (k l^2, k/m and its square, m g l, l^4) stay far from overflow and underflow,
+      and it holds every physical structure with many orders of magnitude to spare.
+    - Every member is at least 1e-6 of the structure's size (its span or its largest
+      coordinate, whichever is larger) long
+      (:data:`~tenscontrol.model.checks.SHORTEST_RELATIVE`): a shorter one has a direction
+      known to few digits, which the rank test of the bar constraints and the tangent
+      stiffness cannot use. Coincident nodes are reported as such.
+
+    Every error is a one-line ValueError naming the node, member or field, the value and
+    the accepted range.
     """
 
     nodes: np.ndarray
