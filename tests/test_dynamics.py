@@ -288,3 +288,9 @@ def test_a_very_short_bar_is_not_taken_for_a_redundant_one(monkeypatch):
     d["nodes"][2] = [1e-11, 0.0, 1e-11]
     model = rigid_model(tc.structure_from_dict(d))
     assert model.dropped_bars == ()
+
+
+@pytest.mark.parametrize("value", ["no", 1, None, [True]])
+def test_include_radius_must_be_a_bool(value):
+    with pytest.raises(TypeError, match=r"include_radius must be True or False, got "):
+        rigid_model(catalog.tbar(), value)

@@ -211,6 +211,8 @@ def rigid_model(structure: Structure, include_radius: bool = False) -> RigidBarM
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
+    if not isinstance(include_radius, (bool, np.bool_)):  # "no" would be truthy
+        raise TypeError(f"include_radius must be True or False, got {include_radius!r:.40}")
     return _rigid_model_cached(structure, bool(include_radius))
 
 

@@ -9,8 +9,8 @@ members share their materials validates in linear time with a small constant.
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
 from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, fields
 
 import numpy as np
 
@@ -167,17 +167,6 @@ def _given(cls, where: str, value) -> Mapping:
     return value
 
 
-def _new(cls, values: dict):
-    """An instance of the frozen dataclass `cls` from already validated values of every field.
-
-    It skips the dataclass __init__ (one object.__setattr__ per field), which dominated the
-    time to load a 100k-node structure; the instance is the same as cls(**values).
-    """
-    obj = object.__new__(cls)
-    obj.__dict__.update(values)
-    return obj
-
-
 def _preset(where: str, name):
     """The material preset `name`, with `where` prefixed to the error if there is none."""
     if not isinstance(name, str):
@@ -295,12 +284,15 @@ def _resolve(cls, kind: str, resolve_fields, members, n_nodes: int) -> tuple:
              for k, m in enumerate(members)]
     pairs = _node_pairs(kind, given, n_nodes)
     seen, out = {}, []
+    new, append = object.__new__, out.append
     for k, (g, pair) in enumerate(zip(given, pairs)):
-        # the key holds the types too: True == 1 and 1 == 1.0, but only some pass the checks
-        items = iter(g.items())
-        if next(items)[0] != "nodes":
-            items = ((key, v) for key, v in g.items() if key != "nodes")
-        key = (tuple(items), tuple(map(type, g.values())))
+        # the key holds the types too: True == 1 and 1 == 1.0, but only some pass the checks;
+        # it leaves out the nodes (a list, unhashable), which come first from a file
+        keys, given_values = tuple(g), tuple(g.values())
+        if keys[0] == "nodes":
+            key = (keys, given_values[1:], tuple(map(type, given_values)))
+        else:
+            key = tuple((name, type(v), v) for name, v in g.items() if name != "nodes")
         try:
             values = seen.get(key)
         except TypeError:  # an unhashable value (a list): checked on its own
@@ -309,10 +301,13 @@ def _resolve(cls, kind: str, resolve_fields, members, n_nodes: int) -> tuple:
             values = resolve_fields(f"{kind} {k} (nodes {pair[0]}->{pair[1]})", g)
             if key is not None:
                 seen[key] = values
-        obj = object.__new__(cls)  # the values are checked: skip __init__ (see _new)
-        obj.__dict__.update(values)
-        obj.__dict__["nodes"] = pair
-        out.append(obj)
+        # values checked: skip the dataclass __init__ (an object.__setattr__ per field), which
+        # dominated loading a 100k-node file; the instance equals cls(nodes=pair, **values)
+        obj = new(cls)
+        fields_ = obj.__dict__
+        fields_.update(values)
+        fields_["nodes"] = pair
+        append(obj)
     return tuple(out)
 
 
