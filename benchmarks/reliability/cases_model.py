@@ -90,3 +90,10 @@ CASES = [
      "print(f'{s.n_nodes} nodes, {s.n_bars + s.n_strings} members, "
      "{p.stat().st_size / 1e6:.0f} MB: {time.perf_counter() - t:.2f} s')"),
 ]
+
+CASES += [
+    ("include_radius='no' to the rigid model", "from tenscontrol.mechanics.rigid import "
+     "rigid_model\nrigid_model(tc.catalog.tbar(), include_radius='no')"),
+    ("a valid file still loads and simulates", _TBAR + _LOAD +
+     "s = load(json.dumps(d))\nprint(tc.simulate(s, 0.1))"),
+]

@@ -187,6 +187,7 @@ class Structure:
         self._check_inertia()
 
     def _member_error(self, kind: str, k: int, text: str) -> ValueError:
+        """A ValueError about member `k` of `kind` ("bar" or "string"), named with its nodes."""
         i, j = (self.bar_nodes if kind == "bar" else self.string_nodes)[k]
         return ValueError(f"{kind} {k} (nodes {i}->{j}): {text}")
 
@@ -218,10 +219,12 @@ class Structure:
             self._check_window(kind, lengths, "length", "m", lambda k: "node distance")
 
     def _check_bars(self):
+        """Radii, masses, rest lengths and (where E is given) stiffnesses of the bars in range."""
         r = np.array([b.radius for b in self.bars], dtype=float)
         self._check_window("bar", r, "radius", "m", lambda k: "as given")
         self._check_window("bar", self.bar_masses, "mass rho pi r^2 l", "kg", lambda k: (
-            f"density {self.bars[k].density:g}, radius {r[k]:g}, length {self.bar_lengths[k]:.3g} m"))
+            f"density {self.bars[k].density:g}, radius {r[k]:g}, "
+            f"length {self.bar_lengths[k]:.3g} m"))
         self._check_window("bar", self.bar_rest_lengths, "rest length", "m",
                            lambda k: "as given")
         elastic = np.array([b.youngs_modulus is not None for b in self.bars], dtype=bool)
@@ -233,6 +236,7 @@ class Structure:
                 f"rest length {self.bar_rest_lengths[k]:.3g} m"))
 
     def _check_strings(self):
+        """Radii, rest lengths, stiffnesses and damping of the tension members in range."""
         r = np.array([1.0 if s.radius is None else s.radius for s in self.strings], dtype=float)
         self._check_window("string", r, "radius", "m", lambda k: "as given")
         l0 = self.string_rest_lengths
