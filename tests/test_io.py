@@ -463,3 +463,8 @@ def test_large_file_loads_in_linear_time(tmp_path):
     assert (s.n_nodes, s.n_bars, s.n_strings) == (2000, 1996, 3996)
     assert s.node_masses[4:].min() > 0
     assert s.bars[7] == tenscontrol.Bar(**{**bench.tower_dict(3)["bars"][0], "nodes": (7, 11)})
+
+
+def test_path_must_be_a_path():
+    with pytest.raises(TypeError, match=r"load_structure: path must be a file path .*got None"):
+        load_structure(None)

@@ -248,6 +248,9 @@ def load_structure(path, *, max_bytes: int = MAX_FILE_BYTES) -> Structure:
         object, nests too deeply, or describes an invalid structure (the message names the
         field).
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"load_structure: path must be a file path (str or os.PathLike), "
+                        f"got {show(path)}")
     path = os.fspath(path)
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
         raise ValueError(f"max_bytes must be a positive integer, got {show(max_bytes)}")

@@ -90,7 +90,7 @@ def _validated_gravity(gravity) -> np.ndarray:
     """Gravity as a (3,) float array of numbers within +-LARGEST [m/s^2]."""
     what = "gravity must be three finite numbers [m/s^2]"
     g = gravity.reshape(-1) if isinstance(gravity, np.ndarray) else gravity
-    if isinstance(g, (str, bytes, Mapping)) or not np.iterable(g) or len(g) != 3:
+    if isinstance(g, (str, bytes, Mapping)) or not hasattr(g, "__len__") or len(g) != 3:
         raise ValueError(f"{what}, got {show(gravity)}")
     values = []
     for axis, v in zip(_AXES, g):
