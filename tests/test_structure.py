@@ -668,6 +668,8 @@ RANGES = {
                              r"range"),
     "string damping 1e31": (dict(strings=strings_with(0, damping=1e31)),
                             r"string 0 \(nodes 0->1\): damping 1e\+31 N s/m is out of range"),
+    "gamma_max 1e-320": (dict(strings=strings_with(2, gamma_max=1e-320)),
+                         r"string 2 \(nodes 2->3\): gamma_max [0-9.e-]+ N/m is out of range"),
     "bar stiffness inf": (dict(bars=bars_with(0, youngs_modulus=1e308, radius=1.0)),
                           r"bar 0 \(nodes 0->2\): stiffness E pi r\^2 / l0 inf N/m"),
     "bar mass inf": (dict(bars=bars_with(1, density=1e308)),

@@ -172,8 +172,10 @@ def broken(draw):
     if what == "bar number":
         field = draw(st.sampled_from(["radius", "density", "youngs_modulus", "poisson"]))
         value = draw(st.one_of(bad_number, st.sampled_from([-1.0, 0.0, 1e-200, 1e300])))
-        if field == "poisson" and value in (-1.0, 0.0):
-            value = 0.5  # 0 is a valid Poisson's ratio; 0.5 is not
+        if field == "poisson" and value in (-1.0, 0.0, 1e-200):
+            value = 0.5  # 0 and 1e-200 are valid Poisson's ratios; 0.5 is not
+        if field != "radius" and value is None:
+            value = "1"  # None means "from the material" or "not given": valid
         return _set(("bars", at, field), value)(d), [f"bar {at}", field]
     if what == "bar nodes":
         value = draw(st.sampled_from(NOT_AN_INDEX + [[n, 0], [1, 1]]))
@@ -183,6 +185,8 @@ def broken(draw):
         value = draw(st.one_of(bad_number, st.sampled_from([-1.0, 1e-320])))
         if field == "damping" and value == 1e-320:
             value = 1e31  # a tiny damping is fine; a huge one is not
+        if field != "damping" and value is None:
+            value = "1"  # None means "no limit" or "the default fraction": valid
         return _set(("strings", at, field), value)(d), [f"string {at}", field.split("_")[0]]
     if what == "string flag":
         field, value = draw(st.sampled_from([("kind", "cable"), ("kind", 1), ("actuated", "no"),

@@ -141,9 +141,10 @@ class Structure:
     - Coordinates and gravity components lie within +-1e30 (:data:`~tenscontrol.model.checks.
       LARGEST`). Member lengths, radii, rest lengths, stiffnesses (given or E pi r^2 / l0,
       also of bars with a Young's modulus), bar masses rho pi r^2 l and point masses lie in
-      [1e-30, 1e30] in SI units, damping in [0, 1e30]: within it the products the mechanics
-      forms (k l^2, k/m and its square, m g l, l^4) stay far from overflow and underflow,
-      and it holds every physical structure with many orders of magnitude to spare.
+      [1e-30, 1e30] in SI units, and so do actuator limits (gamma_max); damping lies in
+      [0, 1e30]. Within this window the products the mechanics forms (k l^2, k/m and its
+      square, m g l, l^4) stay far from overflow and underflow, and it holds every physical
+      structure with many orders of magnitude to spare.
     - Every member is at least 1e-6 of the structure's size (its span or its largest
       coordinate, whichever is larger) long
       (:data:`~tenscontrol.model.checks.SHORTEST_RELATIVE`): a shorter one has a direction
@@ -236,7 +237,7 @@ class Structure:
                 f"rest length {self.bar_rest_lengths[k]:.3g} m"))
 
     def _check_strings(self):
-        """Radii, rest lengths, stiffnesses and damping of the tension members in range."""
+        """Radii, rest lengths, stiffnesses, actuator limits and damping of the strings in range."""
         r = np.array([1.0 if s.radius is None else s.radius for s in self.strings], dtype=float)
         self._check_window("string", r, "radius", "m", lambda k: "as given")
         l0 = self.string_rest_lengths
@@ -248,6 +249,11 @@ class Structure:
             "as given" if self.strings[k].stiffness is not None else
             f"E pi r^2 / l0 with youngs_modulus {self.strings[k].youngs_modulus:g}, "
             f"radius {r[k]:g}, rest length {l0[k]:.3g} m"))
+        limits = self.string_gamma_max
+        k = first_out_of_range(np.where(np.isinf(limits), 1.0, limits))  # inf: no limit given
+        if k is not None:
+            raise self._member_error("string", k, f"gamma_max {limits[k]:g} N/m is out of "
+                                     f"range; it must lie in [{SMALLEST:g}, {LARGEST:g}] N/m")
         c = self.string_damping
         k = first_out_of_range(c, 0.0, LARGEST)
         if k is not None:
