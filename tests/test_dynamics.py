@@ -265,3 +265,32 @@ def test_model_records_are_built_once_from_the_structure():
     for inside, outside in zip(fields(model.kernel), (model.W, model.G, model.members.stiffness,
                                                       model.bars.length)):
         assert np.shares_memory(inside, outside)
+
+
+@pytest.mark.parametrize("scale", [1e-4, 1.0, 1e4])
+def test_rank_test_of_the_bar_constraints_is_scale_invariant(scale, recwarn):
+    d = structure_to_dict(catalog.tbar())
+    d["nodes"] = (np.array(d["nodes"]) * scale).tolist()
+    d["bars"] = [dict(b, radius=0.05 * scale) for b in d["bars"]]
+    model = rigid_model(tc.structure_from_dict(d))
+    assert model.dropped_bars == () and list(model.constrained_bars) == [0, 1]
+    assert not [w for w in recwarn if "redundant" in str(w.message)]
+
+
+def test_a_very_short_bar_is_not_taken_for_a_redundant_one(monkeypatch):
+    """Issue 13: a 10 pm bar was dropped as redundant, its row being 1e-12 of the others.
+
+    Structure now refuses such a bar (too short for its size); with that check switched off
+    the rank test, on rows of unit norm, still keeps it.
+    """
+    monkeypatch.setattr("tenscontrol.model.structure.SHORTEST_RELATIVE", 0.0)
+    d = structure_to_dict(catalog.tbar())
+    d["nodes"][2] = [1e-11, 0.0, 1e-11]
+    model = rigid_model(tc.structure_from_dict(d))
+    assert model.dropped_bars == ()
+
+
+@pytest.mark.parametrize("value", ["no", 1, None, [True]])
+def test_include_radius_must_be_a_bool(value):
+    with pytest.raises(TypeError, match=r"include_radius must be True or False, got "):
+        rigid_model(catalog.tbar(), value)

@@ -299,3 +299,172 @@ def test_bad_bar_rest_length_in_a_file_names_the_file_and_bar(tmp_path):
     with pytest.raises(ValueError, match=r"bad\.json: bar 1 \(nodes 1->3\): rest_length must be "
                                          r"> 0, got -1"):
         load_structure(path)
+
+
+# ---- bounded reading, duplicate keys, deep nesting, huge numbers (issue 13) --------------------
+
+
+def write_text(tmp_path, text, name="s.json"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_text(tmp_path, text):
+    return load_structure(write_text(tmp_path, text))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no FIFOs on this system")
+def test_fifo_is_refused_without_blocking(tmp_path):
+    import os
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    with pytest.raises(ValueError, match=r"fifo: not a regular file \(a pipe, FIFO or device\)"):
+        load_structure(path)
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/dev/zero"), reason="no /dev/zero")
+def test_device_is_refused_without_reading():
+    with pytest.raises(ValueError, match=r"/dev/zero: not a regular file") as info:
+        load_structure("/dev/zero")
+    assert_clean(info)
+
+
+def test_file_over_the_size_limit(tmp_path):
+    path = write_json(tmp_path / "s.json", EXAMPLE)
+    with pytest.raises(ValueError, match=r"s\.json: the file is larger than the limit of "
+                       r"100 bytes \(9.537e-05 MiB, max_bytes\); a structure of 100k nodes") as info:
+        load_structure(path, max_bytes=100)
+    assert_clean(info)
+    assert load_structure(path, max_bytes=path.stat().st_size).n_nodes == 4
+
+
+def test_default_size_limit_is_256_mib(tmp_path):
+    from tenscontrol.model.io import MAX_FILE_BYTES
+    assert MAX_FILE_BYTES == 256 * 2**20
+    path = tmp_path / "sparse.json"
+    with open(path, "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk space used
+    with pytest.raises(ValueError, match=r"larger than the limit of 268435456 bytes \(256 MiB"):
+        load_structure(path)
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "100"])
+def test_bad_max_bytes(tmp_path, value):
+    with pytest.raises(ValueError, match=r"max_bytes must be a positive integer"):
+        load_structure(write_json(tmp_path / "s.json", EXAMPLE), max_bytes=value)
+
+
+DUPLICATES = {
+    "in a bar, hiding a negative radius": (
+        '"radius": 0.05', '"radius": -1, "radius": 0.05', r"bar 0: duplicate key 'radius'"),
+    "at the top": ('"name": "tbar"', '"name": "a", "name": "tbar"',
+                   r": structure: duplicate key 'name'"),
+    "in a string": ('"rest_fraction": 0.7', '"rest_fraction": 0.7, "rest_fraction": 0.7',
+                    r"string 1: duplicate key 'rest_fraction'"),
+    "in a fixed entry": ('"node": 2, "axes": "y"', '"node": 2, "axes": "y", "axes": "xyz"',
+                         r"fixed entry 2: duplicate key 'axes'"),
+}
+
+
+@pytest.mark.parametrize("old, new, pattern", DUPLICATES.values(), ids=DUPLICATES.keys())
+def test_duplicate_keys_are_an_error(tmp_path, old, new, pattern):
+    text = json.dumps(EXAMPLE)
+    assert old in text
+    with pytest.raises(ValueError, match=pattern + r"; give each key once") as info:
+        load_text(tmp_path, text.replace(old, new, 1))
+    assert_clean(info)
+
+
+def test_duplicate_key_deep_inside_is_located(tmp_path):
+    text = json.dumps(example(name={"a": [{"b": 1, "b": 2}]}))
+    text = text.replace('{"b": 2}', '{"b": 1, "b": 2}')
+    with pytest.raises(ValueError, match=r"structure\['name'\]\['a'\]\[0\]: duplicate key 'b'"):
+        load_text(tmp_path, text)
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000,
+    "{" + '"a": {' * 50_000 + "}" * 50_001,
+    json.dumps(EXAMPLE).replace('"nodes": [[', '"nodes": ' + "[" * 2000, 1)
+    .replace(']], "fixed"', "]" * 2000 + ', "fixed"', 1),
+], ids=["list 100k deep", "objects 50k deep", "nodes 2000 deep"])
+def test_deep_nesting_is_a_clear_error(tmp_path, text):
+    with pytest.raises(ValueError, match=r"s\.json: the JSON nests too deeply to read") as info:
+        load_text(tmp_path, text)
+    assert_clean(info)
+
+
+def test_moderate_nesting_reaches_the_field_check(tmp_path):
+    text = json.dumps(EXAMPLE).replace('"gravity": [0, 0, 0]',
+                                       '"gravity": [0, 0, ' + "[" * 300 + "0" + "]" * 300 + "]")
+    with pytest.raises(ValueError, match=r"gravity must be three finite numbers .*z must be a "
+                       r"number, got \[\[\[\[\.\.\.\]\]\]\]") as info:
+        load_text(tmp_path, text)
+    assert_clean(info)
+
+
+HUGE_NUMBERS = {
+    "400-digit radius": ('"radius": 0.05', '"radius": 1' + "0" * 399,
+                         r"bar 0 \(nodes 0->2\): radius must be a finite number \(magnitude below "
+                         r"1.8e308\), got <an integer of about 400 digits>"),
+    "400-digit coordinate": ("[0.0, 0.0, 0.0]", "[0.0, -1" + "0" * 399 + ", 0.0]",
+                             r"node 0: coordinate y must be a finite number"),
+    "400-digit gravity": ('"gravity": [0, 0, 0]', '"gravity": [0, 0, 1' + "0" * 399 + "]",
+                          r"gravity must be three finite numbers .*; z must be a finite number"),
+    "5000-digit radius": ('"radius": 0.05', '"radius": 1' + "0" * 4999,
+                          r"bar 0 \(nodes 0->2\): radius must be finite, got inf \(a magnitude "
+                          r"beyond 1.8e308 reads as inf\)"),
+    "5000-digit node index": ('"nodes": [1, 3]', '"nodes": [1, 3' + "0" * 4999 + "]",
+                              r"bar 1: nodes must be two node indices, got \[1, inf\]"),
+    "1e400 density": ('"density": 500', '"density": 1e400', r"density must be finite, got inf"),
+    "NaN damping": ('"damping": 1.0', '"damping": NaN', r"string 0 \(nodes 0->1\): damping must "
+                                                       r"be finite, got nan"),
+}
+
+
+@pytest.mark.parametrize("old, new, pattern", HUGE_NUMBERS.values(), ids=HUGE_NUMBERS.keys())
+def test_huge_numbers_in_a_file_name_the_field(tmp_path, old, new, pattern):
+    text = json.dumps(EXAMPLE)
+    assert old in text
+    with pytest.raises(ValueError, match=pattern) as info:
+        load_text(tmp_path, text.replace(old, new, 1))
+    assert_clean(info)
+
+
+STRICT_JSON = {
+    "radius as text": ({"radius": "0.05"}, r"bar 0 \(nodes 0->2\): radius must be a number, "
+                                           r"got '0.05' \(a string"),
+    "indices as text": ({"nodes": ["0", "2"]}, r"bar 0: nodes must be two node indices"),
+    "indices as one text": ({"nodes": "02"}, r"bar 0: nodes must be two node indices, got '02'"),
+    "indices as bools": ({"nodes": [False, True]}, r"bar 0: nodes must be two node indices"),
+    "density as bool": ({"density": True}, r"bar 0 \(nodes 0->2\): density must be a number, "
+                                           r"got True \(a bool\)"),
+}
+
+
+@pytest.mark.parametrize("change, pattern", STRICT_JSON.values(), ids=STRICT_JSON.keys())
+def test_strict_types_in_a_file(tmp_path, change, pattern):
+    bars = [dict(EXAMPLE["bars"][0], **change), EXAMPLE["bars"][1]]
+    with pytest.raises(ValueError, match=pattern) as info:
+        load_structure(write_json(tmp_path / "s.json", example(bars=bars)))
+    assert_clean(info)
+
+
+def test_large_file_loads_in_linear_time(tmp_path):
+    """A 4-prism tower of 2000 nodes loads; the timing itself is in benchmarks/bench_load.py."""
+    import importlib.util
+    import pathlib
+    spec = importlib.util.spec_from_file_location(
+        "bench_load", pathlib.Path(__file__).parents[1] / "benchmarks" / "bench_load.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    s = load_structure(write_json(tmp_path / "t.json", bench.tower_dict(500)))
+    assert (s.n_nodes, s.n_bars, s.n_strings) == (2000, 1996, 3996)
+    assert s.node_masses[4:].min() > 0
+    assert s.bars[7] == tenscontrol.Bar(**{**bench.tower_dict(3)["bars"][0], "nodes": (7, 11)})
+
+
+def test_path_must_be_a_path():
+    with pytest.raises(TypeError, match=r"load_structure: path must be a file path .*got None"):
+        load_structure(None)

@@ -315,7 +315,7 @@ INVALID = {
     "nodes 1-d": (dict(nodes=[0.0, 1.0, 2.0]), r"nodes must be an \(n_nodes, 3\) array.*\(3,\)"),
     "nodes empty": (dict(nodes=np.zeros((0, 3))), r"nodes must be an \(n_nodes, 3\) array"),
     "nodes ragged": (dict(nodes=[[0, 0, 0], [1, 0]]), r"nodes must be an \(n_nodes, 3\) array"),
-    "nodes text": (dict(nodes=[["a", 0, 0]]), r"nodes must be an \(n_nodes, 3\) array"),
+    "nodes text": (dict(nodes=[["a", 0, 0]]), r"node 0: coordinate x must be a number, got 'a'"),
     # node indices
     "bar node out of range": (dict(bars=bars_with(1, nodes=(1, 4))),
                               r"bar 1: node index 4 out of range; the structure has 4 nodes"),
@@ -554,3 +554,169 @@ def test_missing_poisson_is_reported_on_access():
     with pytest.raises(ValueError, match=r"bar 1 \(nodes 1->3\): poisson is missing; .* "
                                          r"Poisson's ratio: give poisson or a material"):
         s.bar_poisson
+
+
+# ---- strict types and numbers at the limits (issue 13) -----------------------------------------
+
+
+BIG = 10**399        # 400 digits: float() overflows
+HUGE = 10**4999      # 5000 digits: beyond repr()'s limit of 4300 digits
+
+STRICT = {
+    # a string is not a number, a bool is not a number or an index, complex is refused
+    "radius as text": (dict(bars=bars_with(0, radius="0.05")),
+                       r"bar 0 \(nodes 0->2\): radius must be a number, got '0.05' \(a string"),
+    "coordinate as text": (dict(nodes=nodes_with(2, ["3.5", 0, C])),
+                           r"node 2: coordinate x must be a number, got '3.5'"),
+    "coordinate as bool": (dict(nodes=nodes_with(3, [0, True, C])),
+                           r"node 3: coordinate y must be a number, got True \(a bool\)"),
+    "bool coordinate array": (dict(nodes=np.ones((4, 3), dtype=bool)),
+                              r"nodes must be .* got an array of bool values"),
+    "complex coordinates": (dict(nodes=np.array(NODES, dtype=complex)),
+                            r"nodes must be .* got an array of complex128 values"),
+    "complex coordinate": (dict(nodes=nodes_with(1, [C, 1j, 0])),
+                           r"node 1: coordinate y must be a real number, got 1j"),
+    "complex stiffness": (dict(strings=two_strings(0, {"nodes": (0, 1), "stiffness": 1 + 2j})),
+                          r"string 0 \(nodes 0->1\): stiffness must be a real number"),
+    "bool density": (dict(bars=bars_with(1, density=True)),
+                     r"bar 1 \(nodes 1->3\): density must be a number, got True \(a bool\)"),
+    "node indices as text": (dict(bars=bars_with(0, nodes=("0", "2"))),
+                             r"bar 0: nodes must be two node indices, got \('0', '2'\)"),
+    "node indices as one text": (dict(bars=bars_with(0, nodes="02")),
+                                 r"bar 0: nodes must be two node indices, got '02'"),
+    "node indices as bools": (dict(strings=strings_with(0, nodes=[False, True])),
+                              r"string 0: nodes must be two node indices, got \[False, True\]"),
+    "numpy bool indices": (dict(strings=strings_with(0, nodes=np.array([False, True]))),
+                           r"string 0: nodes must be two node indices"),
+    "fixed node bool": (dict(fixed=[{"node": True, "axes": "xyz"}]),
+                        r"fixed entry 0: node must be an integer node index, got True"),
+    "point mass node bool": (dict(point_masses=[{"node": False, "mass": 1.0}]),
+                             r"point mass 0: node must be an integer node index, got False"),
+    "actuated as text": (dict(strings=strings_with(1, actuated="no")),
+                         r"string 1 \(nodes 1->2\): actuated must be True or False, got 'no'"),
+    "material not text": (dict(bars=bars_with(0, material=["steel"])),
+                          r"bar 0 \(nodes 0->2\): material must be a preset name"),
+    "kind not text": (dict(strings=strings_with(0, kind=["string"])),
+                      r"string 0 \(nodes 0->1\): kind must be 'string' or 'spring'"),
+    "name not text": (dict(name=["t", "bar"]), r"name must be a string, got \['t', 'bar'\]"),
+    # integers beyond the floats and beyond repr()
+    "400-digit radius": (dict(bars=bars_with(0, radius=BIG)),
+                         r"bar 0 \(nodes 0->2\): radius must be a finite number .*about 400 digits"),
+    "400-digit coordinate": (dict(nodes=nodes_with(1, [BIG, 0, 0])),
+                             r"node 1: coordinate x must be a finite number .*about 400 digits"),
+    "400-digit gravity": (dict(gravity=(0, 0, -BIG)),
+                          r"gravity must be three finite numbers .*; z must be a finite number"),
+    "5000-digit mass": (dict(point_masses=[{"node": 1, "mass": HUGE}]),
+                        r"point mass 0 \(node 1\): mass must be a finite number .*5000 digits"),
+    "huge node index": (dict(bars=bars_with(0, nodes=(0, BIG))),
+                        r"bar 0: node index <an integer of about 400 digits> out of range"),
+    "inf from a float": (dict(bars=bars_with(0, density=1e308 * 10)),
+                         r"bar 0 \(nodes 0->2\): density must be finite, got inf"),
+    # deep nesting is reported, not a RecursionError
+    "deeply nested coordinate": (dict(nodes=nodes_with(0, [[[[[[[[1.0]]]]]]], 0, 0])),
+                                 r"node 0: coordinate x must be a number, got \[\[\[\[\.\.\.\]\]\]\]"),
+}
+
+
+def nested(depth):
+    x = 1.0
+    for _ in range(depth):
+        x = [x]
+    return x
+
+
+STRICT["nodes nested 5000 deep"] = (dict(nodes=nodes_with(0, [nested(5000), 0, 0])),
+                                    r"node 0: coordinate x must be a number")
+STRICT["gravity nested 5000 deep"] = (dict(gravity=[nested(5000), 0, 0]),
+                                      r"gravity must be three finite numbers .*x must be a number")
+
+
+@pytest.mark.parametrize("overrides, pattern", STRICT.values(), ids=STRICT.keys())
+def test_strict_types_and_limits_raise_clear_value_error(overrides, pattern):
+    test_invalid_input_raises_clear_value_error(overrides, pattern)
+
+
+def test_numpy_numbers_and_integral_float_indices_are_accepted():
+    bars = [dict(b, nodes=(np.int64(b["nodes"][0]), float(b["nodes"][1])),
+                 radius=np.float32(0.05), density=np.array(500.0)) for b in tbar_bars()]
+    s = tbar(bars=bars, nodes=np.array(NODES, dtype=np.float32), gravity=np.zeros((3, 1)))
+    assert s.bar_nodes.tolist() == [[0, 2], [1, 3]]
+    assert s.bars[0].radius == pytest.approx(0.05)
+    assert type(s.bars[0].nodes[0]) is int
+
+
+# ---- derived quantities finite and in range (issue 13) -----------------------------------------
+
+
+RANGES = {
+    "rest_fraction 1e-320": (dict(strings=strings_with(1, rest_fraction=1e-320)),
+                             r"string 1 \(nodes 1->2\): rest length [0-9.e-]+ m \(rest_fraction "
+                             r".* of the length 3.54 m\) is out of range; it must lie in "
+                             r"\[1e-30, 1e\+30\] m"),
+    "string rest length 1e40": (dict(strings=two_strings(0, {"nodes": (0, 1), "stiffness": 1.0,
+                                                             "rest_length": 1e40})),
+                                r"string 0 \(nodes 0->1\): rest length 1e\+40 m \(as given\)"),
+    "string stiffness inf": (dict(strings=strings_with(0, youngs_modulus=1e308, radius=1.0)),
+                             r"string 0 \(nodes 0->1\): stiffness inf N/m \(E pi r\^2 / l0 with "
+                             r"youngs_modulus 1e\+308, radius 1, rest length 3.54 m\) is out of "
+                             r"range"),
+    "string stiffness given 1e31": (dict(strings=two_strings(2, {"nodes": (2, 3),
+                                                                 "stiffness": 1e31})),
+                                    r"string 2 \(nodes 2->3\): stiffness 1e\+31 N/m \(as given\)"),
+    "string radius 1e-160": (dict(strings=strings_with(3, radius=1e-160)),
+                             r"string 3 \(nodes 3->0\): radius 1e-160 m \(as given\) is out of "
+                             r"range"),
+    "string damping 1e31": (dict(strings=strings_with(0, damping=1e31)),
+                            r"string 0 \(nodes 0->1\): damping 1e\+31 N s/m is out of range"),
+    "gamma_max 1e-320": (dict(strings=strings_with(2, gamma_max=1e-320)),
+                         r"string 2 \(nodes 2->3\): gamma_max [0-9.e-]+ N/m is out of range"),
+    "bar stiffness inf": (dict(bars=bars_with(0, youngs_modulus=1e308, radius=1.0)),
+                          r"bar 0 \(nodes 0->2\): stiffness E pi r\^2 / l0 inf N/m"),
+    "bar mass inf": (dict(bars=bars_with(1, density=1e308)),
+                     r"bar 1 \(nodes 1->3\): mass rho pi r\^2 l inf kg \(density 1e\+308, "
+                     r"radius 0.05, length 5 m\) is out of range"),
+    "bar radius 1e-160": (dict(bars=bars_with(0, radius=1e-160)),
+                          r"bar 0 \(nodes 0->2\): radius 1e-160 m \(as given\) is out of range"),
+    "bar mass underflows": (dict(bars=bars_with(0, density=1e-300)),
+                            r"bar 0 \(nodes 0->2\): mass rho pi r\^2 l [0-9.e-]+ kg"),
+    "bar rest length 1e-40": (dict(bars=bars_with(0, rest_length=1e-40)),
+                              r"bar 0 \(nodes 0->2\): rest length 1e-40 m \(as given\)"),
+    "coordinates times 1e160": (dict(nodes=(np.array(NODES) * 1e160).tolist()),
+                                r"node 1: coordinates must lie within \+-1e\+30 m"),
+    "coordinates times 1e-40": (dict(nodes=(np.array(NODES) * 1e-40).tolist()),
+                                r"bar 0 \(nodes 0->2\): length 5e-40 m \(node distance\) is out "
+                                r"of range"),
+    "gravity 1e31": (dict(gravity=(0, 0, -1e31)),
+                     r"gravity must be three finite numbers \[m/s\^2\] within \+-1e\+30"),
+    "point mass 1e-300": (dict(point_masses=[{"node": 2, "mass": 1e-300}]),
+                          r"point mass 0 \(node 2\): mass 1e-300 kg is out of range"),
+    # members too short for the structure's size: their direction is lost in round-off
+    "bar of 10 pm": (dict(nodes=nodes_with(2, [1e-11, 0.0, 0.0]), strings=[]),
+                     r"bar 0 \(nodes 0->2\): length 1e-11 m is too short for a structure of "
+                     r"size 5 m .*merge nodes 0 and 2 or move them apart"),
+    "a 5 m bar 1e7 m from the origin": (
+        dict(nodes=(np.array(NODES) + [0, 0, 1e7]).tolist()),
+        r"bar 0 \(nodes 0->2\): length 5 m is too short for a structure of size 1e\+07 m"),
+}
+
+
+@pytest.mark.parametrize("overrides, pattern", RANGES.values(), ids=RANGES.keys())
+def test_derived_quantities_out_of_range_name_the_member(overrides, pattern):
+    test_invalid_input_raises_clear_value_error(overrides, pattern)
+
+
+def test_ranges_leave_no_numpy_warnings(recwarn):
+    with pytest.raises(ValueError):
+        tbar(bars=bars_with(0, youngs_modulus=1e308, radius=1e300))
+    with pytest.raises(ValueError):
+        tbar(strings=strings_with(1, rest_fraction=1e-320))
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_small_and_large_but_sane_structures_are_accepted():
+    for scale in (1e-6, 1e6):
+        s = tbar(nodes=(np.array(NODES) * scale).tolist(),
+                 bars=[dict(b, radius=0.01 * scale) for b in tbar_bars()])
+        assert np.all(s.bar_lengths == pytest.approx(5 * scale))
+    # a member a thousandth of the structure is fine
+    tbar(nodes=nodes_with(2, [5e-3, 0.0, 0.0]), strings=[])

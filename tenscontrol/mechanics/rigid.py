@@ -95,9 +95,16 @@ def constraint_jacobian(structure: Structure, q=None) -> np.ndarray:
 
 
 def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]]:
-    """Bars whose length constraints are independent at q0 (theory.md section 8)."""
+    """Bars whose length constraints are independent at q0 (theory.md section 8).
+
+    Each row is divided by its full norm (4 l_k / sqrt 2) first, so the test compares
+    directions, not lengths: a bar 1e-11 m long is as independent as a 5 m one. A bar whose
+    free part vanishes (both ends fully fixed) keeps a zero row and is dropped.
+    """
     free = structure.free_coordinates
-    J = _bar_rows(structure, structure.nodes.reshape(-1))[:, free]
+    rows = _bar_rows(structure, structure.nodes.reshape(-1))
+    norms = np.linalg.norm(rows, axis=1)  # > 0: Structure refuses zero-length bars
+    J = (rows / norms[:, None])[:, free]
     if J.shape[0] == 0:
         return np.arange(0), ()
     sv = np.linalg.svd(J, compute_uv=False) if J.size else np.zeros(0)
@@ -204,6 +211,8 @@ def rigid_model(structure: Structure, include_radius: bool = False) -> RigidBarM
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
+    if not isinstance(include_radius, (bool, np.bool_)):  # "no" would be truthy
+        raise TypeError(f"include_radius must be True or False, got {include_radius!r:.40}")
     return _rigid_model_cached(structure, bool(include_radius))
 
 

@@ -19,20 +19,27 @@ A string gives ``stiffness`` or (``youngs_modulus`` or ``material``, and ``radiu
 ``rest_length`` or ``rest_fraction``. ``kind`` defaults to ``"string"``, ``damping`` to 0,
 ``actuated`` to true and ``gamma_max`` (the actuator's force-density limit [N/m]) to none.
 A bar or string may name a ``material`` preset instead of density and Young's modulus. Unknown
-keys are errors.
+keys are errors, and so is a key given twice in one object (JSON readers keep the last value,
+which would hide the first). :func:`load_structure` reads regular files only (a FIFO or a
+device could block or never end) of at most ``max_bytes`` (256 MiB by default), and reports
+nesting too deep to parse, and integers too long for Python, as errors naming the file.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import asdict
 
-from tenscontrol.model.structure import Structure, reject_unknown_keys
+from tenscontrol.model.checks import paused_gc, reject_unknown_keys, show
+from tenscontrol.model.structure import Structure
 
-__all__ = ["FORMAT", "load_structure", "save_structure", "structure_from_dict", "structure_to_dict"]
+__all__ = ["FORMAT", "MAX_FILE_BYTES", "load_structure", "save_structure", "structure_from_dict", "structure_to_dict"]
 
 FORMAT = "tenscontrol.structure/1"
+#: Default size limit of :func:`load_structure` [bytes]: 256 MiB, four times a 100k-node file.
+MAX_FILE_BYTES = 256 * 2**20
 _TOP_KEYS = ["format", "name", "gravity", "nodes", "fixed", "bars", "strings", "point_masses"]
 
 
@@ -56,7 +63,7 @@ def structure_from_dict(d: dict) -> Structure:
     reject_unknown_keys("structure", d, _TOP_KEYS)
     fmt = d.get("format", FORMAT)
     if fmt != FORMAT:
-        raise ValueError(f"format must be {FORMAT!r}, got {fmt!r}")
+        raise ValueError(f"format must be {FORMAT!r}, got {show(fmt)}")
     if "nodes" not in d:
         raise ValueError("structure: missing key 'nodes' (an (n_nodes, 3) list of coordinates)")
     return Structure(
@@ -99,40 +106,164 @@ def structure_to_dict(structure: Structure) -> dict:
     }
 
 
-def load_structure(path) -> Structure:
+def _read_text(path: str, max_bytes: int) -> str:
+    """The file's text, read only if it is a regular file of at most `max_bytes` bytes."""
+    try:
+        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"{path}: is a directory, not a structure file") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    too_big = (f"{path}: the file is larger than the limit of {max_bytes} bytes "
+               f"({max_bytes / 2**20:.4g} MiB, max_bytes); a structure of 100k nodes takes "
+               "about 62 MB. Pass a larger max_bytes to load_structure if the file really is "
+               "a structure")
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ValueError(f"{path}: is a directory, not a structure file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file (a pipe, FIFO or device); save the "
+                             "structure to a file and load that")
+        if info.st_size > max_bytes:
+            raise ValueError(too_big)
+        with os.fdopen(fd, "rb") as f:
+            fd = None  # the file object closes it
+            data = f.read(max_bytes + 1)  # bounded even if the file grows while we read
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+    if len(data) > max_bytes:
+        raise ValueError(too_big)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: cannot read the file ({exc})") from None
+
+
+class _Duplicated(dict):
+    """A JSON object in which a key appeared more than once (the first such key)."""
+
+    duplicate = None
+
+
+def _object(pairs: list, found: list) -> dict:
+    """object_pairs_hook: a dict, flagged (and noted in `found`) when a key repeats."""
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    seen = set()
+    flagged = _Duplicated(d)
+    flagged.duplicate = next(k for k, _ in pairs if k in seen or seen.add(k))
+    found.append(flagged)
+    return flagged
+
+
+_MEMBER_NAMES = {"bars": "bar", "strings": "string", "fixed": "fixed entry",
+                 "point_masses": "point mass"}
+
+
+def _where(path: tuple) -> str:
+    """A readable location: ("bars", 3) -> "bar 3"; elsewhere a JSON path."""
+    if not path:
+        return "structure"
+    if len(path) == 2 and path[0] in _MEMBER_NAMES and isinstance(path[1], int):
+        return f"{_MEMBER_NAMES[path[0]]} {path[1]}"
+    return "structure" + "".join(f"[{p}]" if isinstance(p, int) else f"[{show(p)}]"
+                                 for p in path)
+
+
+def _check_duplicates(data) -> None:
+    """ValueError at the first (in document order) object with a repeated key."""
+    stack = [((), data)]
+    while stack:  # iterative: the document may nest deeply
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            if isinstance(value, _Duplicated):
+                raise ValueError(f"{_where(path)}: duplicate key {show(value.duplicate)}; give "
+                                 "each key once (the reader would keep only the last value)")
+            items = list(value.items())
+        elif isinstance(value, list):
+            items = list(enumerate(value))
+        else:
+            continue
+        stack.extend((path + (k,), v) for k, v in reversed(items))
+
+
+def _long_int(digits: str):
+    """parse_int for the retry: an integer too long for Python's int() is +-inf as a float."""
+    return int(digits) if len(digits) < 4000 else float(digits)
+
+
+def _parse(text: str, path: str):
+    """The JSON document in `text`; ValueError with the position or the cause otherwise."""
+    found = []
+    hook = lambda pairs: _object(pairs, found)  # noqa: E731
+    try:
+        try:
+            data = json.loads(text, object_pairs_hook=hook)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer of over 4300 digits: read it as a float (inf)
+            found.clear()
+            data = json.loads(text, object_pairs_hook=hook, parse_int=_long_int)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise ValueError(f"{path}: the JSON nests too deeply to read; a structure file nests "
+                         "4 levels (structure, member list, member, node pair)") from None
+    if found:  # walk the document (for the place to name) only when a key repeated
+        try:
+            _check_duplicates(data)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+    return data
+
+
+def load_structure(path, *, max_bytes: int = MAX_FILE_BYTES) -> Structure:
     """Read a structure from a JSON file in the ``tenscontrol.structure/1`` format.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The file to read.
+        The file to read: a regular file (not a pipe or device, which could block or never
+        end).
+    max_bytes : int, optional
+        Largest file size accepted [bytes], 256 MiB by default (:data:`MAX_FILE_BYTES`): a
+        100k-node structure takes about 62 MB, and parsing holds several times the file
+        size in memory.
 
     Raises
     ------
     ValueError
-        If the file is missing or unreadable, is not valid JSON (the message gives the line
-        and column), or describes an invalid structure (the message names the field).
+        If the file is missing, unreadable, not a regular file or larger than `max_bytes`,
+        is not valid JSON (the message gives the line and column), repeats a key within an
+        object, nests too deeply, or describes an invalid structure (the message names the
+        field).
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"load_structure: path must be a file path (str or os.PathLike), "
+                        f"got {show(path)}")
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a directory, not a structure file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read the file ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-    try:
-        return structure_from_dict(data)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise ValueError(f"max_bytes must be a positive integer, got {show(max_bytes)}")
+    with paused_gc():  # millions of small acyclic objects: see paused_gc
+        data = _parse(_read_text(path, max_bytes), path)
+        try:
+            structure = structure_from_dict(data)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"{path}: the JSON nests too deeply") from None
+        del data  # freed before the collector resumes, which would otherwise scan it once more
+    return structure
 
 
 def save_structure(structure: Structure, path) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from tenscontrol.model.checks import show
+
 __all__ = ["Material", "MATERIALS", "material"]
 
 
@@ -57,11 +59,14 @@ def material(name: str) -> Material:
     ValueError
         If there is no such preset; the message lists the presets and the closest name.
     """
+    if not isinstance(name, str):
+        raise ValueError(f"a material is named by a string, got {show(name)}; presets: "
+                         f"{', '.join(sorted(MATERIALS))}")
     try:
         return MATERIALS[name]
-    except (KeyError, TypeError):
-        close = difflib.get_close_matches(str(name), MATERIALS, n=1)
+    except KeyError:
+        close = difflib.get_close_matches(name, MATERIALS, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(
-            f"unknown material {name!r}{hint}; presets: {', '.join(sorted(MATERIALS))}"
+            f"unknown material {show(name)}{hint}; presets: {', '.join(sorted(MATERIALS))}"
         ) from None

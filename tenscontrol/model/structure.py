@@ -9,318 +9,99 @@ field at fault and says what to do.
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import MISSING, dataclass, fields
+import itertools
+from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from tenscontrol.model.materials import material as _material
+from tenscontrol.model.checks import (LARGEST, SHORTEST_RELATIVE, SMALLEST, first_out_of_range,
+                                      paused_gc, real, show)
+from tenscontrol.model.members import (Bar, PointMass, String, fixed_mask, resolve_bars,
+                                       resolve_point_masses, resolve_strings)
 
 __all__ = ["Bar", "String", "PointMass", "Structure"]
 
 _AXES = "xyz"
 
 
-def _member_repr(member) -> str:
-    """One line with the fields that differ from their defaults, numbers to 6 digits."""
-    parts = []
-    for f in fields(member):
-        value = getattr(member, f.name)
-        if f.default is not MISSING and value == f.default:
-            continue
-        text = f"{value:.6g}" if isinstance(value, float) else repr(value)
-        parts.append(f"{f.name}={text}")
-    return f"{type(member).__name__}({', '.join(parts)})"
-
-
-def reject_unknown_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str]) -> None:
-    for key in given:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(
-                f"{where}: unknown key {key!r}{hint}; allowed keys: {', '.join(allowed)}"
-            )
-
-
-def _from_mapping(cls, where: str, value):
-    """Build a member dataclass from an instance of it or from a dict (unknown keys rejected)."""
-    if isinstance(value, cls):
-        return value
-    if not isinstance(value, Mapping):
-        raise ValueError(
-            f"{where}: expected a {cls.__name__} or a dict of its fields, got {type(value).__name__}"
-        )
-    allowed = [f.name for f in fields(cls)]
-    reject_unknown_keys(where, value, allowed)
-    if "nodes" not in value and "nodes" in allowed:
-        raise ValueError(f"{where}: missing key 'nodes' (the two node indices it joins)")
-    missing = [f.name for f in fields(cls)
-               if f.default is MISSING and f.default_factory is MISSING and f.name not in value]
-    if missing:
-        raise ValueError(f"{where}: missing key {missing[0]!r}")
-    try:
-        return cls(**value)
-    except TypeError as exc:  # a required field is missing
-        raise ValueError(f"{where}: {exc}") from None
-
-
-def _number(where: str, name: str, value, *, positive=False, nonnegative=False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: {name} must be a number, got {value!r}") from None
-    if not np.isfinite(x):
-        raise ValueError(f"{where}: {name} must be finite, got {x}")
-    if positive and x <= 0:
-        raise ValueError(f"{where}: {name} must be > 0, got {x:g}")
-    if nonnegative and x < 0:
-        raise ValueError(f"{where}: {name} must be >= 0, got {x:g}")
-    return x
-
-
-def _node_pair(where: str, nodes, n_nodes: int) -> tuple[int, int]:
-    try:
-        i, j = (int(v) for v in nodes)
-        if any(float(v) != int(v) for v in nodes):
-            raise ValueError
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{where}: nodes must be two node indices, got {nodes!r}") from None
-    for v in (i, j):
-        if not 0 <= v < n_nodes:
-            raise ValueError(
-                f"{where}: node index {v} out of range; the structure has {n_nodes} nodes "
-                f"(indices 0 to {n_nodes - 1})"
-            )
-    if i == j:
-        raise ValueError(f"{where}: joins node {i} to itself; a member needs two different nodes")
-    return i, j
-
-
-@dataclass(frozen=True)
-class Bar:
-    """A bar (strut) between two nodes.
-
-    Parameters
-    ----------
-    nodes : (int, int)
-        Start and end node; the bar vector points from ``nodes[0]`` to ``nodes[1]``.
-    radius : float
-        Cross-section radius [m].
-    density : float, optional
-        Mass density [kg/m^3]; taken from `material` if omitted.
-    youngs_modulus : float, optional
-        Young's modulus [Pa], used by the compressible-bar model; from `material` if omitted.
-    poisson : float, optional
-        Poisson's ratio [-], used by the compressible-bar model; from `material` if omitted.
-    material : str, optional
-        Name of a preset in :data:`tenscontrol.materials.MATERIALS`. Values given explicitly
-        override the preset's.
-    rest_length : float, optional
-        Rest length l0 [m] of a compressible bar; by default its length in the given
-        configuration (no bar prestress). `radius` is the radius at the rest length. Rigid
-        bars ignore it: their length is the configured one. The bar's mass stays
-        rho pi r^2 l with l the configured length, so that a prestress design, which only
-        changes rest lengths, leaves the gravity loads it balanced unchanged (the difference
-        from rho pi r^2 l0 is of the order of the bar strain).
-    """
-
-    nodes: tuple[int, int]
-    radius: float
-    density: float | None = None
-    youngs_modulus: float | None = None
-    poisson: float | None = None
-    material: str | None = None
-    rest_length: float | None = None
-
-    __repr__ = _member_repr
-
-
-@dataclass(frozen=True)
-class String:
-    """A tension member: a one-sided string or a two-sided spring, with an optional damper.
-
-    Parameters
-    ----------
-    nodes : (int, int)
-        Start and end node; the member vector points from ``nodes[0]`` to ``nodes[1]``.
-    kind : {"string", "spring"}
-        ``"string"`` pulls only and goes slack when shorter than its rest length;
-        ``"spring"`` pulls and pushes.
-    stiffness : float, optional
-        Axial stiffness k [N/m]. Give this, or `youngs_modulus` (or `material`) and `radius`,
-        from which k = E pi r^2 / rest_length.
-    youngs_modulus : float, optional
-        Young's modulus [Pa].
-    radius : float, optional
-        Cross-section radius [m].
-    material : str, optional
-        Preset supplying the Young's modulus when `youngs_modulus` is not given.
-    rest_length : float, optional
-        Rest length l0 [m]. Give this or `rest_fraction`.
-    rest_fraction : float, optional
-        Rest length as a fraction of the member's initial length (default 1.0 when neither is
-        given: the member starts exactly at its rest length).
-    damping : float
-        Damper coefficient c >= 0 [N s/m], acting along the member.
-    actuated : bool
-        Whether a controller commands this member's force density (the control inputs are
-        the force-density changes of the actuated members; all are actuated by default).
-    gamma_max : float, optional
-        Largest force density the actuator can apply [N/m]; a commanded value above it is
-        clipped (and recorded as saturation) by the closed-loop simulator. No limit by default.
-    """
-
-    nodes: tuple[int, int]
-    kind: str = "string"
-    stiffness: float | None = None
-    youngs_modulus: float | None = None
-    radius: float | None = None
-    material: str | None = None
-    rest_length: float | None = None
-    rest_fraction: float | None = None
-    damping: float = 0.0
-    actuated: bool = True
-    gamma_max: float | None = None
-
-    __repr__ = _member_repr
-
-
-@dataclass(frozen=True)
-class PointMass:
-    """A point mass [kg] attached to a node."""
-
-    node: int
-    mass: float
-
-
-def _preset(where: str, name):
-    """The material preset `name`, with `where` prefixed to the error if there is none."""
-    try:
-        return _material(name)
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
-
-
-def _resolve_bar(k: int, bar: Bar, n_nodes: int) -> Bar:
-    where = f"bar {k}"
-    i, j = _node_pair(where, bar.nodes, n_nodes)
-    where = f"bar {k} (nodes {i}->{j})"
-    preset = _preset(where, bar.material) if bar.material is not None else None
-    values = {}
-    for name in ("density", "youngs_modulus", "poisson"):
-        v = getattr(bar, name)
-        if v is None and preset is not None:
-            v = getattr(preset, name)
-        values[name] = v
-    if values["density"] is None:
-        raise ValueError(f"{where}: density is missing; give density [kg/m^3] or a material")
-    density = _number(where, "density", values["density"], positive=True)
-    radius = _number(where, "radius", bar.radius, positive=True)
-    E = values["youngs_modulus"]
-    E = None if E is None else _number(where, "youngs_modulus", E, positive=True)
-    nu = values["poisson"]
-    if nu is not None:
-        nu = _number(where, "poisson", nu)
-        if not -1.0 < nu < 0.5:
-            raise ValueError(f"{where}: poisson must lie in (-1, 0.5), got {nu:g}")
-    rest = None if bar.rest_length is None else _number(where, "rest_length", bar.rest_length,
-                                                        positive=True)
-    return Bar((i, j), radius, density, E, nu, bar.material, rest)
-
-
-def _resolve_string(k: int, s: String, n_nodes: int) -> String:
-    i, j = _node_pair(f"string {k}", s.nodes, n_nodes)
-    where = f"string {k} (nodes {i}->{j})"
-    if s.kind not in ("string", "spring"):
-        raise ValueError(f"{where}: kind must be 'string' or 'spring', got {s.kind!r}")
-    E = s.youngs_modulus
-    if E is None and s.material is not None:
-        E = _preset(where, s.material).youngs_modulus
-    if s.stiffness is not None:
-        if E is not None:
-            raise ValueError(
-                f"{where}: give stiffness, or youngs_modulus (or material) with radius, not both"
-            )
-        stiffness = _number(where, "stiffness", s.stiffness, positive=True)
-    else:
-        if E is None or s.radius is None:
-            raise ValueError(
-                f"{where}: stiffness is missing; give stiffness [N/m], or youngs_modulus "
-                "(or material) and radius"
-            )
-        stiffness = None
-        E = _number(where, "youngs_modulus", E, positive=True)
-    radius = None if s.radius is None else _number(where, "radius", s.radius, positive=True)
-    if s.rest_length is not None and s.rest_fraction is not None:
-        raise ValueError(f"{where}: give rest_length or rest_fraction, not both")
-    rest_length = rest_fraction = None
-    if s.rest_length is not None:
-        rest_length = _number(where, "rest_length", s.rest_length, positive=True)
-    else:
-        rest_fraction = 1.0 if s.rest_fraction is None else s.rest_fraction
-        rest_fraction = _number(where, "rest_fraction", rest_fraction, positive=True)
-    damping = _number(where, "damping", s.damping, nonnegative=True)
-    if not isinstance(s.actuated, (bool, np.bool_)):
-        raise ValueError(f"{where}: actuated must be True or False, got {s.actuated!r}")
-    gamma_max = None if s.gamma_max is None else _number(where, "gamma_max", s.gamma_max,
-                                                         positive=True)
-    return String((i, j), s.kind, stiffness, E if stiffness is None else None, radius,
-                  s.material, rest_length, rest_fraction, damping, bool(s.actuated), gamma_max)
-
-
-def _fixed_mask(fixed, n_nodes: int) -> np.ndarray:
-    """Normalize the accepted forms of `fixed` to an (n_nodes, 3) boolean array."""
-    mask = np.zeros((n_nodes, 3), dtype=bool)
-    if fixed is None:
-        return mask
-    if isinstance(fixed, np.ndarray) and fixed.dtype == bool:
-        if fixed.shape != (n_nodes, 3):
-            raise ValueError(f"fixed: a boolean mask must have shape ({n_nodes}, 3), got {fixed.shape}")
-        return fixed.copy()
-    if isinstance(fixed, Mapping):
-        entries = [{"node": node, "axes": axes} for node, axes in fixed.items()]
-    elif isinstance(fixed, (str, bytes)) or not hasattr(fixed, "__iter__"):
-        raise ValueError("fixed must be {node: 'xyz'}, a list of {'node': i, 'axes': 'xyz'} "
-                         f"or an (n_nodes, 3) boolean array, got {type(fixed).__name__}")
-    else:
-        entries = list(fixed)
-    for e, entry in enumerate(entries):
-        where = f"fixed entry {e}"
-        if not isinstance(entry, Mapping):
-            raise ValueError(f"{where}: expected {{'node': i, 'axes': 'xyz'}}, got {entry!r}")
-        reject_unknown_keys(where, entry, ["node", "axes"])
-        if "node" not in entry:
-            raise ValueError(f"{where}: missing key 'node'")
-        node, axes = entry["node"], entry.get("axes", "xyz")
-        if not isinstance(node, (int, np.integer)):
-            raise ValueError(f"{where}: node must be an integer node index, got {node!r}")
-        if not 0 <= node < n_nodes:
-            raise ValueError(
-                f"{where}: node index {node!r} out of range; the structure has {n_nodes} nodes "
-                f"(indices 0 to {n_nodes - 1})"
-            )
-        if not isinstance(axes, str) or not axes or any(a not in _AXES for a in axes):
-            raise ValueError(f"{where} (node {node}): axes must be letters from 'xyz', got {axes!r}")
-        for a in axes:
-            mask[node, _AXES.index(a)] = True
-    return mask
-
-
-def _members(name: str, value) -> tuple:
-    """A member list as a tuple; None means none."""
-    if value is None:
-        return ()
-    if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
-        raise ValueError(f"{name} must be a list of members, got {type(value).__name__}")
-    return tuple(value)
-
-
 def _readonly(a: np.ndarray) -> np.ndarray:
     a.setflags(write=False)
     return a
+
+
+_NODES = "nodes must be an (n_nodes, 3) array of coordinates [m]"
+
+
+def _check_coordinate_types(nodes) -> None:
+    """ValueError naming the first coordinate that is not a real number (a string, a bool...).
+
+    np.array(..., dtype=float) would read "0.05" and True as numbers and drop the imaginary
+    part of a complex one; shapes are checked afterwards.
+    """
+    if isinstance(nodes, np.ndarray):
+        if nodes.dtype.kind in "iuf":
+            return
+        if nodes.dtype.kind != "O":
+            raise ValueError(f"{_NODES}, got an array of {nodes.dtype} values")
+    elif isinstance(nodes, (list, tuple)) and all(type(row) in (list, tuple) for row in nodes):
+        # the common case (a JSON list of lists): one pass over the types at C speed
+        if {type(v) for v in itertools.chain.from_iterable(nodes)} <= {float, int}:
+            return
+    if isinstance(nodes, (str, bytes, Mapping)) or not np.iterable(nodes):
+        raise ValueError(f"{_NODES}, got {show(nodes)}")
+    for i, row in enumerate(nodes):
+        if np.iterable(row) and not isinstance(row, (str, bytes, Mapping)):
+            for axis, v in zip(_AXES, row):
+                real(f"node {i}", f"coordinate {axis}", v, finite=False)
+
+
+def _validated_nodes(nodes) -> np.ndarray:
+    """`nodes` as a new (n_nodes, 3) float array of finite coordinates within +-LARGEST."""
+    _check_coordinate_types(nodes)
+    try:
+        arr = np.array(nodes, dtype=float)
+    except OverflowError:  # an integer beyond the floats
+        arr = None
+    except (TypeError, ValueError):
+        raise ValueError(_NODES) from None
+    if arr is None:
+        for i, row in enumerate(nodes):
+            for axis, v in zip(_AXES, row):
+                real(f"node {i}", f"coordinate {axis}", v)
+        raise ValueError(_NODES)  # pragma: no cover - the loop above names the integer
+    if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
+        raise ValueError(f"{_NODES}, got shape {arr.shape}")
+    bad = np.flatnonzero(~np.all(np.isfinite(arr), axis=1))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"node {i}: coordinates must be finite, got {arr[i].tolist()}")
+    bad = np.flatnonzero(np.abs(arr).max(axis=1) > LARGEST)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"node {i}: coordinates must lie within +-{LARGEST:g} m, got "
+                         f"{arr[i].tolist()}: check the units")
+    return arr
+
+
+def _validated_gravity(gravity) -> np.ndarray:
+    """Gravity as a (3,) float array of numbers within +-LARGEST [m/s^2]."""
+    what = "gravity must be three finite numbers [m/s^2]"
+    g = gravity.reshape(-1) if isinstance(gravity, np.ndarray) else gravity
+    if isinstance(g, (str, bytes, Mapping)) or not hasattr(g, "__len__") or len(g) != 3:
+        raise ValueError(f"{what}, got {show(gravity)}")
+    values = []
+    for axis, v in zip(_AXES, g):
+        try:
+            values.append(real("gravity", axis, v))
+        except ValueError as exc:
+            raise ValueError(f"{what}; {str(exc).split(': ', 1)[1]}") from None
+    out = np.array(values)
+    if np.abs(out).max() > LARGEST:
+        raise ValueError(f"{what} within +-{LARGEST:g}, got {out.tolist()}: check the units")
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -349,6 +130,29 @@ class Structure:
     -----
     A node that no bar touches, that carries no point mass and is not fully fixed has no
     inertia; such a structure is rejected rather than given a guessed mass.
+
+    Validation is strict and runs in time linear in the size of the structure:
+
+    - Numbers are Python or numpy integers and floats: a string ("0.05"), a bool or a
+      complex number is an error naming the field, and so is an integer too large for a
+      float. Node indices are integers (not bools or strings; 2.0 is read as 2).
+    - Every given number is finite; radii, densities, moduli, stiffnesses, rest lengths,
+      rest fractions and masses are > 0, damping >= 0, Poisson's ratio in (-1, 0.5).
+    - Coordinates and gravity components lie within +-1e30 (:data:`~tenscontrol.model.checks.
+      LARGEST`). Member lengths, radii, rest lengths, stiffnesses (given or E pi r^2 / l0,
+      also of bars with a Young's modulus), bar masses rho pi r^2 l and point masses lie in
+      [1e-30, 1e30] in SI units, and so do actuator limits (gamma_max); damping lies in
+      [0, 1e30]. Within this window the products the mechanics forms (k l^2, k/m and its
+      square, m g l, l^4) stay far from overflow and underflow, and it holds every physical
+      structure with many orders of magnitude to spare.
+    - Every member is at least 1e-6 of the structure's size (its span or its largest
+      coordinate, whichever is larger) long
+      (:data:`~tenscontrol.model.checks.SHORTEST_RELATIVE`): a shorter one has a direction
+      known to few digits, which the rank test of the bar constraints and the tangent
+      stiffness cannot use. Coincident nodes are reported as such.
+
+    Every error is a one-line ValueError naming the node, member or field, the value and
+    the accepted range.
     """
 
     nodes: np.ndarray
@@ -360,82 +164,113 @@ class Structure:
     name: str = "structure"
 
     def __post_init__(self):
-        nodes = self._validated_nodes(self.nodes)
+        with paused_gc():
+            self._validate()
+
+    def _validate(self):
+        nodes = _validated_nodes(self.nodes)
         n = len(nodes)
-        bars = tuple(
-            _resolve_bar(k, _from_mapping(Bar, f"bar {k}", b), n) for k, b in enumerate(_members('bars', self.bars))
-        )
-        strings = tuple(
-            _resolve_string(k, _from_mapping(String, f"string {k}", s), n)
-            for k, s in enumerate(_members('strings', self.strings))
-        )
-        pms = tuple(self._resolve_point_mass(p, pm, n) for p, pm in enumerate(_members('point_masses', self.point_masses)))
-        try:
-            gravity = np.array(self.gravity, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            gravity = np.full(1, np.nan)  # not numbers: reported just below
-        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
-            raise ValueError(f"gravity must be three finite numbers [m/s^2], got {self.gravity!r}")
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
         set_("nodes", _readonly(nodes))
-        set_("bars", bars)
-        set_("strings", strings)
-        set_("point_masses", pms)
-        set_("fixed", _readonly(_fixed_mask(self.fixed, n)))
-        set_("gravity", _readonly(gravity))
+        set_("bars", resolve_bars(self.bars, n))
+        set_("strings", resolve_strings(self.strings, n))
+        set_("point_masses", resolve_point_masses(self.point_masses, n))
+        set_("fixed", _readonly(fixed_mask(self.fixed, n)))
+        set_("gravity", _readonly(_validated_gravity(self.gravity)))
+        if not isinstance(self.name, str):
+            raise ValueError(f"name must be a string, got {show(self.name)}")
         set_("name", str(self.name))
-        self._check_lengths()
+        # the derived quantities overflow or underflow quietly; the checks below name the member
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            self._check_lengths()
+            self._check_bars()
+            self._check_strings()
         self._check_inertia()
 
-    @staticmethod
-    def _validated_nodes(nodes) -> np.ndarray:
-        try:
-            arr = np.array(nodes, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError("nodes must be an (n_nodes, 3) array of coordinates [m]") from None
-        if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] == 0:
-            raise ValueError(
-                f"nodes must be an (n_nodes, 3) array of coordinates [m], got shape {arr.shape}"
-            )
-        bad = np.flatnonzero(~np.all(np.isfinite(arr), axis=1))
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(f"node {i}: coordinates must be finite, got {arr[i].tolist()}")
-        return arr
+    def _member_error(self, kind: str, k: int, text: str) -> ValueError:
+        """A ValueError about member `k` of `kind` ("bar" or "string"), named with its nodes."""
+        i, j = (self.bar_nodes if kind == "bar" else self.string_nodes)[k]
+        return ValueError(f"{kind} {k} (nodes {i}->{j}): {text}")
 
-    @staticmethod
-    def _resolve_point_mass(p: int, pm, n: int) -> PointMass:
-        pm = _from_mapping(PointMass, f"point mass {p}", pm)
-        node = pm.node
-        if not isinstance(node, (int, np.integer)):
-            raise ValueError(f"point mass {p}: node must be an integer node index, got {node!r}")
-        if not 0 <= node < n:
-            raise ValueError(
-                f"point mass {p}: node index {node!r} out of range; the structure has {n} nodes "
-                f"(indices 0 to {n - 1})"
-            )
-        mass = _number(f"point mass {p} (node {node})", "mass", pm.mass, positive=True)
-        return PointMass(int(node), mass)
+    def _check_window(self, kind: str, values, what: str, unit: str, detail) -> None:
+        """ValueError naming the first member whose `what` is outside [SMALLEST, LARGEST]."""
+        k = first_out_of_range(np.asarray(values, dtype=float))
+        if k is not None:
+            raise self._member_error(
+                kind, k, f"{what} {values[k]:.3g} {unit} ({detail(k)}) is out of range; it must "
+                f"lie in [{SMALLEST:g}, {LARGEST:g}] {unit}: check the units and magnitudes")
 
     def _check_lengths(self):
-        for kind, members, lengths in (("bar", self.bars, self.bar_lengths),
-                                       ("string", self.strings, self.string_lengths)):
-            for k, (m, length) in enumerate(zip(members, lengths)):
-                if length <= 1e-12 * max(1.0, float(np.abs(self.nodes).max())):
-                    i, j = m.nodes
-                    raise ValueError(
-                        f"{kind} {k} (nodes {i}->{j}): zero length; nodes {i} and {j} coincide "
-                        f"at {self.nodes[i].tolist()}"
-                    )
+        """Every member longer than SHORTEST_RELATIVE of the structure's size, and in range."""
+        span = float(np.linalg.norm(self.nodes.max(axis=0) - self.nodes.min(axis=0)))
+        size = max(span, float(np.abs(self.nodes).max()))
+        for kind, lengths in (("bar", self.bar_lengths), ("string", self.string_lengths)):
+            short = np.flatnonzero(lengths < SHORTEST_RELATIVE * size)
+            if short.size:
+                k = int(short[0])
+                i, j = (self.bar_nodes if kind == "bar" else self.string_nodes)[k]
+                if lengths[k] == 0:
+                    raise self._member_error(kind, k, f"zero length; nodes {i} and {j} coincide "
+                                             f"at {self.nodes[i].tolist()}")
+                raise self._member_error(
+                    kind, k, f"length {lengths[k]:.3g} m is too short for a structure of size "
+                    f"{size:.3g} m (its span or largest coordinate; a member needs "
+                    f"{SHORTEST_RELATIVE:g} of it, {SHORTEST_RELATIVE * size:.3g} m, for an "
+                    f"accurate direction); merge nodes {i} and {j} or move them apart")
+            self._check_window(kind, lengths, "length", "m", lambda k: "node distance")
+
+    def _check_bars(self):
+        """Radii, masses, rest lengths and (where E is given) stiffnesses of the bars in range."""
+        r = np.array([b.radius for b in self.bars], dtype=float)
+        self._check_window("bar", r, "radius", "m", lambda k: "as given")
+        self._check_window("bar", self.bar_masses, "mass rho pi r^2 l", "kg", lambda k: (
+            f"density {self.bars[k].density:g}, radius {r[k]:g}, "
+            f"length {self.bar_lengths[k]:.3g} m"))
+        self._check_window("bar", self.bar_rest_lengths, "rest length", "m",
+                           lambda k: "as given")
+        elastic = np.array([b.youngs_modulus is not None for b in self.bars], dtype=bool)
+        if elastic.any():
+            E = np.array([b.youngs_modulus or np.nan for b in self.bars], dtype=float)
+            k_b = np.where(elastic, E * np.pi * r**2 / self.bar_rest_lengths, 1.0)
+            self._check_window("bar", k_b, "stiffness E pi r^2 / l0", "N/m", lambda k: (
+                f"youngs_modulus {E[k]:g}, radius {r[k]:g}, "
+                f"rest length {self.bar_rest_lengths[k]:.3g} m"))
+
+    def _check_strings(self):
+        """Radii, rest lengths, stiffnesses, actuator limits and damping of the strings in range."""
+        r = np.array([1.0 if s.radius is None else s.radius for s in self.strings], dtype=float)
+        self._check_window("string", r, "radius", "m", lambda k: "as given")
+        l0 = self.string_rest_lengths
+        self._check_window("string", l0, "rest length", "m", lambda k: (
+            "as given" if self.strings[k].rest_fraction is None else
+            f"rest_fraction {self.strings[k].rest_fraction:g} of the length "
+            f"{self.string_lengths[k]:.3g} m"))
+        self._check_window("string", self.string_stiffness, "stiffness", "N/m", lambda k: (
+            "as given" if self.strings[k].stiffness is not None else
+            f"E pi r^2 / l0 with youngs_modulus {self.strings[k].youngs_modulus:g}, "
+            f"radius {r[k]:g}, rest length {l0[k]:.3g} m"))
+        limits = self.string_gamma_max
+        k = first_out_of_range(np.where(np.isinf(limits), 1.0, limits))  # inf: no limit given
+        if k is not None:
+            raise self._member_error("string", k, f"gamma_max {limits[k]:g} N/m is out of "
+                                     f"range; it must lie in [{SMALLEST:g}, {LARGEST:g}] N/m")
+        c = self.string_damping
+        k = first_out_of_range(c, 0.0, LARGEST)
+        if k is not None:
+            raise self._member_error("string", k, f"damping {c[k]:g} N s/m is out of range; it "
+                                     f"must lie in [0, {LARGEST:g}] N s/m")
 
     def _check_inertia(self):
-        node_mass = self.node_masses
-        for i in range(self.n_nodes):
-            if node_mass[i] <= 0.0 and not self.fixed[i].all():
-                raise ValueError(
-                    f"node {i} has no mass (no bar touches it and it carries no point mass) but "
-                    "is not fully fixed: add a point mass at it or fix its x, y and z"
-                )
+        for p, pm in enumerate(self.point_masses):
+            if not SMALLEST <= pm.mass <= LARGEST:
+                raise ValueError(f"point mass {p} (node {pm.node}): mass {pm.mass:g} kg is out "
+                                 f"of range; it must lie in [{SMALLEST:g}, {LARGEST:g}] kg")
+        massless = np.flatnonzero((self.node_masses <= 0.0) & ~self.fixed.all(axis=1))
+        if massless.size:
+            raise ValueError(
+                f"node {int(massless[0])} has no mass (no bar touches it and it carries no point "
+                "mass) but is not fully fixed: add a point mass at it or fix its x, y and z"
+            )
 
     # ---- derived quantities ------------------------------------------------------------------
 
@@ -496,17 +331,17 @@ class Structure:
     @cached_property
     def bar_masses(self) -> np.ndarray:
         """(n_bars,) bar masses rho pi r^2 l [kg]."""
-        return _readonly(np.array(
-            [b.density * np.pi * b.radius**2 * l for b, l in zip(self.bars, self.bar_lengths)]
-        ))
+        rho = np.array([b.density for b in self.bars], dtype=float)
+        r = np.array([b.radius for b in self.bars], dtype=float)
+        with np.errstate(over="ignore", under="ignore"):  # out of range: Structure names the bar
+            return _readonly(rho * np.pi * r**2 * self.bar_lengths)
 
     @cached_property
     def bar_rest_lengths(self) -> np.ndarray:
         """(n_bars,) rest lengths l0 [m] of the bars as compressible members."""
-        return _readonly(np.array([
-            b.rest_length if b.rest_length is not None else l
-            for b, l in zip(self.bars, self.bar_lengths)
-        ]))
+        given = np.array([np.nan if b.rest_length is None else b.rest_length for b in self.bars],
+                         dtype=float)
+        return _readonly(np.where(np.isnan(given), self.bar_lengths, given))
 
     def _bar_property(self, name: str, what: str) -> np.ndarray:
         values = []
@@ -526,8 +361,9 @@ class Structure:
         Raises ValueError naming the bar if a bar has no Young's modulus.
         """
         E = self._bar_property("youngs_modulus", "Young's modulus [Pa]")
-        r = np.array([b.radius for b in self.bars])
-        return _readonly(E * np.pi * r**2 / self.bar_rest_lengths)
+        r = np.array([b.radius for b in self.bars], dtype=float)
+        with np.errstate(over="ignore", under="ignore"):  # in range: checked on construction
+            return _readonly(E * np.pi * r**2 / self.bar_rest_lengths)
 
     @cached_property
     def bar_poisson(self) -> np.ndarray:
@@ -540,10 +376,9 @@ class Structure:
 
         Used for validation and reporting only; the dynamics use the consistent mass matrix.
         """
-        m = np.zeros(self.n_nodes)
-        for (i, j), mb in zip(self.bar_nodes, self.bar_masses):
-            m[i] += mb / 2
-            m[j] += mb / 2
+        # bincount adds in input order: i0, j0, i1, j1, ... as a loop over the bars would
+        m = np.bincount(self.bar_nodes.reshape(-1), weights=np.repeat(self.bar_masses / 2, 2),
+                        minlength=self.n_nodes).astype(float)
         for pm in self.point_masses:
             m[pm.node] += pm.mass
         return _readonly(m)
@@ -556,18 +391,23 @@ class Structure:
     @cached_property
     def string_rest_lengths(self) -> np.ndarray:
         """(n_strings,) rest lengths l0 [m]."""
-        return _readonly(np.array([
-            s.rest_length if s.rest_length is not None else s.rest_fraction * l
-            for s, l in zip(self.strings, self.string_lengths)
-        ]))
+        given = np.array([np.nan if s.rest_length is None else s.rest_length
+                          for s in self.strings], dtype=float)
+        fraction = np.array([np.nan if s.rest_fraction is None else s.rest_fraction
+                             for s in self.strings], dtype=float)
+        with np.errstate(over="ignore", under="ignore"):  # out of range: Structure names it
+            return _readonly(np.where(np.isnan(given), fraction * self.string_lengths, given))
 
     @cached_property
     def string_stiffness(self) -> np.ndarray:
         """(n_strings,) axial stiffness k [N/m]: as given, or E pi r^2 / l0."""
-        return _readonly(np.array([
-            s.stiffness if s.stiffness is not None else s.youngs_modulus * np.pi * s.radius**2 / l0
-            for s, l0 in zip(self.strings, self.string_rest_lengths)
-        ]))
+        k = np.array([np.nan if s.stiffness is None else s.stiffness for s in self.strings],
+                     dtype=float)
+        E = np.array([np.nan if s.youngs_modulus is None else s.youngs_modulus
+                      for s in self.strings], dtype=float)
+        r = np.array([np.nan if s.radius is None else s.radius for s in self.strings], dtype=float)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            return _readonly(np.where(np.isnan(k), E * np.pi * r**2 / self.string_rest_lengths, k))
 
     @cached_property
     def string_damping(self) -> np.ndarray:
