@@ -198,7 +198,26 @@ _COMPRESSIBLE_FIELDS = ("constant_mass", "inverse_mass", "gravity", "free", "mas
                         "bars", "members")
 
 
-class RigidKernelModel(structref.StructRefProxy):
+class _TypedProxy(structref.StructRefProxy):
+    """A structref proxy whose numba type is a plain attribute, not the base class's property.
+
+    numba reads ``_numba_type_`` to type the argument on every kernel call. As a property it
+    runs Python code inside numba's typing, which clears any exception raised there: a Ctrl-C
+    that landed in it was lost and the run went on (1 run in 20 in a test that interrupts a
+    long compressible simulation). A plain attribute, set once when the record is boxed, runs
+    no Python code, so the interrupt is raised at the next line of ours.
+    """
+
+    _numba_type_ = None     # shadows the base's property; each instance holds its own type
+
+    @classmethod
+    def _numba_box_(cls, ty, mi):
+        instance = super()._numba_box_(ty, mi)
+        instance.__dict__["_numba_type_"] = ty
+        return instance
+
+
+class RigidKernelModel(_TypedProxy):
     """The rigid-bar model as the kernels of :mod:`~tenscontrol.mechanics.rigid_kernels` take it.
 
     Fields (read inside the kernels; in Python read them from the
@@ -226,7 +245,7 @@ class RigidKernelModel(structref.StructRefProxy):
         return f"RigidKernelModel({', '.join(_RIGID_FIELDS)})"
 
 
-class CompressibleKernelModel(structref.StructRefProxy):
+class CompressibleKernelModel(_TypedProxy):
     """The compressible-bar model as :mod:`~tenscontrol.mechanics.compressible_kernels` take it.
 
     Fields (read inside the kernels; in Python read them from the
