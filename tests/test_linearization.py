@@ -501,25 +501,27 @@ def _with_strings(structure, **fields):
         dataclasses.replace(s, **fields) for s in structure.strings))
 
 
+# Such members are refused when the structure is built (tenscontrol.model, issue 13), naming
+# the member; linearize's own checks (mechanics.checks) guard what is given at call time: the
+# configuration q, the loads (test_overflowing_operating_point_is_never_returned).
 @pytest.mark.parametrize("make, match", [
     (lambda t: _with_strings(t, youngs_modulus=1e308, radius=1.0),     # A had 288 non-finite
-     r"string 0 \(nodes 0->1\): stiffness is inf N/m \(E pi r\^2 / l0 with youngs_modulus"),
+     r"string 0 \(nodes 0->1\): stiffness inf N/m \(E pi r\^2 / l0 with youngs_modulus 1e\+308"),
     (lambda t: _with_strings(t, rest_fraction=1e-320),
-     r"string 0 \(nodes 0->1\): rest length .* \(rest_fraction 1e-320\) is not a usable"),
+     r"string 0 \(nodes 0->1\): rest length 3.54e-320 m \(rest_fraction .* is out of range"),
     (lambda t: dataclasses.replace(t, bars=tuple(dataclasses.replace(b, density=1e308)
                                                  for b in t.bars)),
-     r"bar 0 \(nodes 0->2\): mass inf kg"),
+     r"bar 0 \(nodes 0->2\): mass rho pi r\^2 l inf kg"),
     (lambda t: dataclasses.replace(t, bars=tuple(dataclasses.replace(b, radius=1e-160)
                                                  for b in t.bars)),
-     r"bar 0 \(nodes 0->2\): mass 7.85e-317 kg .* finite inverse"),
+     r"bar 0 \(nodes 0->2\): radius 1e-160 m \(as given\) is out of range"),
     (lambda t: dataclasses.replace(t, nodes=t.nodes * 1e160),
-     r"string 0 \(nodes 0->1\): the length at the configuration \(inf m\) overflows"),
+     r"node 1: coordinates must lie within \+-1e\+30 m"),
 ])
 @pytest.mark.parametrize("bars", ["rigid", "compressible"])
 def test_overflowing_derived_quantities_are_named(make, match, bars):
-    structure = make(catalog.tbar())
-    with pytest.raises(ValueError, match="linearize: " + match):
-        linearize(structure, bars=bars)
+    with pytest.raises(ValueError, match=match):
+        linearize(make(catalog.tbar()), bars=bars)
 
 
 def test_overflowing_operating_point_is_never_returned():
