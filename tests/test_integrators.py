@@ -8,7 +8,7 @@ import pytest
 
 from tenscontrol.integrate import (INTEGRATORS, IntegratorStats, Radau5, StepLimitError,
                                    StepSizeError)
-from tenscontrol.integrate.base import PACE_WINDOW
+from tenscontrol.integrate.base import PACE_WINDOW, SHRINK_WINDOWS
 from tenscontrol.integrate.dopri import A, B4, B5, C, Dopri54, DopriStep
 
 
@@ -262,3 +262,46 @@ def test_the_pace_check_lets_a_long_smooth_run_through():
     solver = make("dopri54", t_final=1000.0, rtol=1e-10, atol=1e-12, max_steps=40_000)
     solver.integrate()  # about 30k steps at a steady pace: under the cap, never projected over
     assert solver.stats.accepted > 2 * PACE_WINDOW
+
+
+def chirp(lam):
+    """y' = cos(exp(lam t)): the frequency grows as exp(lam t), so the steps shrink without end,
+    gradually (by a few tens of percent per window at first, then less) as under a force
+    growing exponentially; the single-window extrapolation passes 1e6 attempts only late."""
+    return lambda t, y: np.array([np.cos(np.exp(lam * t))])
+
+
+def test_steps_shrinking_steadily_stop_the_run_by_the_shrink_test():
+    solver = Dopri54(chirp(20.0), 0.0, np.array([0.0]), 1.0, rtol=1e-8, atol=1e-10)
+    with pytest.raises(StepLimitError, match=r"took ever shorter steps: the time advanced per "
+                       r"2000 attempts shrank in each of the last \d+ windows.* would reach only "
+                       r"about t = .* never t_final") as info:
+        solver.integrate()
+    s = solver.stats
+    assert s.accepted + s.rejected <= (SHRINK_WINDOWS + 1) * PACE_WINDOW
+    assert solver.t < info.value.reach < 1.0  # the time the shrinking steps converge to
+
+
+def test_a_run_that_converges_short_of_t_final_stops_whatever_max_steps():
+    # a collapse that the plain pace extrapolation would let run for 1e8 attempts
+    solver = Dopri54(chirp(20.0), 0.0, np.array([0.0]), 1.0, rtol=1e-8, atol=1e-10,
+                     max_steps=10**8)
+    with pytest.raises(StepLimitError, match="never t_final"):
+        solver.integrate()
+    assert solver.stats.accepted + solver.stats.rejected <= (SHRINK_WINDOWS + 1) * PACE_WINDOW
+
+
+def switched_relaxation(t, y):
+    """y' = -k (y - cos t) with k = 1, and k = 1e4 for 10 <= t < 12 (a load switched on, then
+    off): an explicit method is held to ~2e-4 s steps for 2 s (10k attempts), then recovers."""
+    k = 1e4 if 10.0 <= t < 12.0 else 1.0
+    return -k * (y - np.cos(t))
+
+
+def test_a_transient_step_collapse_that_recovers_gets_through():
+    solver = Dopri54(switched_relaxation, 0.0, np.array([1.0]), 100.0, rtol=1e-10, atol=1e-12)
+    t, y = solver.integrate()
+    s = solver.stats
+    assert s.accepted + s.rejected > 4 * PACE_WINDOW  # the burst spans several windows
+    # long relaxed onto the forced response (cos t + sin t) / 2
+    assert t == 100.0 and y[0] == pytest.approx((np.cos(100.0) + np.sin(100.0)) / 2, abs=1e-8)
