@@ -474,6 +474,9 @@ import time
 
 import numpy as np
 import tenscontrol as tc
+# Python's own Ctrl-C handler, as in a terminal: a test run in the background (CI) starts its
+# children with SIGINT ignored, and Python then installs no handler of its own
+signal.signal(signal.SIGINT, signal.default_int_handler)
 s = tc.catalog.tbar("stedy", damping=1.0, bar_material="hdpe")
 tc.simulate(s, 0.01, bars="compressible")  # kernels loaded before the signal may come
 zeros = np.zeros((s.n_nodes, 3))
