@@ -78,28 +78,26 @@ def _report(c):
     return _shared(c, "report", make)
 
 
-def _simulation_error(c):
+def _stopped_run(c, fault: BaseException, caught: type):
+    """The exception a T-bar run ends with when its loads function raises `fault` at 0.1 s."""
     def load(t, q, qd):
         if t > 0.1:
-            raise RuntimeError("sensor dropout")
+            raise fault
         return np.zeros((4, 3))
     try:
         tc.simulate(_tbar(c), T_FINAL, loads=load)
-    except tc.SimulationError as exc:
+    except caught as exc:
         return exc
-    raise AssertionError("the failing load did not stop the simulation")
+    raise AssertionError(f"a loads function raising {fault!r} did not stop the simulation")
+
+
+def _simulation_error(c):
+    return _stopped_run(c, RuntimeError("sensor dropout"), tc.SimulationError)
 
 
 def _simulation_interrupted(c):
-    def load(t, q, qd):
-        if t > 0.1:
-            raise KeyboardInterrupt  # what Ctrl-C raises inside the user's function
-        return np.zeros((4, 3))
-    try:
-        tc.simulate(_tbar(c), T_FINAL, loads=load)
-    except tc.SimulationInterrupted as exc:
-        return exc
-    raise AssertionError("the interrupting load did not stop the simulation")
+    # KeyboardInterrupt is what Ctrl-C raises inside the user's function
+    return _stopped_run(c, KeyboardInterrupt(), tc.SimulationInterrupted)
 
 
 def _prestress_error(c):
