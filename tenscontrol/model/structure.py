@@ -9,6 +9,7 @@ field at fault and says what to do.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,6 +20,8 @@ import numpy as np
 
 from tenscontrol.model.checks import (LARGEST, SHORTEST_RELATIVE, SMALLEST, first_out_of_range,
                                       paused_gc, real, show)
+from tenscontrol.model import editing
+from tenscontrol.model.editing import KEEP
 from tenscontrol.model.members import (Bar, PointMass, String, fixed_mask, resolve_bars,
                                        resolve_point_masses, resolve_strings)
 
@@ -439,6 +442,87 @@ class Structure:
     def free_coordinates(self) -> np.ndarray:
         """Indices into q = vec(N) of the free coordinates."""
         return _readonly(np.flatnonzero(~self.fixed.reshape(-1)))
+
+    # -- editing: each method returns a new, validated Structure (model/editing.py) --------------
+
+    def with_nodes(self, nodes, *, keep_rest_lengths: bool = True) -> Structure:
+        """The same members with the nodes at new positions.
+
+        Parameters
+        ----------
+        nodes : array_like, shape (n_nodes, 3)
+            The new node positions [m], e.g. a settled configuration ``traj.nodes[-1]`` or
+            ``StaticEquilibrium.q``.
+        keep_rest_lengths : bool
+            True (default): the same physical structure in a new configuration. Every rest
+            length is frozen at its current value (rest fractions become rest lengths, and bars
+            keep their rest length as compressible members), so strings that were at rest
+            length and are now stretched pull. False: members given by a rest fraction, and bars
+            without a rest length, take theirs from the new geometry (a new design).
+        """
+        return editing.with_nodes(self, nodes, keep_rest_lengths)
+
+    def with_gravity(self, gravity) -> Structure:
+        """The same structure under the gravitational acceleration `gravity` (3,) [m/s^2]."""
+        return dataclasses.replace(self, gravity=gravity)
+
+    def with_fixed(self, fixed) -> Structure:
+        """The same structure with the fixed coordinates `fixed` (any form ``Structure`` takes)."""
+        return dataclasses.replace(self, fixed=fixed)
+
+    def with_point_masses(self, point_masses) -> Structure:
+        """The same structure with the point masses `point_masses` in place of the current ones."""
+        return dataclasses.replace(self, point_masses=point_masses)
+
+    def with_bars(self, which=None, *, material=KEEP, radius=KEEP, density=KEEP,
+                  youngs_modulus=KEEP, poisson=KEEP, rest_length=KEEP) -> Structure:
+        """The same structure with fields of some bars replaced.
+
+        Parameters
+        ----------
+        which : int or sequence of int, optional
+            The bars to change; all by default.
+        material, radius, density, youngs_modulus, poisson, rest_length
+            A :class:`Bar` field's new value for every selected bar, or a sequence with one
+            value per selected bar. A new `material` resets the density, Young's modulus and
+            Poisson's ratio to the preset's unless they are given in the same call. Fields not
+            given keep their values.
+
+        Examples
+        --------
+        >>> soft = tbar.with_bars(material="hdpe")              # doctest: +SKIP
+        >>> thick = tbar.with_bars([0], radius=0.02)             # doctest: +SKIP
+        """
+        return editing.with_members(self, "bar", which, dict(
+            material=material, radius=radius, density=density, youngs_modulus=youngs_modulus,
+            poisson=poisson, rest_length=rest_length))
+
+    def with_strings(self, which=None, *, material=KEEP, radius=KEEP, youngs_modulus=KEEP,
+                     stiffness=KEEP, rest_length=KEEP, rest_fraction=KEEP, damping=KEEP,
+                     kind=KEEP, actuated=KEEP, gamma_max=KEEP) -> Structure:
+        """The same structure with fields of some tension members replaced.
+
+        Parameters
+        ----------
+        which : int or sequence of int, optional
+            The strings to change; all by default.
+        material, radius, youngs_modulus, stiffness, rest_length, rest_fraction, damping, kind, \
+actuated, gamma_max
+            A :class:`String` field's new value for every selected string, or a sequence with
+            one value per selected string. The member stays one consistent description: a new
+            `rest_length` replaces a rest fraction and the other way round; a new `stiffness`
+            replaces the Young's modulus and material, and a new `youngs_modulus` or
+            `material` replaces a given stiffness. Fields not given keep their values.
+
+        Examples
+        --------
+        >>> damped = tbar.with_strings(damping=2.0)                           # doctest: +SKIP
+        >>> off = tbar.with_strings(rest_length=tbar.string_rest_lengths * 0.95)  # doctest: +SKIP
+        """
+        return editing.with_members(self, "string", which, dict(
+            material=material, radius=radius, youngs_modulus=youngs_modulus,
+            stiffness=stiffness, rest_length=rest_length, rest_fraction=rest_fraction,
+            damping=damping, kind=kind, actuated=actuated, gamma_max=gamma_max))
 
     def __repr__(self) -> str:
         return (
