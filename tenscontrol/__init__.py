@@ -18,6 +18,7 @@ from tenscontrol.model.io import (load_structure, save_structure, structure_from
                                   structure_to_dict)
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.materials import MATERIALS, Material
+from tenscontrol.model.mjcf import to_mjcf
 from tenscontrol.model.selection import Selection
 from tenscontrol.model.structure import Bar, PointMass, String, Structure
 # mechanics: what it does physically
@@ -33,6 +34,7 @@ from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
+from tenscontrol.simulation.trajectory_io import load_trajectory
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.studies.verification import ClosedLoopReport, verify
@@ -41,7 +43,7 @@ __all__ = [
     # model
     "Bar", "MATERIALS", "Material", "PointMass", "Selection", "String", "Structure", "catalog",
     "doublet", "load_structure", "materials", "save_structure", "structure_from_dict",
-    "structure_to_dict",
+    "structure_to_dict", "to_mjcf",
     # mechanics
     "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
     "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
@@ -49,7 +51,7 @@ __all__ = [
     # feedback and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
-    "simulate", "to_iosystem",
+    "simulate", "to_iosystem", "load_trajectory",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
