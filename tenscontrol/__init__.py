@@ -30,6 +30,7 @@ from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stif
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
+from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
@@ -51,11 +52,11 @@ __all__ = [
     # feedback and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
-    "simulate", "to_iosystem", "load_trajectory",
+    "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
-    "minimal_realization",
+    "minimal_realization", "save_mat",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -73,6 +74,7 @@ _LAZY = {
     "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
     "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
     "to_iosystem": "simulation.iosystem",
+    "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",
 }
