@@ -155,6 +155,11 @@ def test_demo_writes_plots_and_prints_the_figures(tmp_path, capsys):
     error = float(re.search(r"linear prediction error \(vs nonlinear\)\s+(\S+) %", text)[1])
     assert reduction >= 50.0 and error < 5.0
     assert re.search(r"slack strings \[s\]\s+none", text)
+    # issue 14: the compressible kernels are warmed before the timed runs, and the Hankel plot
+    # shows the model whose values are listed
+    assert "the wall times below are the runs alone" in text
+    assert "Hankel singular values (rigid bars, plotted)" in text
+    assert (out_dir / "tbar-hankel-singular-values-rigid.png").exists()
 
 
 def test_python_m_tenscontrol_bad_file_exits_2_without_traceback(tmp_path):
