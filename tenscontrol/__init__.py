@@ -18,6 +18,7 @@ from tenscontrol.model.io import (load_structure, save_structure, structure_from
                                   structure_to_dict)
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.materials import MATERIALS, Material
+from tenscontrol.model.mjcf import to_mjcf
 from tenscontrol.model.selection import Selection
 from tenscontrol.model.structure import Bar, PointMass, String, Structure
 # mechanics: what it does physically
@@ -29,10 +30,12 @@ from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stif
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
+from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
+from tenscontrol.simulation.trajectory_io import load_trajectory
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.studies.verification import ClosedLoopReport, verify
@@ -41,7 +44,7 @@ __all__ = [
     # model
     "Bar", "MATERIALS", "Material", "PointMass", "Selection", "String", "Structure", "catalog",
     "doublet", "load_structure", "materials", "save_structure", "structure_from_dict",
-    "structure_to_dict",
+    "structure_to_dict", "to_mjcf",
     # mechanics
     "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
     "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
@@ -49,11 +52,11 @@ __all__ = [
     # feedback and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
-    "simulate", "to_iosystem",
+    "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
-    "minimal_realization",
+    "minimal_realization", "save_mat",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -71,6 +74,7 @@ _LAZY = {
     "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
     "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
     "to_iosystem": "simulation.iosystem",
+    "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",
 }

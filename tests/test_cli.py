@@ -13,6 +13,8 @@ from tenscontrol import save_structure
 from tenscontrol.model import catalog
 from tenscontrol.cli import NPZ_KEYS, main, output_times
 
+# a trajectory file: the arrays, then the structure and the settings (Trajectory.save)
+FILE_KEYS = NPZ_KEYS + ("structure", "settings")
 
 
 def tbar():
@@ -41,7 +43,7 @@ def test_simulate_writes_exactly_the_trajectory_arrays(tbar_file, tmp_path, caps
     out = tmp_path / "traj.npz"
     assert main(["simulate", str(tbar_file), "--t-final", "1", "--out", str(out)]) == 0
     with np.load(out) as data:
-        assert sorted(data.files) == sorted(NPZ_KEYS)
+        assert sorted(data.files) == sorted(FILE_KEYS)
         nt = len(data["t"])
         assert nt > 2 and data["t"][0] == 0.0 and data["t"][-1] == pytest.approx(1.0)
         assert np.all(np.diff(data["t"]) > 0)
@@ -153,6 +155,11 @@ def test_demo_writes_plots_and_prints_the_figures(tmp_path, capsys):
     error = float(re.search(r"linear prediction error \(vs nonlinear\)\s+(\S+) %", text)[1])
     assert reduction >= 50.0 and error < 5.0
     assert re.search(r"slack strings \[s\]\s+none", text)
+    # issue 14: the compressible kernels are warmed before the timed runs, and the Hankel plot
+    # shows the model whose values are listed
+    assert "the wall times below are the runs alone" in text
+    assert "Hankel singular values (rigid bars, plotted)" in text
+    assert (out_dir / "tbar-hankel-singular-values-rigid.png").exists()
 
 
 def test_python_m_tenscontrol_bad_file_exits_2_without_traceback(tmp_path):
@@ -215,7 +222,7 @@ def test_interrupt_exits_130_and_saves_the_partial_trajectory(tbar_file, tmp_pat
     assert match and match[3] == str(partial), err
     assert sorted(tmp_path.iterdir()) == sorted([tbar_file, partial])  # no traj.npz, no .part
     with np.load(partial) as data:
-        assert sorted(data.files) == sorted(NPZ_KEYS)
+        assert sorted(data.files) == sorted(FILE_KEYS)
         assert len(data["t"]) == int(match[2]) == len(data["nodes"]) == len(data["energy"])
         assert data["t"][-1] == pytest.approx(float(match[1]), rel=1e-5)
         assert np.all(np.diff(data["t"]) > 0)
@@ -423,7 +430,7 @@ def test_failed_simulation_saves_the_partial_trajectory_and_exits_1(tbar_file, t
     assert ".trajectory" not in line
     assert sorted(tmp_path.iterdir()) == sorted([tbar_file, partial])
     with np.load(partial) as data:
-        assert sorted(data.files) == sorted(NPZ_KEYS)
+        assert sorted(data.files) == sorted(FILE_KEYS)
         assert data["t"][-1] == pytest.approx(0.2)
 
 

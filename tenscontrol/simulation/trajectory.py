@@ -174,6 +174,50 @@ class Trajectory:
             lines.append(f"  saturated strings       {', '.join(sat) or 'none'}")
         return "\n".join(lines)
 
+    def save(self, path):
+        """Write the trajectory to the .npz file `path`, structure and settings included.
+
+        The file (format ``tenscontrol.trajectory/1``, the one ``tenscontrol simulate``
+        writes) holds the arrays under their attribute names, the structure as its
+        ``tenscontrol.structure/1`` JSON, the bar model, correction, kinetic form, E0, the
+        stats and, for a closed-loop run, the control record. It is written as
+        ``<path>.part`` and renamed when complete. :func:`tenscontrol.load_trajectory`
+        reads it back exactly.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write (replaced if it exists).
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+        """
+        from tenscontrol.simulation.trajectory_io import save_trajectory
+
+        return save_trajectory(self, path)
+
+    def to_dataframe(self):
+        """The trajectory as a pandas DataFrame, one row per output time (needs pandas).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index ``t`` [s]; columns ``x0, y0, z0, x1, ...`` (node positions [m]),
+            ``vx0, ...`` (velocities [m/s]), ``energy``, ``work``, ``energy_violation`` [J],
+            ``bar_violation0, ...`` [m] (rigid bars) and, in closed loop, ``u<k>`` and
+            ``applied<k>`` [N/m] for each commanded string k.
+
+        Raises
+        ------
+        ImportError
+            If pandas is not installed (``pip install pandas``).
+        """
+        from tenscontrol.simulation.trajectory_io import trajectory_dataframe
+
+        return trajectory_dataframe(self)
+
     def __repr__(self) -> str:
         if not len(self.t):
             return f"Trajectory(bars={self.bars!r}, samples=0)"

@@ -1,10 +1,23 @@
-"""The ``tenscontrol`` command: simulate a structure file, or run the demo.
+"""The ``tenscontrol`` command: structure files in, trajectories, models and plots out.
 
 ::
 
-    tenscontrol simulate FILE.json --t-final T [--rtol R] [--atol A] [--bars rigid|compressible]
+    tenscontrol info FILE.json
+    tenscontrol catalog NAME --out FILE.json        tenscontrol catalog --list
+    tenscontrol equilibrium FILE.json --gamma-min G [--bars B] --out prestressed.json
+    tenscontrol linearize FILE.json [--kind passive|control] [--bars B] --out model.npz|model.mat
+    tenscontrol simulate FILE.json --t-final T [--loads F] [--qd F] [--controller K.npz]
+                         [--rtol R] [--atol A] [--bars rigid|compressible]
                          [--correction energy|geometric|none] [--dt-out DT] --out traj.npz
+    tenscontrol verify FILE.json --controller K.npz (--doublet NODE AXIS | --loads F)
+                       [--t-final T] [--plot report.png]
+    tenscontrol plot traj.npz --out paths.png
+    tenscontrol animate traj.npz --out ball.gif [--fps F] [--speed S] [--max-frames N]
     tenscontrol demo [--out-dir DIR]
+
+One module per group of subcommands: this one (the parser, the errors, ``simulate`` and
+``demo``), :mod:`tenscontrol.cli.model_commands` (info, catalog, equilibrium, linearize,
+verify), :mod:`tenscontrol.cli.view_commands` (plot, animate), :mod:`tenscontrol.cli.common`.
 
 Every error is one line on stderr and an exit status; ``--help`` and ``--version`` exit 0:
 
@@ -33,16 +46,21 @@ from pathlib import Path
 import numpy as np
 
 from tenscontrol import __version__
-from tenscontrol.demo import run_demo
+from tenscontrol.cli import model_commands, view_commands
+from tenscontrol.cli.common import (Failed, Parser, one_line, os_error, positive_float,
+                                    read_controller, read_loads, read_velocities)
+from tenscontrol.demo import DEMO_DESCRIPTION, run_demo
 from tenscontrol.model.io import load_structure
 from tenscontrol.simulation.simulator import (SimulationError, Trajectory, default_tolerances,
                                               simulate)
 from tenscontrol.simulation.trajectory import SimulationInterrupted
+from tenscontrol.simulation.trajectory_io import ARRAY_KEYS, part_path
 
 __all__ = ["NPZ_KEYS", "OUTPUT_LIMIT", "main", "output_samples", "output_times",
            "save_trajectory"]
 
-NPZ_KEYS = ("t", "nodes", "velocities", "energy", "work", "bar_violation", "energy_violation")
+#: The arrays of a trajectory file (beside them: the structure, the settings, the stats).
+NPZ_KEYS = ARRAY_KEYS
 #: Largest output of ``simulate --dt-out`` [bytes], checked before simulating. While it runs,
 #: the simulator holds about three times the output in memory (the recorded states, then the
 #: arrays), so 500 MB of output stays within the memory of a laptop or a CI runner; it is still
@@ -53,65 +71,40 @@ _CORRECTIONS = ("energy", "geometric", "none")
 _SNAP = 1e-6
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line, like every other error."""
-
-    def error(self, message: str):
-        self.exit(2, f"tenscontrol: error: {_one_line(message)} (see '{self.prog} --help')\n")
-
-
-class _Failed(Exception):
-    """A failure already put in words: the line to print after ``tenscontrol: `` and the exit
-    status."""
-
-    def __init__(self, status: int, line: str):
-        super().__init__(line)
-        self.status = status
-        self.line = line
-
-
-def _positive_float(text: str) -> float:
-    """argparse type: a finite number > 0 (argparse prefixes the option's name)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if math.isnan(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    if math.isinf(value):
-        why = "" if "inf" in text.lower() else " (beyond the float range, about 1.8e308)"
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}{why}")
-    if value <= 0:
-        why = " (below the float range, it rounds to 0)" if _nonzero(text) else ""
-        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}{why}")
-    return value
-
-
-def _nonzero(text: str) -> bool:
-    """Whether a number written as `text` has a non-zero digit before its exponent."""
-    mantissa = text.lower().split("e")[0]
-    return any(c in "123456789" for c in mantissa) and not mantissa.strip().startswith("-")
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="tenscontrol",
         description="Simulation and control of tensegrity structures.")
     parser.add_argument("--version", action="version", version=f"tenscontrol {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parser.commands = commands.choices  # the subcommands' parsers, by name
+    model_commands.add_structure_commands(commands)
+    _add_simulate(commands)
+    model_commands.add_verify(commands)
+    view_commands.add_parsers(commands)
+    demo = commands.add_parser(
+        "demo", help="run the whole pipeline on the T-bar and write plots",
+        description=DEMO_DESCRIPTION)
+    demo.add_argument("--out-dir", default="tenscontrol-demo", metavar="DIR",
+                      help="directory for the plots (default: ./%(default)s)")
+    demo.set_defaults(run=_cmd_demo)
+    return parser
 
+
+def _add_simulate(commands) -> None:
     sim = commands.add_parser(
         "simulate", help="simulate a structure file and save the trajectory (.npz)",
-        description="Simulate a structure given as a tenscontrol.structure/1 JSON file, "
-                    "starting at rest from its node positions, and save the trajectory.")
+        description="Simulate a structure given as a tenscontrol.structure/1 JSON file from "
+                    "its node positions (at rest, or with --qd), under constant --loads and "
+                    "an optional --controller, and save the trajectory with the structure "
+                    "and the settings (read it with tenscontrol.load_trajectory).")
     sim.add_argument("file", metavar="FILE.json", help="the structure file")
-    sim.add_argument("--t-final", type=_positive_float, required=True, metavar="T",
+    sim.add_argument("--t-final", type=positive_float, required=True, metavar="T",
                      help="end time [s]")
-    sim.add_argument("--rtol", type=_positive_float, default=None,
+    sim.add_argument("--rtol", type=positive_float, default=None,
                      help="relative tolerance (default: the bar model's, 1e-10 rigid, "
                           "1e-8 compressible)")
-    sim.add_argument("--atol", type=_positive_float, default=None,
+    sim.add_argument("--atol", type=positive_float, default=None,
                      help="absolute tolerance (default: the bar model's, 1e-10 rigid, "
                           "1e-8 compressible)")
     sim.add_argument("--bars", choices=("rigid", "compressible"), default="rigid",
@@ -121,23 +114,24 @@ def _parser() -> argparse.ArgumentParser:
                      help="kinetic energy of compressible bars (default: %(default)s)")
     sim.add_argument("--correction", choices=_CORRECTIONS, default=None,
                      help="correction after each step, rigid bars (default: energy)")
-    sim.add_argument("--dt-out", type=_positive_float, metavar="DT",
+    sim.add_argument("--dt-out", type=positive_float, metavar="DT",
                      help="output interval [s] (default: every accepted step); the output "
                           "always ends at T")
+    sim.add_argument("--loads", metavar="LOADS.npy|json",
+                     help="constant external nodal forces [N]: an (n_nodes, 3) array in a "
+                          ".npy file or a JSON list of [fx, fy, fz] rows (default: none)")
+    sim.add_argument("--qd", metavar="VELOCITIES.npy|json",
+                     help="initial node velocities [m/s], an (n_nodes, 3) array as for "
+                          "--loads (default: at rest)")
+    sim.add_argument("--controller", metavar="K.npz",
+                     help="close the loop with a controller file written by "
+                          "tenscontrol.save_controller (a StateFeedback or OutputFeedback)")
     sim.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     sim.add_argument("--out", required=True, metavar="TRAJ.npz",
-                     help=f"output file; arrays {', '.join(NPZ_KEYS)}. A failed or "
-                          "interrupted run saves what it computed as TRAJ.partial.npz")
+                     help=f"output file: the arrays {', '.join(NPZ_KEYS)}, the structure and "
+                          "the settings. A failed or interrupted run saves what it computed "
+                          "as TRAJ.partial.npz")
     sim.set_defaults(run=_cmd_simulate)
-
-    demo = commands.add_parser(
-        "demo", help="run the T-bar demo and write plots",
-        description="Simulate the catalog T-bar with and without the energy correction, print "
-                    "the constraint and energy figures and write PNG plots.")
-    demo.add_argument("--out-dir", default="tenscontrol-demo", metavar="DIR",
-                      help="directory for the plots (default: ./%(default)s)")
-    demo.set_defaults(run=_cmd_demo)
-    return parser
 
 
 def _parse(argv) -> argparse.Namespace:
@@ -191,29 +185,12 @@ def output_times(t_final: float, dt_out: float) -> np.ndarray:
 
 
 def save_trajectory(traj: Trajectory, path) -> None:
-    """Write the arrays of `traj` (keys :data:`NPZ_KEYS`) to the .npz file `path` exactly.
+    """Write `traj` to the .npz file `path`: :meth:`Trajectory.save`, the one format.
 
     The file is written beside `path` as ``<name>.part`` and renamed when complete, so an
     interrupt or a full disk never leaves a truncated `path`.
     """
-    path = Path(path)
-    part = _part_path(path)
-    try:
-        with open(part, "wb") as f:
-            np.savez(f, **{key: getattr(traj, key) for key in NPZ_KEYS})
-        os.replace(part, path)
-    except BaseException as exc:
-        try:
-            part.unlink(missing_ok=True)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):  # name the file asked for, not the temporary one
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
-
-
-def _part_path(path: Path) -> Path:
-    return path.with_name(path.name + ".part")
+    traj.save(path)
 
 
 def _partial_path(out: Path) -> Path:
@@ -245,7 +222,7 @@ def _check_out(out: Path, source: Path) -> None:
                          f"another --out")
     _check_writable(out, folder)
     partial = _partial_path(out)
-    for target in (out, _part_path(out), partial, _part_path(partial)):
+    for target in (out, part_path(out), partial, part_path(partial)):
         if _same_file(target, source):
             instead = source.with_name(source.stem + "-trajectory.npz")
             raise ValueError(f"--out {out}: writing {target.name} would replace the structure "
@@ -263,7 +240,7 @@ def _check_writable(out: Path, folder: Path) -> None:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        why = exc.strerror or _one_line(exc)
+        why = exc.strerror or one_line(exc)
         raise ValueError(f"--out {out}: the folder {folder} is not writable ({why}); choose "
                          f"another --out") from None
 
@@ -315,7 +292,7 @@ def _save_partial(traj, path: Path) -> str:
     except KeyboardInterrupt:
         return f"interrupted while writing {path}, nothing saved"
     except Exception as exc:  # the run's own failure is the news: report this one beside it
-        return f"the partial trajectory could not be saved to {path} ({_one_line(exc)})"
+        return f"the partial trajectory could not be saved to {path} ({one_line(exc)})"
     n = len(traj.t)
     samples = "the 1 sample up to there is" if n == 1 else f"the {n} samples up to there are"
     return f"{samples} in {path}"
@@ -328,13 +305,25 @@ def _simulate(structure, args, partial: Path, **options) -> Trajectory:
         return simulate(structure, args.t_final, bars=args.bars, kinetic=args.kinetic,
                         correction=args.correction, progress=args.progress, **options)
     except SimulationError as exc:
-        cause = _one_line(getattr(exc, "cause", exc))
+        cause = one_line(getattr(exc, "cause", exc))
         saved = _save_partial(getattr(exc, "trajectory", None), partial)
-        raise _Failed(1, f"error: simulation failed at t = {exc.time:.6g} s: {cause}; "
+        raise Failed(1, f"error: simulation failed at t = {exc.time:.6g} s: {cause}; "
                          f"{saved}") from None
     except SimulationInterrupted as exc:
         saved = _save_partial(exc.trajectory, partial)
-        raise _Failed(130, f"interrupted at t = {exc.time:.6g} s; {saved}") from None
+        raise Failed(130, f"interrupted at t = {exc.time:.6g} s; {saved}") from None
+
+
+def _run_inputs(structure, args) -> dict:
+    """The loads, initial velocities and controller given by files (only those given)."""
+    inputs = {}
+    if args.loads is not None:
+        inputs["loads"] = read_loads(args.loads, structure)
+    if args.qd is not None:
+        inputs["qd"] = read_velocities(args.qd, structure)
+    if args.controller is not None:
+        inputs["controller"] = read_controller(args.controller, structure)
+    return inputs
 
 
 def _cmd_simulate(args) -> int:
@@ -344,11 +333,12 @@ def _cmd_simulate(args) -> int:
     _check_output_size(structure, args.t_final, args.dt_out, args.bars)
     t_eval = None if args.dt_out is None else output_times(args.t_final, args.dt_out)
     rtol, atol = default_tolerances(args.bars, args.rtol, args.atol)
-    traj = _simulate(structure, args, _partial_path(out), t_eval=t_eval, rtol=rtol, atol=atol)
+    traj = _simulate(structure, args, _partial_path(out), t_eval=t_eval, rtol=rtol, atol=atol,
+                     **_run_inputs(structure, args))
     try:
         save_trajectory(traj, out)
     except OSError as exc:
-        raise _Failed(1, f"error: {_os_error(exc)}; the simulation ran but nothing was "
+        raise Failed(1, f"error: {os_error(exc)}; the simulation ran but nothing was "
                          f"saved") from None
     print(f"{structure.name}: simulated {args.t_final:g} s, {traj.bars} bars, "
           f"correction = {traj.correction}, rtol = {rtol:g}, atol = {atol:g}")
@@ -370,37 +360,27 @@ def _cmd_demo(args) -> int:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Print a warning as one line, without the source location."""
-    print(f"tenscontrol: warning: {_one_line(message)}", file=sys.stderr)
-
-
-def _one_line(exc) -> str:
-    text = " ".join(str(exc).split())
-    return text or type(exc).__name__
-
-
-def _os_error(exc: OSError) -> str:
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{exc.strerror or _one_line(exc)}"
+    print(f"tenscontrol: warning: {one_line(message)}", file=sys.stderr)
 
 
 def _failure(exc: BaseException) -> tuple[int, str]:
     """The exit status and the line after ``tenscontrol: `` for an exception of a command."""
-    if isinstance(exc, _Failed):
+    if isinstance(exc, Failed):
         return exc.status, exc.line
     if isinstance(exc, SimulationInterrupted):
         return 130, f"interrupted at t = {exc.time:.6g} s"
     if isinstance(exc, KeyboardInterrupt):
         return 130, "interrupted"
     if isinstance(exc, SimulationError):  # e.g. in the demo, which has no partial file
-        return 1, f"error: {_one_line(exc)}"
+        return 1, f"error: {one_line(exc)}"
     if isinstance(exc, (ValueError, TypeError)):
-        return 2, f"error: {_one_line(exc)}"
+        return 2, f"error: {one_line(exc)}"
     if isinstance(exc, OSError):
-        return 2, f"error: {_os_error(exc)}"
+        return 2, f"error: {os_error(exc)}"
     if isinstance(exc, MemoryError):
         return 1, "error: out of memory (try a smaller structure, --t-final or a larger --dt-out)"
     # anything else is a bug of ours, but a shell user still gets one line, naming the type
-    return 1, f"error: unexpected {type(exc).__name__}: {_one_line(exc)} (please report it)"
+    return 1, f"error: unexpected {type(exc).__name__}: {one_line(exc)} (please report it)"
 
 
 def _silence_stdout() -> None:

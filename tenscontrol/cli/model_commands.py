@@ -1,0 +1,256 @@
+"""The subcommands on structures and models: info, catalog, equilibrium, linearize, verify."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import numpy as np
+
+from tenscontrol.cli.common import (check_target, positive_float, read_controller, read_loads)
+from tenscontrol.model import catalog
+from tenscontrol.model.io import load_structure, save_structure
+from tenscontrol.model.selection import Selection
+
+__all__ = ["CATALOG", "add_structure_commands", "add_verify"]
+
+#: The catalog structures ``tenscontrol catalog NAME`` writes, with their default arguments.
+CATALOG = {
+    "tbar": (catalog.tbar, "the T-bar: 2 bars, 4 strings, node 0 fixed (the paper's example)"),
+    "dbar": (catalog.dbar, "the D-bar: a planar 2-bar structure"),
+    "arm": (catalog.arm, "the planar robotic arm of the paper"),
+    "ball": (catalog.ball, "the six-bar ball with a 1 kg payload at its centre, 32 strings"),
+    "prism": (catalog.prism, "a Snelson 3-prism, base fixed"),
+    "prism_tower": (lambda: catalog.prism_tower(2), "a two-stage tower of Snelson 3-prisms"),
+}
+_BARS = ("rigid", "compressible")
+
+
+def _non_negative(text: str) -> float:
+    """argparse type: a finite number >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
+
+
+def add_structure_commands(commands) -> None:
+    """Register info, catalog, equilibrium and linearize."""
+    info = commands.add_parser(
+        "info", help="describe a structure file",
+        description="Print a structure's counts, masses, member lengths, fixed coordinates, "
+                    "materials and prestress figures.")
+    info.add_argument("file", metavar="FILE.json", help="the structure file")
+    info.set_defaults(run=_cmd_info)
+
+    cat = commands.add_parser(
+        "catalog", help="write a catalog structure to a JSON file",
+        description="Write one of tenscontrol's ready-made structures as a "
+                    "tenscontrol.structure/1 JSON file (--list names them).")
+    cat.add_argument("name", nargs="?", choices=sorted(CATALOG), metavar="NAME",
+                     help=f"one of {', '.join(sorted(CATALOG))}")
+    cat.add_argument("--list", action="store_true", help="list the names and exit")
+    cat.add_argument("--out", metavar="FILE.json", help="the structure file to write")
+    cat.set_defaults(run=_cmd_catalog)
+
+    eq = commands.add_parser(
+        "equilibrium", help="design a prestress and write the prestressed structure",
+        description="Design the prestress of least total force density with every string at "
+                    "least --gamma-min, in equilibrium under gravity at the structure's node "
+                    "positions, and write the structure with those rest lengths.")
+    eq.add_argument("file", metavar="FILE.json", help="the structure file")
+    eq.add_argument("--gamma-min", type=_non_negative, required=True, metavar="G",
+                    help="smallest string force density [N/m]")
+    eq.add_argument("--bars", choices=_BARS, default="rigid",
+                    help="bar model (default: %(default)s)")
+    eq.add_argument("--out", required=True, metavar="PRESTRESSED.json",
+                    help="the prestressed structure file to write")
+    eq.set_defaults(run=_cmd_equilibrium)
+
+    lin = commands.add_parser(
+        "linearize", help="linearize about the structure's node positions and save the model",
+        description="Linearize the structure about its node positions at rest and save A, B, "
+                    "E, C, D, the signal names and units and the operating point: .mat for "
+                    "MATLAB (ss(S.A, S.B, S.C, S.D, 'InputName', S.InputName, ...)), .npz for "
+                    "numpy (the same variables).")
+    lin.add_argument("file", metavar="FILE.json", help="the structure file")
+    lin.add_argument("--kind", choices=("passive", "control"), default="passive",
+                     help="passive: strings follow their elastic law and the inputs add to it; "
+                          "control: the inputs are the force densities (default: %(default)s)")
+    lin.add_argument("--bars", choices=_BARS, default="rigid",
+                     help="bar model (default: %(default)s)")
+    lin.add_argument("--out", required=True, metavar="MODEL.npz|MODEL.mat",
+                     help="the model file to write")
+    lin.set_defaults(run=_cmd_linearize)
+
+
+def add_verify(commands) -> None:
+    """Register verify."""
+    ver = commands.add_parser(
+        "verify", help="check a controller in closed loop on the nonlinear model",
+        description="Simulate the structure open loop and closed loop with the controller "
+                    "file under a doublet or constant loads, and compare with the linear "
+                    "prediction (tenscontrol.verify).")
+    ver.add_argument("file", metavar="FILE.json",
+                     help="the structure file, at the controller's operating point")
+    ver.add_argument("--controller", required=True, metavar="K.npz",
+                     help="a controller file written by tenscontrol.save_controller")
+    load = ver.add_mutually_exclusive_group(required=True)
+    load.add_argument("--doublet", nargs=2, metavar=("NODE", "AXIS"),
+                      help="a doublet force on one node along x, y or z")
+    load.add_argument("--loads", metavar="LOADS.npy|json",
+                      help="constant nodal forces [N], an (n_nodes, 3) array")
+    ver.add_argument("--amplitude", type=positive_float, default=10.0, metavar="N",
+                     help="doublet amplitude [N] (default: %(default)s)")
+    ver.add_argument("--half-period", type=positive_float, default=1.0, metavar="S",
+                     help="doublet half period [s] (default: %(default)s)")
+    ver.add_argument("--t-final", type=positive_float, default=10.0, metavar="T",
+                     help="simulated time [s] (default: %(default)s)")
+    ver.add_argument("--bars", choices=_BARS, default="rigid",
+                     help="bar model (default: %(default)s)")
+    ver.add_argument("--plot", metavar="REPORT.png", help="also write the report's plot")
+    ver.set_defaults(run=_cmd_verify)
+
+
+def _range(values, unit: str, digits: int = 4) -> str:
+    if not np.size(values):
+        return "none"
+    lo, hi = float(np.min(values)), float(np.max(values))
+    return (f"{lo:.{digits}g} {unit}" if lo == hi else f"{lo:.{digits}g} .. {hi:.{digits}g} {unit}")
+
+
+def _materials(members, what: str) -> str:
+    """Members grouped by their material (or 'given' properties), with counts."""
+    groups: dict[str, int] = {}
+    for m in members:
+        if m.material is not None:
+            key = m.material
+        elif what == "bar":
+            key = f"density {m.density:g} kg/m^3, E {m.youngs_modulus:g} Pa"
+        elif m.youngs_modulus is not None:
+            key = f"E {m.youngs_modulus:g} Pa"
+        else:
+            key = "stiffness given"
+        groups[key] = groups.get(key, 0) + 1
+    return "; ".join(f"{key} ({n})" for key, n in groups.items()) or "none"
+
+
+def structure_info(s) -> str:
+    """The lines ``tenscontrol info`` prints."""
+    springs = int(s.string_is_spring.sum())
+    fixed = [f"{i} {''.join(a for a, f in zip('xyz', row) if f)}"
+             for i, row in enumerate(s.fixed) if row.any()]
+    point = sum(pm.mass for pm in s.point_masses)
+    rows = [
+        (s.name, f"{s.n_nodes} nodes, {s.n_bars} bars, {s.n_strings} strings "
+                 f"({s.n_strings - springs} one-sided, {springs} springs), "
+                 f"{len(s.point_masses)} point masses"),
+        ("mass", f"{s.total_mass:.6g} kg (bars {float(s.bar_masses.sum()):.6g} kg, "
+                 f"point masses {point:.6g} kg)"),
+        ("bar lengths", _range(s.bar_lengths, "m")),
+        ("string lengths", _range(s.string_lengths, "m")),
+        ("rest lengths", _range(s.string_rest_lengths, "m")),
+        ("stiffness", _range(s.string_stiffness, "N/m")),
+        ("damping", _range(s.string_damping, "N s/m")),
+        ("actuated", f"{s.actuated_strings.size} of {s.n_strings} strings"),
+        ("fixed", f"{', '.join(fixed)} ({s.fixed_coordinates.size} coordinates)"
+                  if fixed else "nothing (free-floating)"),
+        ("gravity", f"({', '.join(f'{g:g}' for g in s.gravity)}) m/s^2"),
+        ("bar materials", _materials(s.bars, "bar")),
+        ("string materials", _materials(s.strings, "string")),
+    ]
+    return "\n".join(f"{label:<17} {text}" for label, text in rows)
+
+
+def _cmd_info(args) -> int:
+    print(structure_info(load_structure(args.file)))
+    return 0
+
+
+def _cmd_catalog(args) -> int:
+    if args.list:
+        for name in sorted(CATALOG):
+            print(f"{name:<12} {CATALOG[name][1]}")
+        return 0
+    if args.name is None or args.out is None:
+        raise ValueError("catalog: give a NAME and --out FILE.json, or --list")
+    out = Path(args.out)
+    check_target(out, "--out", suffixes=(".json",))
+    structure = CATALOG[args.name][0]()
+    save_structure(structure, out)
+    print(f"{structure.name}: {structure.n_nodes} nodes, {structure.n_bars} bars, "
+          f"{structure.n_strings} strings")
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_equilibrium(args) -> int:
+    from tenscontrol.mechanics.statics import equilibrium
+
+    source, out = Path(args.file), Path(args.out)
+    check_target(out, "--out", source, suffixes=(".json",))
+    structure = load_structure(source)
+    eq = equilibrium(structure, gamma_min=args.gamma_min, bars=args.bars)
+    save_structure(eq.structure, out)
+    print(eq.summary())
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_linearize(args) -> int:
+    from tenscontrol.linear.linearization import linearize
+    from tenscontrol.linear.matlab import mat_arrays, save_mat
+
+    source, out = Path(args.file), Path(args.out)
+    check_target(out, "--out", source, suffixes=(".npz", ".mat"))
+    model = linearize(load_structure(source), kind=args.kind, bars=args.bars)
+    if out.suffix.lower() == ".mat":
+        save_mat(model, out)
+    else:
+        arrays = {key: np.array(value, dtype=str) if isinstance(value, (list, str)) else value
+                  for key, value in mat_arrays(model).items()}
+        with open(out, "wb") as f:
+            np.savez(f, **arrays)
+    print(model)
+    print(f"wrote {out}")
+    return 0
+
+
+def _verify_loads(args, structure):
+    from tenscontrol.model.loads import doublet
+
+    if args.loads is not None:
+        return read_loads(args.loads, structure)
+    node, axis = args.doublet
+    try:
+        node = int(node)
+    except ValueError:
+        raise ValueError(f"--doublet {node} {axis}: NODE must be a node index, got "
+                         f"{node!r}") from None
+    if axis not in ("x", "y", "z"):
+        raise ValueError(f"--doublet {node} {axis}: AXIS must be x, y or z")
+    if not 0 <= node < structure.n_nodes:
+        raise ValueError(f"--doublet {node} {axis}: node {node} does not exist; the structure "
+                         f"has nodes 0 to {structure.n_nodes - 1}")
+    return doublet(structure, Selection(node, axis), args.amplitude, args.half_period)
+
+
+def _cmd_verify(args) -> int:
+    from tenscontrol.studies.verification import verify
+
+    source = Path(args.file)
+    if args.plot is not None:
+        check_target(Path(args.plot), "--plot", source, suffixes=(".png", ".pdf", ".svg"))
+    structure = load_structure(source)
+    controller = read_controller(args.controller, structure)
+    report = verify(structure, controller, _verify_loads(args, structure), args.t_final,
+                    bars=args.bars)
+    print(report)
+    if args.plot is not None:
+        report.plot().savefig(args.plot, dpi=120)
+        print(f"wrote {args.plot}")
+    return 0

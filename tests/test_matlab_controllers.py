@@ -1,0 +1,97 @@
+"""save_mat (MATLAB .mat via scipy.io) and save_controller / load_controller round trips."""
+
+import numpy as np
+import pytest
+import scipy.io
+
+import tenscontrol as tc
+from tenscontrol.model import catalog
+
+
+@pytest.fixture(scope="module")
+def prestressed():
+    return tc.equilibrium(catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
+
+
+@pytest.fixture(scope="module")
+def model(prestressed):
+    return tc.linearize(prestressed, kind="passive")
+
+
+@pytest.fixture(scope="module")
+def state_feedback(model):
+    return tc.lqr(model, effort=1e-2).controller
+
+
+@pytest.fixture(scope="module")
+def output_feedback(prestressed):
+    rng = np.random.default_rng(1)
+    m = tc.measurement(prestressed, tc.Selection(nodes=[2], axes="xz", strings=[1]))
+    nk, ny, nu = 3, m.n_signals, 2
+    return tc.OutputFeedback(rng.normal(size=(nk, nk)), rng.normal(size=(nk, ny)),
+                             rng.normal(size=(nu, nk)), rng.normal(size=(nu, ny)), m,
+                             strings=[0, 2], gamma_ref=[10.0, 12.5], kind="control")
+
+
+def cells(value):
+    """A cell array of strings from scipy.io.loadmat as a list of str."""
+    return [str(c[0]) if c.size else "" for c in value.reshape(-1)]
+
+
+def test_linear_model_mat_round_trip(model, tmp_path):
+    path = tc.save_mat(model, tmp_path / "model.mat")
+    back = scipy.io.loadmat(path)
+    sys = model.sys
+    for name, expected in (("A", sys.A), ("B", sys.B), ("C", sys.C), ("D", sys.D),
+                           ("Bu", model.B), ("E", model.E), ("q_ref", model.q[:, None]),
+                           ("gamma_ref", model.gamma[:, None])):
+        assert back[name].shape == expected.shape, name
+        assert np.abs(back[name] - expected).max(initial=0.0) == 0.0, name
+    assert cells(back["StateName"]) == list(sys.state_labels)
+    assert cells(back["InputName"]) == list(sys.input_labels)
+    assert cells(back["OutputName"]) == list(sys.output_labels)
+    units = dict(zip(cells(back["InputName"]), cells(back["InputUnit"])))
+    assert units["gamma0"] == "N/m" and units["fz2"] == "N"
+    assert set(cells(back["StateUnit"])) == {"m", "m/s"}
+    assert str(back["kind"][0]) == "passive" and str(back["type"][0]) == "LinearModel"
+
+
+def test_state_feedback_mat_and_npz_round_trip(state_feedback, tmp_path):
+    back = scipy.io.loadmat(tc.save_mat(state_feedback, tmp_path / "K.mat"))
+    np.testing.assert_array_equal(back["D"], -state_feedback.K)
+    np.testing.assert_array_equal(back["K"], state_feedback.K)
+    assert back["A"].shape == (0, 0)
+    assert cells(back["OutputName"]) == [f"gamma{k}" for k in state_feedback.strings]
+    loaded = tc.load_controller(tc.save_controller(state_feedback, tmp_path / "K.npz"))
+    assert type(loaded) is tc.StateFeedback and loaded.kind == state_feedback.kind
+    for name in ("K", "q_ref", "strings", "gamma_ref"):
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(state_feedback, name))
+
+
+def test_output_feedback_mat_and_npz_round_trip(output_feedback, tmp_path):
+    back = scipy.io.loadmat(tc.save_mat(output_feedback, tmp_path / "H.mat"))
+    for name in ("A", "B", "C", "D"):
+        np.testing.assert_array_equal(back[name], getattr(output_feedback, f"{name}K"))
+    assert cells(back["InputName"]) == ["x2", "z2", "l1"]
+    assert cells(back["InputUnit"]) == ["m", "m", "m"]
+    loaded = tc.load_controller(tc.save_controller(output_feedback, tmp_path / "H.npz"))
+    assert type(loaded) is tc.OutputFeedback and loaded.kind == "control"
+    for name in ("AK", "BK", "CK", "DK", "strings", "gamma_ref"):
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(output_feedback, name))
+    assert loaded.measurement.names == output_feedback.measurement.names
+    q = output_feedback.measurement.q_ref + 1e-3
+    np.testing.assert_array_equal(loaded.measurement(q), output_feedback.measurement(q))
+
+
+def test_what_cannot_be_saved_is_refused(model, tmp_path):
+    with pytest.raises(TypeError, match="save_mat: expected a LinearModel, StateFeedback or "
+                                        "OutputFeedback, got dict"):
+        tc.save_mat({}, tmp_path / "x.mat")
+    with pytest.raises(TypeError, match="save_controller: expected a StateFeedback or "
+                                        "OutputFeedback, got LinearModel"):
+        tc.save_controller(model, tmp_path / "x.npz")
+    other = tmp_path / "other.npz"
+    np.savez(other, K=np.eye(2))
+    with pytest.raises(ValueError, match=r"other.npz: not a tenscontrol.controller/1 file \(no "
+                                         r"'header' entry\)"):
+        tc.load_controller(other)
