@@ -36,7 +36,6 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
 exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints"]
 root_doc = "index"
-templates_path = ["_templates"]
 
 # API reference: one generated page per public name (docs/reference/index.rst lists them by layer).
 autosummary_generate = True
