@@ -11,9 +11,16 @@ outputs between local builds (the cache lives outside the repository).
 
 import os
 import re
+import sys
 from pathlib import Path
 
-import tenscontrol
+# Document, and run the tutorials on, the checkout this file is in (as the tests do), not a copy
+# installed elsewhere; the notebooks' kernels inherit PYTHONPATH, and with it numba's kernel cache.
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+import tenscontrol  # noqa: E402
 
 # The notebooks' kernels inherit this environment: small dense problems run faster with one BLAS
 # thread, and a shared CI machine is not oversubscribed.
