@@ -25,7 +25,6 @@ import tenscontrol  # noqa: E402
 # The notebooks' kernels inherit this environment: small dense problems run faster with one BLAS
 # thread, and a shared CI machine is not oversubscribed.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 project = "tenscontrol"
 author = "the tenscontrol developers"
