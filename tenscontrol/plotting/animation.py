@@ -141,9 +141,12 @@ def animate(traj: Trajectory, *, fps: float = 20, speed: float = 1.0, max_frames
     gamma, psi, slack = member_force_densities(traj, idx)
     cmap, norm = _color_scale(gamma, psi)
     s = traj.structure
+    cax = None
     if ax is None:
-        fig = Figure(figsize=(5.6, 4.8), dpi=80, layout="constrained")
-        ax = fig.add_subplot(projection="3d")
+        # fixed positions, no layout engine: a layout pass per frame would triple the drawing
+        fig = Figure(figsize=(5.6, 4.8), dpi=80)
+        ax = fig.add_axes((0.0, 0.02, 0.8, 0.9), projection="3d")
+        cax = fig.add_axes((0.83, 0.15, 0.03, 0.65))
         fig.suptitle(f"{s.name} ({traj.bars} bars)")
     fig = ax.figure
     X0 = traj.nodes[idx[0]]
@@ -156,7 +159,8 @@ def animate(traj: Trajectory, *, fps: float = 20, speed: float = 1.0, max_frames
     (nodes,) = ax.plot(*X0.T, "o", color="k", ms=3)
     set_cube_limits(ax, traj.nodes[idx].reshape(-1, 3))
     ax.set(xlabel="x [m]", ylabel="y [m]", zlabel="z [m]")
-    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.7, pad=0.1)
+    bar = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), cax=cax,
+                       **({} if cax is not None else {"ax": ax, "shrink": 0.7, "pad": 0.1}))
     bar.set_label("force density [N/m]" + (" (bars: < 0)" if psi is not None else ""))
     duration = traj.t[idx[-1]] - traj.t[idx[0]]
     shown = duration * fps / (len(idx) - 1) if len(idx) > 1 else speed
