@@ -8,8 +8,6 @@ text bar.
 
 from __future__ import annotations
 
-from tqdm.auto import tqdm
-
 __all__ = ["DELAY", "ProgressBar"]
 
 #: Seconds of wall time before the bar appears.
@@ -29,6 +27,10 @@ class ProgressBar:
     """
 
     def __init__(self, t_final: float, delay: float | None = None):
+        # imported here: in a notebook without ipywidgets, importing tqdm.auto warns, and
+        # importing tenscontrol must not
+        from tqdm.auto import tqdm
+
         self.t_final = t_final
         self.bar = tqdm(total=t_final, desc="simulate", unit="s",
                         delay=DELAY if delay is None else delay, leave=False,
