@@ -16,12 +16,12 @@ __all__ = ["plot_bar_models", "plot_hankel_singular_values", "plot_material_comp
 _LINESTYLES = ("-", "--", ":", "-.")
 
 
-def _run_legend(ax, labels) -> None:
-    """A legend of the runs' line styles (black), outside the axes, kept when more are added."""
-    handles = [Line2D([], [], color="k", ls=_LINESTYLES[r % len(_LINESTYLES)], label=label)
-               for r, label in enumerate(labels)]
-    ax.add_artist(ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(1.02, 0.0),
-                            borderaxespad=0.0, fontsize="small", title="run"))
+def _run_entries(ax, labels) -> None:
+    """Legend entries for the runs' line styles (black lines that draw nothing), grouped after
+    the colours' entries in the one legend outside the axes."""
+    for r, label in enumerate(labels):
+        ax.add_line(Line2D([], [], color="k", ls=_LINESTYLES[r % len(_LINESTYLES)],
+                           label=f"run: {label}"))
 
 
 def _common_name(names) -> str:
@@ -84,7 +84,7 @@ def plot_bar_models(trajectories, labels, nodes=None, plane: str = "xz") -> Figu
     for ax in (ax_path, ax_strain):
         ax.grid(alpha=0.3)
         if len(trajectories) > 1:
-            _run_legend(ax, labels)
+            _run_entries(ax, labels)
         outside_legend(ax)
     names = [traj.structure.name for traj in trajectories]
     fig.suptitle(f"{_common_name(names)}: {' against '.join(map(str, labels))}")
