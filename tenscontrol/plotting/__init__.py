@@ -1,8 +1,9 @@
 """Plots of structures and trajectories; the only tenscontrol package that imports matplotlib.
 
-Every figure is made through pyplot, so it displays with ``plt.show()``, with a trailing ``;``
-in a notebook, or as a cell's value, and saves headless (Agg backend) with
-``fig.savefig("name.png")``. pyplot keeps every figure it made open: when you make many (in a
+Every figure is made through pyplot, so it displays with ``plt.show()`` or, in a notebook,
+with a trailing ``;`` (as pyplot's own figures, a figure left as the cell's value without
+``;`` shows twice: once as the value, once by the inline backend), and saves headless (Agg
+backend) with ``fig.savefig("name.png")``. pyplot keeps every figure it made open: when you make many (in a
 loop, in a script), close each with ``plt.close(fig)`` once saved. :func:`animate` returns a
 ``FuncAnimation`` (see its docstring for playing it in a notebook); :func:`save_animation`
 writes it as GIF or MP4.

@@ -8,10 +8,26 @@ text bar.
 
 from __future__ import annotations
 
+import warnings
+
 __all__ = ["DELAY", "ProgressBar"]
 
 #: Seconds of wall time before the bar appears.
 DELAY = 1.0
+
+
+def _tqdm_class():
+    """tqdm.auto's class: the widget in a notebook that has ipywidgets, else the text bar.
+
+    Imported on first use, and quietly: in a notebook without ipywidgets tqdm.auto warns
+    ("IProgress not found") and falls back to the text bar, which is what we want anyway.
+    """
+    from tqdm import TqdmWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TqdmWarning)
+        from tqdm.auto import tqdm
+    return tqdm
 
 
 class ProgressBar:
@@ -27,10 +43,7 @@ class ProgressBar:
     """
 
     def __init__(self, t_final: float, delay: float | None = None):
-        # imported here: in a notebook without ipywidgets, importing tqdm.auto warns, and
-        # importing tenscontrol must not
-        from tqdm.auto import tqdm
-
+        tqdm = _tqdm_class()
         self.t_final = t_final
         self.bar = tqdm(total=t_final, desc="simulate", unit="s",
                         delay=DELAY if delay is None else delay, leave=False,
