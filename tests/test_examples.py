@@ -11,6 +11,7 @@ SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 
 # the files each example writes into its output directory
 EXPECTED = {
+    "ball_animation.py": ["ball.gif"],
     "ball_hinf.py": ["ball_hinf_closed_loop.png"],
     "soft_vs_metallic_closed_loop.py": ["tbar_closed_loop_aluminium.png",
                                         "tbar_closed_loop_hdpe.png"],

@@ -2,8 +2,9 @@
 
 import matplotlib
 
-matplotlib.use("Agg")  # no display; the figures do not need pyplot anyway
+matplotlib.use("Agg")  # no display: the figures are made through pyplot and save headless
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
@@ -13,6 +14,13 @@ from tenscontrol.model import catalog
 from tenscontrol.plotting import plot_node_paths, plot_structure, plot_violations
 
 PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    """pyplot keeps every figure it made: close them after each test, as users are told to."""
+    yield
+    plt.close("all")
 
 
 def tbar():
@@ -32,10 +40,11 @@ def saves_png(fig, path):
 
 def test_node_paths_default_moving_nodes_in_xz(traj, tmp_path):
     fig = plot_node_paths(traj)
-    assert isinstance(fig, Figure) and len(fig.axes) == 1
-    ax = fig.axes[0]
+    assert isinstance(fig, Figure) and len(fig.axes) == 2  # paths on the structure, displacement
+    ax, ax_d = fig.axes
     assert ax.get_xlabel() == "x [m]" and ax.get_ylabel() == "z [m]"
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert ax_d.get_xlabel() == "x - x(0) [mm]" and ax_d.get_ylabel() == "z - z(0) [mm]"
+    labels = [t.get_text() for t in ax_d.get_legend().get_texts()]
     assert "node 2" in labels and "node 3" in labels
     assert "node 0" not in labels and "node 1" not in labels  # fixed nodes do not move
     assert len(ax.collections) == 2  # bars and strings at t = 0
@@ -44,9 +53,9 @@ def test_node_paths_default_moving_nodes_in_xz(traj, tmp_path):
 
 def test_node_paths_chosen_nodes_and_plane(traj, tmp_path):
     fig = plot_node_paths(traj, nodes=[2], plane="xy")
-    ax = fig.axes[0]
+    ax, ax_d = fig.axes
     assert ax.get_ylabel() == "y [m]"
-    assert [t.get_text() for t in ax.get_legend().get_texts()].count("node 2") == 1
+    assert [t.get_text() for t in ax_d.get_legend().get_texts()] == ["node 2"]
     assert saves_png(fig, tmp_path / "paths-xy.png")
 
 
@@ -73,9 +82,10 @@ def test_violations_two_log_axes(traj, tmp_path):
 
 def test_structure_3d(tmp_path):
     fig = plot_structure(tbar())
-    assert isinstance(fig, Figure) and len(fig.axes) == 1
-    assert fig.axes[0].name == "3d"
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert isinstance(fig, Figure) and len(fig.axes) == 2  # the 3-D axes and the legend's slot
+    assert fig.axes[0].name == "3d" and not fig.axes[1].axison
+    assert fig.get_suptitle() == tbar().name
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert labels[:2] == ["bars", "strings"] and "fixed (x, y, z)" in labels
     assert saves_png(fig, tmp_path / "structure.png")
 
@@ -113,17 +123,21 @@ def test_bar_models_paths_and_strains(bar_runs, tmp_path):
     ax_path, ax_strain = fig.axes
     assert (ax_path.get_xlabel(), ax_path.get_ylabel()) == ("x [m]", "z [m]")
     assert ax_strain.get_xlabel() == "time [s]"
-    labels = [ln.get_label() for ln in ax_path.get_lines()]
+    # colour = node (bar), line style = run: one legend entry per node and one per run
     # Default nodes: the moving ones of the first run, i.e. the free nodes 2 and 3.
-    for name in ("hdpe", "aluminium"):
-        assert f"{name}, node 2" in labels and f"{name}, node 3" in labels
-    assert not any("node 0" in lb or "node 1" in lb for lb in labels)
-    strains = {ln.get_label(): ln for ln in ax_strain.get_lines()}
-    assert sorted(strains) == ["aluminium, bar 0", "aluminium, bar 1", "hdpe, bar 0", "hdpe, bar 1"]
-    for traj, name in zip(bar_runs, ("hdpe", "aluminium")):
+    legend_texts = [t.get_text() for t in ax_path.get_legend().get_texts()]
+    assert legend_texts == ["bars (t = 0)", "strings (t = 0)", "node 2", "node 3", "run: hdpe",
+                            "run: aluminium"]
+    paths = ax_path.get_lines()[1:-2]  # after the nodes at t = 0, before the runs' entries
+    assert [ln.get_linestyle() for ln in paths] == ["-", "-", "--", "--"]
+    np.testing.assert_array_equal(paths[3].get_xdata(), bar_runs[1].nodes[:, 3, 0])
+    strains = ax_strain.get_lines()[:-2]
+    assert len(strains) == 4
+    for r, traj in enumerate(bar_runs):
         for k in range(2):
-            np.testing.assert_array_equal(strains[f"{name}, bar {k}"].get_ydata(),
-                                          traj.bar_strains[:, k])
+            np.testing.assert_array_equal(strains[2 * r + k].get_ydata(), traj.bar_strains[:, k])
+    # the title names both runs, not the first structure's material
+    assert fig.get_suptitle().endswith("hdpe against aluminium")
     assert np.abs(bar_runs[0].bar_strains).max() > 0      # soft bars do stretch
     assert saves_png(fig, tmp_path / "bar-models.png")
 
@@ -132,7 +146,8 @@ def test_bar_models_chosen_nodes_and_plane(bar_runs, tmp_path):
     fig = plot_bar_models(bar_runs[:1], ["hdpe"], nodes=[3], plane="xy")
     ax_path = fig.axes[0]
     assert ax_path.get_ylabel() == "y [m]"
-    assert [ln.get_label() for ln in ax_path.get_lines()].count("hdpe, node 3") == 1
+    assert [t.get_text() for t in ax_path.get_legend().get_texts()] == [
+        "bars (t = 0)", "strings (t = 0)", "node 3"]
     assert saves_png(fig, tmp_path / "bar-models-xy.png")
 
 
@@ -205,17 +220,21 @@ def synthetic_comparison():
 def test_material_comparison_plot(tmp_path):
     result = synthetic_comparison()
     fig = plot_material_comparison(result)
-    assert isinstance(fig, Figure) and len(fig.axes) == 2
-    ax_t, ax_n = fig.axes
+    assert isinstance(fig, Figure) and len(fig.axes) == 3
+    ax_t, ax_2, ax_inf = fig.axes
     assert [ln.get_label() for ln in ax_t.get_lines()] == ["soft", "metal", "third"]
     for ln, y in zip(ax_t.get_lines(), result.responses):
-        np.testing.assert_allclose(ln.get_ydata(), np.linalg.norm(y, axis=1))
+        np.testing.assert_allclose(ln.get_ydata(), 1e3 * np.linalg.norm(y, axis=1))
     assert "fz2" in ax_t.get_title() and ax_t.get_xlabel() == "time [s]"
-    assert ax_n.get_yscale() == "log"
-    assert [t.get_text() for t in ax_n.get_xticklabels()] == ["H2", "H-inf", "peak/|u|2",
-                                                              "|y|2/|u|2"]
-    assert len(ax_n.containers) == 3
-    for container, row in zip(ax_n.containers, result.rows):
-        heights = [p.get_height() for p in container]
-        np.testing.assert_allclose(heights, [row.h2, row.hinf, row.peak_ratio, row.energy_ratio])
+    # one unit per axis, linear from 0: H2-type gains [m/(N s^0.5)] apart from H-inf-type [m/N]
+    for ax, unit, names, attrs in (
+            (ax_2, "[m/(N s^0.5)]", ["H2 (linear)", "peak/|u|2"], ("h2", "peak_ratio")),
+            (ax_inf, "[m/N]", ["H-inf (linear)", "|y|2/|u|2"], ("hinf", "energy_ratio"))):
+        assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0.0
+        assert ax.get_ylabel().endswith(unit)
+        assert [t.get_text() for t in ax.get_xticklabels()] == names
+        assert len(ax.containers) == 3
+        for container, row in zip(ax.containers, result.rows):
+            heights = [p.get_height() for p in container]
+            np.testing.assert_allclose(heights, [getattr(row, a) for a in attrs])
     assert saves_png(fig, tmp_path / "materials.png")

@@ -14,7 +14,7 @@ def test_quickstart_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     # the printed end state of node 2 is the one the README quotes
     assert "[4.17813921 0.         2.74648007]" in out
-    for name in ("pendulum.json", "paths.png", "violations.png"):
+    for name in ("pendulum.json", "paths.png", "violations.png", "pendulum.gif"):
         assert (tmp_path / name).stat().st_size > 0
 
 

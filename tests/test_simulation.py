@@ -307,12 +307,6 @@ def test_bad_final_time():
         tc.simulate(catalog.tbar("stedy"), -1.0)
 
 
-def test_progress_bar(capsys):
-    tc.simulate(catalog.tbar("stedy"), 0.5, progress=True)
-    err = capsys.readouterr().err
-    assert "100%" in err and "t = 0.5 s" in err
-
-
 def test_failure_time_is_the_last_accepted_step_with_t_eval():
     def force(t, q, qd):
         if t > 0.6:

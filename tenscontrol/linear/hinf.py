@@ -28,6 +28,7 @@ import slycot
 
 from tenscontrol.linear.norms import hinf_norm
 from tenscontrol.mechanics.checks import check_finite
+from tenscontrol.model.tables import summary_html
 
 __all__ = ["BisectionResult", "HinfDesign", "check_axis_modes", "closed_loop",
            "hinf_output_feedback", "hinf_state_feedback", "reference_frequency", "verified_loop"]
@@ -392,6 +393,9 @@ class HinfDesign:
         return "HinfDesign\n" + summary_table(rows)
 
     __str__ = summary
+
+    def _repr_html_(self) -> str:
+        return summary_html(self.summary())
 
     def __repr__(self) -> str:
         c = self.controller

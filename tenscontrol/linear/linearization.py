@@ -32,6 +32,7 @@ from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighte
 from tenscontrol.mechanics.stiffness import string_activity
 from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import html_table
 
 __all__ = ["LinearModel", "linearize"]
 
@@ -136,6 +137,18 @@ class LinearModel:
                 f"bars={self.bars!r}, states={self.A.shape[0]}, inputs={self.B.shape[1]}, "
                 f"disturbances={self.E.shape[1]}, outputs={self.C.shape[0]}, "
                 f"at_equilibrium={self.at_equilibrium})")
+
+    def _repr_html_(self) -> str:
+        def names(values):
+            text = ", ".join(values)
+            return text if len(text) <= 60 else text[:56] + " ..."
+        rows = [("structure", self.structure.name), ("kind", self.kind), ("bars", self.bars),
+                ("states", self.A.shape[0]),
+                ("inputs [N/m]", f"{self.B.shape[1]}: {names(self.input_names)}"),
+                ("disturbances [N]", f"{self.E.shape[1]}: {names(self.disturbance_names)}"),
+                ("outputs [m]", f"{self.C.shape[0]}: {names(self.output_names)}"),
+                ("at equilibrium", self.at_equilibrium)]
+        return html_table(rows, caption="LinearModel")
 
     @property
     def sys(self):

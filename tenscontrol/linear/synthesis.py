@@ -31,6 +31,7 @@ from tenscontrol.linear.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
 from tenscontrol.mechanics.checks import check_finite
+from tenscontrol.model.tables import summary_html
 from tenscontrol.model.selection import Selection, check_selection
 
 __all__ = ["HinfDesign", "LQRDesign", "hinfsyn", "lqr"]
@@ -194,6 +195,9 @@ class LQRDesign:
             ("trace S", f"{np.trace(self.S):.6g}")])
 
     __str__ = summary
+
+    def _repr_html_(self) -> str:
+        return summary_html(self.summary())
 
     def __repr__(self) -> str:
         slowest = self.poles[np.argmax(self.poles.real)]

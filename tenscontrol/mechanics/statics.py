@@ -23,6 +23,7 @@ from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import html_table
 
 __all__ = ["Equilibrium", "PrestressError", "equilibrium"]
 
@@ -113,20 +114,30 @@ class Equilibrium:
                 f"bar_force_densities={span(self.bar_force_densities)} N/m, "
                 f"self_stress_dimension={self.self_stress_dimension})")
 
-    def summary(self) -> str:
-        """A table of every member's force density [N/m] and axial force [N]."""
+    def _table(self):
+        """(heading, rows of (member, nodes, force density [N/m], force [N]))."""
         s = self.structure
         head = (f"Equilibrium of {s.name!r} ({self.bars} bars, {self.objective}): gamma sum "
                 f"{self.gamma.sum():.6g} N/m, residual {self.residual:.3g} N, "
                 f"self-stress dimension {self.self_stress_dimension}")
-        lines = [head, f"{'member':<10}{'nodes':>9}{'gamma/psi [N/m]':>18}{'force [N]':>14}"]
         rows = [(f"string {k}", s.string_nodes[k], g, g * l)
                 for k, (g, l) in enumerate(zip(self.gamma, s.string_lengths))]
         rows += [(f"bar {k}", s.bar_nodes[k], p, p * l)
                  for k, (p, l) in enumerate(zip(self.bar_force_densities, s.bar_lengths))]
-        for name, (i, j), d, f in rows:
-            lines.append(f"{name:<10}{f'{i}->{j}':>9}{d:>18.6f}{f:>14.6f}")
+        return head, [(name, f"{i}->{j}", f"{d:.6f}", f"{f:.6f}")
+                      for name, (i, j), d, f in rows]
+
+    def summary(self) -> str:
+        """A table of every member's force density [N/m] and axial force [N]."""
+        head, rows = self._table()
+        lines = [head, f"{'member':<10}{'nodes':>9}{'gamma/psi [N/m]':>18}{'force [N]':>14}"]
+        lines += [f"{name:<10}{nodes:>9}{d:>18}{f:>14}" for name, nodes, d, f in rows]
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head, rows = self._table()
+        return html_table(rows, header=["member", "nodes", "gamma/psi [N/m]", "force [N]"],
+                          caption=head)
 
 
 @dataclass(frozen=True)

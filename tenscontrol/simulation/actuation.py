@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol.feedback.controllers import check_kind
+from tenscontrol.model.tables import html_table
 
 __all__ = ["Actuators", "ControlRecord"]
 
@@ -171,6 +172,15 @@ class ControlRecord:
                          f"  {self.applied[:, c].min():>11.4g}  {self.applied[:, c].max():>11.4g}"
                          f"  {self.slack_time[c]:>9.4g}  {self.saturated_time[c]:>13.4g}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = [(int(k), *(f"{v:.4g}" for v in (
+            self.u[:, c].min(), self.u[:, c].max(), self.applied[:, c].min(),
+            self.applied[:, c].max(), self.slack_time[c], self.saturated_time[c])))
+            for c, k in enumerate(self.strings)]
+        return html_table(rows, caption="ControlRecord", header=[
+            "string", "u min [N/m]", "u max [N/m]", "applied min [N/m]", "applied max [N/m]",
+            "slack [s]", "saturated [s]"])
 
 
 def control_record(actuators: Actuators, controller, t, Q, QD, XC) -> ControlRecord:

@@ -14,7 +14,6 @@ step-loop code lives in :mod:`tenscontrol.simulation.models`; a controller close
 from __future__ import annotations
 
 import math
-import sys
 import time
 
 import numpy as np
@@ -25,6 +24,7 @@ from tenscontrol.simulation.diagnosis import collapse_cause
 from tenscontrol.simulation.models import CompressibleRun, Recorder, RigidRun
 from tenscontrol.simulation.options import (duration, flag, positive_count, positive_number,
                                             real_array, times)
+from tenscontrol.simulation.progress import ProgressBar
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
@@ -42,23 +42,6 @@ COMPRESSIBLE_TOLERANCE = 1e-8
 _CORRECTIONS = ("energy", "geometric", "none")
 _BARS = ("rigid", "compressible")
 _INTEGRATORS = {"rigid": ("dopri54",), "compressible": ("radau5", "dopri54")}
-
-
-class _Progress:
-    """A one-line text progress bar on stderr, called with the time reached."""
-
-    def __init__(self, t_final: float, width: int = 30):
-        self.t_final, self.width, self.shown = t_final, width, -1
-
-    def __call__(self, t: float) -> None:
-        pct = int(100 * t / self.t_final)
-        if pct != self.shown:
-            self.shown = pct
-            bar = "#" * (pct * self.width // 100)
-            sys.stderr.write(f"\r[{bar:<{self.width}}] {pct:3d}%  t = {t:.4g} s")
-            if pct >= 100:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 def _choices(name: str, value, allowed) -> None:
@@ -239,7 +222,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         The implicit integrator's Jacobian treats it as independent of the state (with a
         controller, its state dependence enters by central differences).
     progress : bool
-        Show a progress bar on stderr.
+        Show a progress bar over simulated time (tqdm: a widget in a notebook, a text bar on
+        stderr elsewhere) once the run has taken longer than a second; it goes away when the
+        run ends or fails.
     qd : array_like, shape (n_nodes, 3) or (3 n_nodes,), optional
         Initial node velocities [m/s] (at rest by default); they must not move fixed
         coordinates (nor stretch rigid bars).
@@ -340,17 +325,14 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     def result():
         return run.trajectory(recorder, (integrator, solver.stats), time.perf_counter() - start)
 
+    bar = ProgressBar(t_final) if progress else None
     try:
-        solver.integrate(record=recorder, progress=_Progress(t_final) if progress else None)
+        solver.integrate(record=recorder, progress=bar)
     except (KeyboardInterrupt, SystemError) as exc:
         if not _interrupt(exc):
             raise
-        if progress:
-            sys.stderr.write("\n")
         raise SimulationInterrupted(recorder.t_reached, result()) from exc
     except _NUMERICAL_FAILURES as exc:
-        if progress:
-            sys.stderr.write("\n")
         cause = _failure_cause(exc, bars, integrator)
         if isinstance(exc, (StepSizeError, StepLimitError)):
             cause += "; " + collapse_cause(structure, bars, solver.y, _derivative(run, solver),
@@ -358,6 +340,9 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         user = isinstance(exc, (_ForceError, ControllerError))  # show the user's own exception
         raise SimulationError(recorder.t_reached, cause, result()) from (
             exc.__cause__ if user else exc)
+    finally:
+        if bar is not None:
+            bar.close()
     return result()
 
 

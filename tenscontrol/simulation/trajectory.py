@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import html_table, summary_html
 
 __all__ = ["Trajectory", "SimulationStats", "SimulationError", "SimulationInterrupted"]
 
@@ -67,6 +68,18 @@ class SimulationStats:
                 f"accepted + {self.rejected_steps} rejected, rhs={self.rhs_evaluations}, "
                 + "".join(f"{label}={value}, " for label, value in extra)
                 + f"wall_time={self.wall_time:.3g} s)")
+
+    def _repr_html_(self) -> str:
+        rows = [("integrator", self.integrator),
+                ("steps", f"{self.accepted_steps} accepted, {self.rejected_steps} rejected"),
+                ("derivative evaluations", self.rhs_evaluations)]
+        rows += [(label, getattr(self, name)) for label, name in (
+            ("correction iterations", "correction_iterations"),
+            ("failed corrections", "correction_failures"), ("Jacobians", "jacobian_evaluations"),
+            ("LU decompositions", "lu_decompositions"), ("Newton iterations", "newton_iterations"))
+            if getattr(self, name)]
+        rows.append(("wall time", f"{self.wall_time:.3g} s"))
+        return html_table(rows, caption="SimulationStats")
 
 
 @dataclass(frozen=True, eq=False)
@@ -231,6 +244,12 @@ class Trajectory:
         return (f"Trajectory(bars={self.bars!r}, samples={len(self.t)}, "
                 f"t=[{self.t[0]:g}, {self.t[-1]:g}] s, {bars}, "
                 f"max|E viol|={max_abs(self.energy_violation):.2g} J{control})")
+
+    def _repr_html_(self) -> str:
+        if not len(self.t):
+            return html_table([], caption=repr(self))
+        return summary_html(f"Trajectory of {self.structure.name!r} ({self.bars} bars)\n"
+                            + self.summary())
 
 
 def max_abs(a: np.ndarray) -> float:

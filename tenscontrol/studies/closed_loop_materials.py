@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.studies.comparison import material_table, one_channel, with_bar_material
+from tenscontrol.studies.comparison import (html_material_table, one_channel, text_table,
+                                            with_bar_material)
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.materials import material
@@ -109,11 +110,21 @@ class ClosedLoopComparison:
 
     def summary(self) -> str:
         """The figures as a table, one column per material (what ``print()`` shows)."""
-        lines, row = material_table(
-            f"closed loop, LQR (effort {self.effort:g}) on every material: disturbance "
-            f"{self.disturbance} -> outputs {', '.join(self.outputs)}; doublet "
-            f"{self.amplitude:g} N, half period {self.half_period:g} s, window "
-            f"{self.t_final:g} s", [r.material for r in self.rows], 36, 14)
+        return text_table(*self._table(), 36, 14)
+
+    def _repr_html_(self) -> str:
+        return html_material_table(*self._table())
+
+    def _table(self):
+        """(title, material names, rows of (label, values, format))."""
+        title = (f"closed loop, LQR (effort {self.effort:g}) on every material: disturbance "
+                 f"{self.disturbance} -> outputs {', '.join(self.outputs)}; doublet "
+                 f"{self.amplitude:g} N, half period {self.half_period:g} s, window "
+                 f"{self.t_final:g} s")
+        rows = []
+
+        def row(*spec):
+            rows.append(spec)
 
         row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
         row("slowest pole, real part [1/s]", [r.slowest_pole.real for r in self.rows], ".4g")
@@ -128,7 +139,7 @@ class ClosedLoopComparison:
         row("linear prediction error [%]", [100 * r.linear_error for r in self.rows], ".3g")
         row("slack strings", [", ".join(map(str, r.slack_time)) or "none" for r in self.rows],
             "")
-        return "\n".join(lines)
+        return title, [r.material for r in self.rows], rows
 
 
 def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,

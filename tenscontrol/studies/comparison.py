@@ -27,10 +27,11 @@ from tenscontrol.simulation.simulator import simulate
 from tenscontrol.mechanics.statics import rest_length_for
 from tenscontrol.mechanics.stiffness import compliance
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import html_table
 from tenscontrol.studies.verification import output_grid
 
 __all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "one_channel",
-           "with_bar_material"]
+           "with_bar_material", "text_table", "html_material_table"]
 
 _AXES = "xyz"
 
@@ -118,11 +119,20 @@ class MaterialComparison:
 
     def summary(self) -> str:
         """The figures as a table, one column per material (what ``print()`` shows)."""
-        lines, row = material_table(
-            f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
-            f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "
-            f"{self.half_period:g} s, window {self.t_final:g} s",
-            [r.material for r in self.rows], 34, 12)
+        return text_table(*self._table(), 34, 12)
+
+    def _repr_html_(self) -> str:
+        return html_material_table(*self._table())
+
+    def _table(self):
+        """(title, material names, rows of (label, values, format))."""
+        title = (f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
+                 f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "
+                 f"{self.half_period:g} s, window {self.t_final:g} s")
+        rows = []
+
+        def row(*spec):
+            rows.append(spec)
 
         row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
         row("minimal order", [r.order for r in self.rows], "d")
@@ -139,7 +149,7 @@ class MaterialComparison:
         for k in range(n_f):
             row(f"natural frequency {k + 1} [Hz]", [r.natural_frequencies[k] for r in self.rows],
                 ".4g")
-        return "\n".join(lines)
+        return title, [r.material for r in self.rows], rows
 
     def plot(self):
         """The nonlinear doublet responses and the norms (a matplotlib Figure)."""
@@ -148,17 +158,20 @@ class MaterialComparison:
         return plot_material_comparison(self)
 
 
-def material_table(title: str, names, label_width: int, min_width: int):
-    """A table with one column per material: its lines so far, and ``row(label, values,
-    fmt)`` that appends one formatted row to them."""
+def text_table(title: str, names, rows, label_width: int, min_width: int) -> str:
+    """A text table with one column per material; rows are (label, values, format)."""
     width = max(min_width, *(len(n) + 2 for n in names))
     lines = [title, f"{'':<{label_width}}" + "".join(f"{n:>{width}}" for n in names)]
-
-    def row(label, values, fmt):
+    for label, values, fmt in rows:
         lines.append(f"{label:<{label_width}}" + "".join(f"{format(v, fmt):>{width}}"
                                                          for v in values))
+    return "\n".join(lines)
 
-    return lines, row
+
+def html_material_table(title: str, names, rows) -> str:
+    """The same table as :func:`text_table`, in HTML (a notebook's ``_repr_html_``)."""
+    return html_table([(label, *(format(v, fmt) for v in values)) for label, values, fmt in rows],
+                      header=["", *names], caption=title)
 
 
 def with_bar_material(structure: Structure, material_name: str) -> Structure:

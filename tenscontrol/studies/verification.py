@@ -20,6 +20,7 @@ import scipy.linalg
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.selection import Selection, check_selection
+from tenscontrol.model.tables import html_table
 from tenscontrol.simulation.options import output_times, real_array
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory, max_abs
@@ -130,8 +131,9 @@ class ClosedLoopReport:
                 f"peak reduction={100 * self.peak_reduction:.1f} %, "
                 f"linear error={100 * self.linear_error:.2f} %)")
 
-    def summary(self) -> str:
-        """The figures as a table, one column per response."""
+    def _table(self):
+        """(columns, rows of (label, cells)) of the figures, one column per response, and the
+        closed loop's slack and saturated strings."""
         rows = [("peak deflection [m]", "peak", "{:.4e}"), ("rms deflection [m]", "rms", "{:.4e}"),
                 ("peak |u| [N/m]", "effort_peak", "{:.4g}"),
                 ("rms ||u|| [N/m]", "effort_rms", "{:.4g}"),
@@ -139,18 +141,34 @@ class ClosedLoopReport:
                 ("max |energy violation| [J]", "energy_violation", "{:.2e}")]
         cols = (("open loop", self.open), ("closed loop", self.closed),
                 ("linear prediction", self.linear))
-        out = [f"{'':<28}" + "".join(f"{name:>19}" for name, _ in cols)]
-        for label, attr, fmt in rows:
-            vals = [getattr(f, attr) for _, f in cols]
-            out.append(f"{label:<28}" + "".join(
-                f"{'-' if np.isnan(v) else fmt.format(v):>19}" for v in vals))
-        for label, attr in (("slack strings [s]", "slack_time"),
-                            ("saturated strings [s]", "saturated_time")):
-            d = getattr(self.closed, attr)
-            out.append(f"{label:<28}{', '.join(f'{k}: {v:.3g}' for k, v in d.items()) or 'none':>38}")
+        table = [(label, ["-" if np.isnan(v) else fmt.format(v)
+                          for v in (getattr(f, attr) for _, f in cols)])
+                 for label, attr, fmt in rows]
+        strings = [(label, ", ".join(f"{k}: {v:.3g}" for k, v in getattr(self.closed, attr)
+                                     .items()) or "none")
+                   for label, attr in (("slack strings [s]", "slack_time"),
+                                       ("saturated strings [s]", "saturated_time"))]
+        return [name for name, _ in cols], table, strings
+
+    def summary(self) -> str:
+        """The figures as a table, one column per response."""
+        names, table, strings = self._table()
+        out = [f"{'':<28}" + "".join(f"{name:>19}" for name in names)]
+        out += [f"{label:<28}" + "".join(f"{c:>19}" for c in cells) for label, cells in table]
+        out += [f"{label:<28}{text:>38}" for label, text in strings]
         out.append(f"peak reduction (closed vs open loop)   {100 * self.peak_reduction:.1f} %")
         out.append(f"linear prediction error (vs nonlinear) {100 * self.linear_error:.2f} % of peak")
         return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        names, table, strings = self._table()
+        rows = [(label, *cells) for label, cells in table]
+        rows += [(label, "", text, "") for label, text in strings]
+        rows.append(("peak reduction (closed vs open loop)", "",
+                     f"{100 * self.peak_reduction:.1f} %", ""))
+        rows.append(("linear prediction error (vs nonlinear)", "", "",
+                     f"{100 * self.linear_error:.2f} % of peak"))
+        return html_table(rows, header=["", *names], caption="ClosedLoopReport")
 
     def __str__(self) -> str:
         return self.summary()
