@@ -124,8 +124,8 @@ def _demo_plots(ctx: DemoContext) -> None:
 
 
 def _save(ctx: DemoContext, filename: str, fig) -> None:
-    path = ctx.out_dir / filename
-    fig.savefig(path, dpi=120)
+    from tenscontrol.plotting import save_figure
+    path = save_figure(fig, ctx.out_dir / filename)
     ctx.files.append(path)
     print(f"  plot: {path}")
 

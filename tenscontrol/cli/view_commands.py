@@ -67,7 +67,7 @@ def _cmd_plot(args) -> int:
     traj = load_trajectory(source)
     for path, fig in ((out, plotting.plot_node_paths(traj)),
                       (violations_path(out), plotting.plot_violations(traj))):
-        fig.savefig(path, dpi=120)
+        plotting.save_figure(fig, path)
         print(f"wrote {path}")
     return 0
 

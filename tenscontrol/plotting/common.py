@@ -36,6 +36,19 @@ def new_figure(figsize=FIGSIZE, **kwargs):
     return plt.figure(figsize=figsize, layout="constrained", **kwargs)
 
 
+def save_figure(fig, path, *, dpi: int = 120):
+    """Write `fig` to `path` (format from the suffix) and close it, so that pyplot lets it go.
+
+    For scripts and commands that save many figures; returns the path as a ``pathlib.Path``.
+    """
+    from pathlib import Path
+    try:
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return Path(path)
+
+
 def check_trajectory(traj) -> None:
     """Reject anything that is not a non-empty Trajectory."""
     if not isinstance(traj, Trajectory):
