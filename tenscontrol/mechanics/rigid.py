@@ -21,6 +21,7 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol.mechanics import rigid_kernels as K
+from tenscontrol.mechanics.banded import ldl_factor
 from tenscontrol.mechanics.geometry import member_columns, state_vectors
 from tenscontrol.mechanics.records import (Members, RigidBars, RigidKernelModel, members_record,
                                            rigid_bars_record)
@@ -111,6 +112,25 @@ def constraint_jacobian(structure: Structure, q=None) -> np.ndarray:
     q = structure.nodes.reshape(-1) if q is None else np.asarray(q, dtype=float)
     A = np.eye(3 * structure.n_nodes)[structure.fixed_coordinates]
     return np.vstack([A, _bar_rows(structure, q)])
+
+
+def _clearly_independent(structure: Structure, kkt) -> bool:
+    """True when the KKT factorization at q0 with every bar shows no pivot under 1e-8.
+
+    Linear in the bars, so that large structures skip the dense SVD of the rank test; any
+    doubt (a smaller pivot) leaves the decision to that test.
+    """
+    q = structure.nodes.reshape(-1)
+    p = structure.bar_nodes
+    A = kkt.mass_band.copy()
+    w = A.shape[1] - 1
+    for end, sign in ((1, 1.0), (0, -1.0)):
+        c = kkt.position[(3 * p[:, end])[:, None] + np.arange(3)]
+        b = q.reshape(-1, 3)[p[:, 1]] - q.reshape(-1, 3)[p[:, 0]]
+        r = np.broadcast_to(kkt.bar_position[:, None], c.shape)
+        ok = c >= 0
+        np.add.at(A, (r[ok], w - r[ok] + c[ok]), sign * 2.0 * b[ok])
+    return ldl_factor(A, kkt.first, kkt.negative, 1e-8) < 0
 
 
 def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -218,7 +238,14 @@ def free_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=32)
 def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarModel:
     free = structure.free_coordinates
-    keep, dropped = _independent_bars(structure)
+    is_free = np.zeros(3 * structure.n_nodes, dtype=bool)
+    is_free[free] = True
+    diagonal, coupling = node_mass_parts(structure, _rigid_mu(structure, include_radius))
+    kkt = kkt_pattern(structure.n_nodes, diagonal, coupling, structure.bar_nodes, is_free)
+    if _clearly_independent(structure, kkt):
+        keep, dropped = np.arange(structure.n_bars), ()
+    else:
+        keep, dropped = _independent_bars(structure)
     if dropped:
         names = ", ".join(f"bar {k} (nodes {structure.bar_nodes[k][0]}->{structure.bar_nodes[k][1]})"
                           for k in dropped)
@@ -231,10 +258,9 @@ def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarM
     col[free] = np.arange(len(free))
     G = gravity_vector(structure)
     members, bars = members_record(structure), rigid_bars_record(structure, keep)
-    diagonal, coupling = node_mass_parts(structure, _rigid_mu(structure, include_radius))
-    is_free = col >= 0
     bar_nodes = np.column_stack([bars.i, bars.j])
-    kkt = kkt_pattern(structure.n_nodes, diagonal, coupling, bar_nodes, is_free)
+    if dropped:
+        kkt = kkt_pattern(structure.n_nodes, diagonal, coupling, bar_nodes, is_free)
     normal = normal_pattern(bar_nodes, kkt.bar_position, is_free)
     kernel = RigidKernelModel(diagonal, coupling, G, col, bars, members, kkt, normal)
     return RigidBarModel(structure, include_radius, G, keep, dropped, col, members, bars, kernel)
