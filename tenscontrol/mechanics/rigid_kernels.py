@@ -8,10 +8,11 @@ arrays, where numpy's per-call overhead would dominate (theory.md section 10.4).
 Conventions (theory.md section 0): q = vec(N) node by node, force densities positive in
 tension, constraint forces +J^T lambda. The state is y = [q (3n), qd (3n), w (1)].
 The kernels take the model as one record, ``model`` = ``RigidBarModel.kernel`` (a
-:class:`~tenscontrol.mechanics.records.RigidKernelModel`: mass, inverse_mass, gravity,
-free_column, bars, members), or the leaf records :class:`~tenscontrol.mechanics.records.Members`
-and :class:`~tenscontrol.mechanics.records.RigidBars`; the loops unpack them into the theory's
-symbols (W, M, G; bi, bj the constrained bars; si, sj, sk, sl0, sc, ssp the members)::
+:class:`~tenscontrol.mechanics.records.RigidKernelModel`: mass_diagonal, mass_coupling,
+gravity, free_column, bars, members, kkt, normal), or the leaf records
+:class:`~tenscontrol.mechanics.records.Members` and :class:`~tenscontrol.mechanics.records.RigidBars`;
+the loops unpack them into the theory's symbols (G; bi, bj the constrained bars; si, sj, sk,
+sl0, sc, ssp the members)::
 
     rhs(y, fext, model, dy)                dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
     accelerations(q, qd, fext, model, qdd, lam, gamma)
@@ -19,6 +20,14 @@ symbols (W, M, G; bi, bj the constrained bars; si, sj, sk, sl0, sc, ssp the memb
     total_energy(q, qd, model), energies(Y, model)
     member_forces(q, qd, members, gamma, out), elastic_forces(q, members, gamma, out)
     bar_violations(Y, bars)                bars: a records.RigidBars
+
+No kernel forms a (3n, 3n) array: M is held as its node diagonal and one coupling per bar, and
+the accelerations (here) and the correction (:mod:`~tenscontrol.mechanics.rigid_correction`)
+factor sparse systems in the envelope of the model's ordering
+(:mod:`~tenscontrol.mechanics.rigid_sparse`, :mod:`~tenscontrol.mechanics.banded`), at a cost
+linear in the bars for a bounded band. The forces and energy live in
+:mod:`~tenscontrol.mechanics.rigid_forces` and the correction in its own module; both are
+re-exported here, so this module stays the one entry point of the rigid kernels.
 """
 
 from __future__ import annotations
