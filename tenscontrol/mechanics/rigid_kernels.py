@@ -10,8 +10,8 @@ tension, constraint forces +J^T lambda. The state is y = [q (3n), qd (3n), w (1)
 The kernels take the model as one record, ``model`` = ``RigidBarModel.kernel`` (a
 :class:`~tenscontrol.mechanics.records.RigidKernelModel`: mass_diagonal, mass_coupling,
 gravity, free_column, bars, members, kkt, normal), or the leaf records
-:class:`~tenscontrol.mechanics.records.Members` and :class:`~tenscontrol.mechanics.records.RigidBars`;
-the loops unpack them into the theory's symbols (G; bi, bj the constrained bars; si, sj, sk,
+:class:`~tenscontrol.mechanics.records.Members` and
+:class:`~tenscontrol.mechanics.records.RigidBars`; the loops unpack them into the theory's symbols (G; bi, bj the constrained bars; si, sj, sk,
 sl0, sc, ssp the members)::
 
     rhs(y, fext, model, dy)                dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]

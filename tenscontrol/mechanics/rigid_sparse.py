@@ -99,7 +99,7 @@ class NormalPattern(NamedTuple):
 
 
 def _coordinate_order(n_nodes, all_bars, bars, free):
-    """(position (3n,), bar_position (nc,), N): nodes in RCM order, each bar after its later node."""
+    """(position (3n,), bar_position (nc,), N): nodes in RCM order, bars after their later node."""
     order = node_order(n_nodes, all_bars)
     rank = np.empty(n_nodes, dtype=np.int64)
     rank[order] = np.arange(n_nodes)
