@@ -261,8 +261,8 @@ def test_model_records_are_built_once_from_the_structure():
     np.testing.assert_array_equal(model.members.spring, s.string_is_spring)
     np.testing.assert_array_equal(model.bars.length, s.bar_lengths[model.constrained_bars])
     # the structref holds the same arrays, not copies
-    fields = njit(lambda m: (m.inverse_mass, m.gravity, m.members.stiffness, m.bars.length))
-    for inside, outside in zip(fields(model.kernel), (model.W, model.G, model.members.stiffness,
+    fields = njit(lambda m: (m.free_column, m.gravity, m.members.stiffness, m.bars.length))
+    for inside, outside in zip(fields(model.kernel), (model.col, model.G, model.members.stiffness,
                                                       model.bars.length)):
         assert np.shares_memory(inside, outside)
 

@@ -193,7 +193,8 @@ class CompressibleKernelModelType(types.StructRef):
         return tuple((name, types.unliteral(t)) for name, t in fields)
 
 
-_RIGID_FIELDS = ("mass", "inverse_mass", "gravity", "free_column", "bars", "members")
+_RIGID_FIELDS = ("mass_diagonal", "mass_coupling", "gravity", "free_column", "bars", "members",
+                 "kkt", "normal")
 _COMPRESSIBLE_FIELDS = ("constant_mass", "inverse_mass", "gravity", "free", "mass_is_constant",
                         "bars", "members")
 
@@ -223,10 +224,10 @@ class RigidKernelModel(_TypedProxy):
     Fields (read inside the kernels; in Python read them from the
     :class:`~tenscontrol.mechanics.rigid.RigidBarModel` that holds this record):
 
-    mass : ndarray (3n, 3n)
-        Mass matrix M [kg].
-    inverse_mass : ndarray (3n, 3n)
-        Inverse of M on the free coordinates, zero on fixed rows and columns [1/kg].
+    mass_diagonal : ndarray (n_nodes,)
+        Diagonal of the node-level mass matrix Mn, M = Mn kron I_3 [kg].
+    mass_coupling : MassCoupling
+        The off-diagonal entries of Mn, one per bar (all bars, dropped ones included).
     gravity : ndarray (3n,)
         Gravity force vector G [N].
     free_column : ndarray of int64 (3n,)
@@ -235,10 +236,19 @@ class RigidKernelModel(_TypedProxy):
         The constrained bars (redundant ones left out).
     members : Members
         The tension members.
+    kkt : KKTPattern
+        Ordering, envelope and mass part of the accelerations' KKT system.
+    normal : NormalPattern
+        Envelope of the correction's normal equations.
+
+    No field is (3n, 3n): storage and the kernels' cost grow with the members (times the
+    square of the envelope width), see :mod:`~tenscontrol.mechanics.rigid_sparse`.
     """
 
-    def __new__(cls, mass, inverse_mass, gravity, free_column, bars, members):
-        return _new_rigid(mass, inverse_mass, gravity, free_column, bars, members)
+    def __new__(cls, mass_diagonal, mass_coupling, gravity, free_column, bars, members, kkt,
+                normal):
+        return _new_rigid(mass_diagonal, mass_coupling, gravity, free_column, bars, members, kkt,
+                          normal)
 
     def __repr__(self) -> str:
         # the fields only: reading them from Python would compile a getter per field
@@ -282,8 +292,9 @@ structref.define_proxy(CompressibleKernelModel, CompressibleKernelModelType,
 # Constructors compiled with cache=True: numba's default proxy constructor is compiled afresh in
 # every process (about 0.3 s), these load from the cache like the kernels.
 @njit(cache=CACHE)
-def _new_rigid(mass, inverse_mass, gravity, free_column, bars, members):
-    return RigidKernelModel(mass, inverse_mass, gravity, free_column, bars, members)
+def _new_rigid(mass_diagonal, mass_coupling, gravity, free_column, bars, members, kkt, normal):
+    return RigidKernelModel(mass_diagonal, mass_coupling, gravity, free_column, bars, members,
+                            kkt, normal)
 
 
 @njit(cache=CACHE)

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 import scipy.linalg
 
 from tenscontrol.mechanics import rigid_kernels as K
+from tenscontrol.mechanics.banded import ldl_factor
 from tenscontrol.mechanics.geometry import member_columns, state_vectors
 from tenscontrol.mechanics.records import (Members, RigidBars, RigidKernelModel, members_record,
                                            rigid_bars_record)
+from tenscontrol.mechanics.rigid_sparse import MassCoupling, kkt_pattern, normal_pattern
 from tenscontrol.model.structure import Structure
 
 __all__ = [
@@ -46,10 +48,14 @@ def rigid_mass_matrix(structure: Structure, include_radius: bool = False) -> np.
     include_radius : bool
         Treat each bar as a solid cylinder of its radius r: mu = m/12 + m r^2 / (4 l^2).
     """
+    return bar_mass_matrix(structure, _rigid_mu(structure, include_radius))
+
+
+def _rigid_mu(structure: Structure, include_radius: bool) -> np.ndarray:
+    """Transverse inertia over length squared of each rigid bar (n_bars,) [kg]."""
     m, l = structure.bar_masses, structure.bar_lengths
     r = np.array([bar.radius for bar in structure.bars])
-    mu = m / 12 + (m * r**2 / (4 * l**2) if include_radius else 0.0)
-    return bar_mass_matrix(structure, mu)
+    return m / 12 + (m * r**2 / (4 * l**2) if include_radius else 0.0)
 
 
 def bar_mass_matrix(structure: Structure, mu) -> np.ndarray:
@@ -58,16 +64,30 @@ def bar_mass_matrix(structure: Structure, mu) -> np.ndarray:
     `mu` (n_bars,) [kg] is each bar's transverse inertia over its length squared; the rigid
     model and the compressible model's constant part differ only in it.
     """
-    n = structure.n_nodes
-    M = np.zeros((n, n))
-    for (i, j), m, mu_k in zip(structure.bar_nodes, structure.bar_masses, mu):
-        M[i, i] += m / 4 + mu_k
-        M[j, j] += m / 4 + mu_k
-        M[i, j] += m / 4 - mu_k
-        M[j, i] += m / 4 - mu_k
-    for pm in structure.point_masses:
-        M[pm.node, pm.node] += pm.mass
+    diagonal, coupling = node_mass_parts(structure, mu)
+    M = np.diag(diagonal)
+    np.add.at(M, (coupling.i, coupling.j), coupling.value)
+    np.add.at(M, (coupling.j, coupling.i), coupling.value)
     return np.kron(M, np.eye(3))
+
+
+def node_mass_parts(structure: Structure, mu) -> tuple[np.ndarray, MassCoupling]:
+    """The node-level mass matrix Mn (M = Mn kron I_3) as (diagonal (n_nodes,), MassCoupling).
+
+    A bar of mass m adds m/4 + mu to the diagonal of both its nodes and couples them by
+    m/4 - mu [kg]; point masses add to the diagonal.
+    """
+    m = structure.bar_masses
+    p = structure.bar_nodes
+    diagonal = np.zeros(structure.n_nodes)
+    np.add.at(diagonal, p[:, 0], m / 4 + mu)
+    np.add.at(diagonal, p[:, 1], m / 4 + mu)
+    for pm in structure.point_masses:
+        diagonal[pm.node] += pm.mass
+    coupling = MassCoupling(np.ascontiguousarray(p[:, 0], dtype=np.int64),
+                            np.ascontiguousarray(p[:, 1], dtype=np.int64),
+                            np.ascontiguousarray(m / 4 - mu, dtype=float))
+    return diagonal, coupling
 
 
 def gravity_vector(structure: Structure) -> np.ndarray:
@@ -92,6 +112,25 @@ def constraint_jacobian(structure: Structure, q=None) -> np.ndarray:
     q = structure.nodes.reshape(-1) if q is None else np.asarray(q, dtype=float)
     A = np.eye(3 * structure.n_nodes)[structure.fixed_coordinates]
     return np.vstack([A, _bar_rows(structure, q)])
+
+
+def _clearly_independent(structure: Structure, kkt) -> bool:
+    """True when the KKT factorization at q0 with every bar shows no pivot under 1e-8.
+
+    Linear in the bars, so that large structures skip the dense SVD of the rank test; any
+    doubt (a smaller pivot) leaves the decision to that test.
+    """
+    q = structure.nodes.reshape(-1)
+    p = structure.bar_nodes
+    A = kkt.mass_band.copy()
+    w = A.shape[1] - 1
+    for end, sign in ((1, 1.0), (0, -1.0)):
+        c = kkt.position[(3 * p[:, end])[:, None] + np.arange(3)]
+        b = q.reshape(-1, 3)[p[:, 1]] - q.reshape(-1, 3)[p[:, 0]]
+        r = np.broadcast_to(kkt.bar_position[:, None], c.shape)
+        ok = c >= 0
+        np.add.at(A, (r[ok], w - r[ok] + c[ok]), sign * 2.0 * b[ok])
+    return ldl_factor(A, kkt.first, kkt.negative, 1e-8) < 0
 
 
 def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -126,11 +165,8 @@ class RigidBarModel:
     Attributes
     ----------
     structure : Structure
-    M : ndarray, shape (3n, 3n)
-        Mass matrix [kg].
-    W : ndarray, shape (3n, 3n)
-        Inverse of M on the free coordinates, zero on fixed rows and columns [1/kg]. Then
-        ``W P = Z (Z^T M Z)^{-1} Z^T`` restricted to the fixed-coordinate null space.
+    include_radius : bool
+        Whether the bars' inertia includes their radius (see :func:`rigid_mass_matrix`).
     G : ndarray, shape (3n,)
         Gravity force vector [N].
     constrained_bars : ndarray of int
@@ -145,12 +181,15 @@ class RigidBarModel:
         The constrained bars (`constrained_bars`).
     kernel : RigidKernelModel
         The record every kernel of :mod:`~tenscontrol.mechanics.rigid_kernels` takes; it holds
-        M, W, G, col, `bars` and `members` themselves (not copies).
+        G, col, `bars` and `members` themselves (not copies), the mass matrix in sparse form
+        and the ordering of the sparse solves (:mod:`~tenscontrol.mechanics.rigid_sparse`).
+
+    The dense M and W below are built on first use only (the linear tools read them); the
+    simulation never forms them.
     """
 
     structure: Structure
-    M: np.ndarray
-    W: np.ndarray
+    include_radius: bool
     G: np.ndarray
     constrained_bars: np.ndarray
     dropped_bars: tuple
@@ -159,13 +198,27 @@ class RigidBarModel:
     bars: RigidBars
     kernel: RigidKernelModel
 
+    @cached_property
+    def M(self) -> np.ndarray:
+        """Mass matrix (3n, 3n) [kg], dense (built on first use)."""
+        return rigid_mass_matrix(self.structure, self.include_radius)
+
+    @cached_property
+    def W(self) -> np.ndarray:
+        """Inverse of M on the free coordinates, zero on fixed rows and columns (3n, 3n) [1/kg].
+
+        Then ``W P = Z (Z^T M Z)^{-1} Z^T`` restricted to the fixed-coordinate null space.
+        Dense, built on first use.
+        """
+        return free_inverse(self.M, self.structure.free_coordinates)
+
     @property
     def n_coordinates(self) -> int:
-        return self.M.shape[0]
+        return self.col.shape[0]
 
     def __repr__(self) -> str:
-        return (f"RigidBarModel(structure={self.structure.name!r}, coordinates={self.M.shape[0]}, "
-                f"free={int((self.col >= 0).sum())}, "
+        return (f"RigidBarModel(structure={self.structure.name!r}, "
+                f"coordinates={self.n_coordinates}, free={int((self.col >= 0).sum())}, "
                 f"constrained_bars={self.constrained_bars.size}, "
                 f"dropped_bars={list(self.dropped_bars)})")
 
@@ -184,10 +237,15 @@ def free_inverse(M: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=32)
 def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarModel:
-    M = rigid_mass_matrix(structure, include_radius)
     free = structure.free_coordinates
-    W = free_inverse(M, free)
-    keep, dropped = _independent_bars(structure)
+    is_free = np.zeros(3 * structure.n_nodes, dtype=bool)
+    is_free[free] = True
+    diagonal, coupling = node_mass_parts(structure, _rigid_mu(structure, include_radius))
+    kkt = kkt_pattern(structure.n_nodes, diagonal, coupling, structure.bar_nodes, is_free)
+    if _clearly_independent(structure, kkt):
+        keep, dropped = np.arange(structure.n_bars), ()
+    else:
+        keep, dropped = _independent_bars(structure)
     if dropped:
         names = ", ".join(f"bar {k} (nodes {structure.bar_nodes[k][0]}->{structure.bar_nodes[k][1]})"
                           for k in dropped)
@@ -196,12 +254,16 @@ def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarM
             "ends fully fixed) and are dropped; the bars keep their mass",
             stacklevel=3,
         )
-    col = -np.ones(M.shape[0], dtype=np.int64)
+    col = -np.ones(3 * structure.n_nodes, dtype=np.int64)
     col[free] = np.arange(len(free))
     G = gravity_vector(structure)
     members, bars = members_record(structure), rigid_bars_record(structure, keep)
-    return RigidBarModel(structure, M, W, G, keep, dropped, col, members, bars,
-                         RigidKernelModel(M, W, G, col, bars, members))
+    bar_nodes = np.column_stack([bars.i, bars.j])
+    if dropped:
+        kkt = kkt_pattern(structure.n_nodes, diagonal, coupling, bar_nodes, is_free)
+    normal = normal_pattern(bar_nodes, kkt.bar_position, is_free)
+    kernel = RigidKernelModel(diagonal, coupling, G, col, bars, members, kkt, normal)
+    return RigidBarModel(structure, include_radius, G, keep, dropped, col, members, bars, kernel)
 
 
 def rigid_model(structure: Structure, include_radius: bool = False) -> RigidBarModel:

@@ -70,10 +70,25 @@ class RigidRun(Run):
         self._attach(y0, loop)
         nq = m.n_coordinates
         tol = self.tol
-        self.correction_record = Correction(energy=self.correction == "energy", position_tol=tol,
-                                            velocity_tol=tol, energy_tol=tol,
-                                            max_iterations=self.max_iterations)
         self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], self.kernel))
+        self.correction_record = Correction(energy=self.correction == "energy", position_tol=tol,
+                                            velocity_tol=tol,
+                                            energy_tol=max(tol, self._energy_floor(y0)),
+                                            max_iterations=self.max_iterations)
+
+    def _energy_floor(self, y0):
+        """The smallest energy residual [J] rounding lets the correction reach: 8 eps E_scale.
+
+        Etot = T - G^T q + V_s is a sum of terms much larger than itself in a tall structure
+        (E_scale = T + sum |G_a q_a| + V_s at y0): a 768-bar tower's 1.1e6 J make its rounding
+        2.6e-10 J, above the default 1e-10 J, and every step then spent the whole iteration
+        cap. Below the floor the tolerance is kept (the T-bar, ball and arm are far below).
+        """
+        m, nq = self.model, self.model.n_coordinates
+        q, qd = y0[:nq], y0[nq:2 * nq]
+        scale = (float(K.kinetic_energy(qd, self.kernel)) + float(np.abs(m.G * q).sum())
+                 + float(K.spring_potential(q, m.members)))
+        return 8.0 * np.finfo(float).eps * scale
 
     def _correct(self, t, y):
         it, ok = K.correct(y[:self.nb], self.E0, self.correction_record, self.kernel)
