@@ -130,17 +130,20 @@ def _start(y0, Q, ratio, atol, rtol, Z, W, Y, scale):
 
 
 @njit(cache=True, error_model="numpy")
-def _newton(F, y0, scale, fac1, fac2, lu1, piv1, lu2, piv2, Z, W, Y, r1, r2):
-    """One simplified Newton iteration on W = TI Z; returns the scaled max norm of the increment."""
-    n = y0.shape[0]
-    for i in range(n):
+def _newton_rhs(F, fac1, fac2, W, r1, r2):
+    """Right-hand sides r1 (real) and r2 (complex) of the transformed Newton systems."""
+    for i in range(r1.shape[0]):
         g1 = TI[0, 0] * F[0, i] + TI[0, 1] * F[1, i] + TI[0, 2] * F[2, i]
         g2 = TI[1, 0] * F[0, i] + TI[1, 1] * F[1, i] + TI[1, 2] * F[2, i]
         g3 = TI[2, 0] * F[0, i] + TI[2, 1] * F[1, i] + TI[2, 2] * F[2, i]
         r1[i] = g1 - fac1 * W[0, i]
         r2[i] = complex(g2, g3) - fac2 * complex(W[1, i], W[2, i])
-    _lu_solve(lu1, piv1, r1)
-    _lu_solve(lu2, piv2, r2)
+
+
+@njit(cache=True, error_model="numpy")
+def _newton_update(y0, scale, r1, r2, Z, W, Y):
+    """Add the solved increments to W, Z, Y; returns the scaled max norm of the increment."""
+    n = y0.shape[0]
     norm = 0.0
     total = 0.0
     for i in range(n):
@@ -157,19 +160,39 @@ def _newton(F, y0, scale, fac1, fac2, lu1, piv1, lu2, piv2, Z, W, Y, r1, r2):
 
 
 @njit(cache=True, error_model="numpy")
-def _error(f, Z, y0, h, atol, rtol, lu1, piv1, r):
-    """Filtered error estimate r = E1^-1 (f + E.Z / h) and its scaled max norm."""
-    n = y0.shape[0]
-    for i in range(n):
+def _newton(F, y0, scale, fac1, fac2, lu1, piv1, lu2, piv2, Z, W, Y, r1, r2):
+    """One simplified Newton iteration on W = TI Z; returns the scaled max norm of the increment."""
+    _newton_rhs(F, fac1, fac2, W, r1, r2)
+    _lu_solve(lu1, piv1, r1)
+    _lu_solve(lu2, piv2, r2)
+    return _newton_update(y0, scale, r1, r2, Z, W, Y)
+
+
+@njit(cache=True, error_model="numpy")
+def _error_rhs(f, Z, h, r):
+    """r = f + E.Z / h, the error estimate before its filtering."""
+    for i in range(r.shape[0]):
         r[i] = f[i] + (E[0] * Z[0, i] + E[1] * Z[1, i] + E[2] * Z[2, i]) / h
-    _lu_solve(lu1, piv1, r)
+
+
+@njit(cache=True, error_model="numpy")
+def _error_norm(r, Z, y0, atol, rtol):
+    """Scaled max norm of the filtered estimate r."""
     err = 0.0
     total = 0.0
-    for i in range(n):
+    for i in range(y0.shape[0]):
         total += r[i]
         sc = atol[i] + rtol * max(abs(y0[i]), abs(y0[i] + Z[2, i]))
         err = max(err, abs(r[i]) / sc)
     return err if math.isfinite(total) else math.inf
+
+
+@njit(cache=True, error_model="numpy")
+def _error(f, Z, y0, h, atol, rtol, lu1, piv1, r):
+    """Filtered error estimate r = E1^-1 (f + E.Z / h) and its scaled max norm."""
+    _error_rhs(f, Z, h, r)
+    _lu_solve(lu1, piv1, r)
+    return _error_norm(r, Z, y0, atol, rtol)
 
 
 @njit(cache=True, error_model="numpy")
@@ -242,6 +265,11 @@ class Radau5(Integrator):
     ``max_step=first_step`` and tolerances loose enough to accept every step, the steps are
     constant (h stays within the keep-h window of the controller). `fun` must not keep a
     reference to its `y` argument (a workspace of the integrator).
+
+    `jac(t, y)` returns a dense (n, n) array, or, for large structured problems, an object with
+    a method ``factor(c)`` (c a float or a complex) returning a solver whose ``solve(b)`` returns
+    x = (c I - J)^-1 b (n,) for a real or complex b (of c's type); such an object is used as it
+    is (no dense matrix is formed here) and is responsible for its own finiteness checks.
     """
 
     name = "radau5"
@@ -263,9 +291,9 @@ class Radau5(Integrator):
         self.Z, self.W, self.Y, self.F = (np.zeros((3, n)) for _ in range(4))
         self.scale, self.r1, self.err = np.empty(n), np.empty(n), np.empty(n)
         self.r2 = np.empty(n, dtype=complex)
-        self.E1 = np.empty((n, n), order="F")
-        self.E2 = np.empty((n, n), dtype=complex, order="F")
+        self.E1 = self.E2 = None        # dense Newton matrices, allocated on first use
         self.J = self.lu1 = self.piv1 = self.lu2 = self.piv2 = None
+        self.structured, self.S1, self.S2 = False, None, None
         self.faccon, self.slow = 1.0, False
         self.keep = _KEEP_H_SMALL if n < _LARGE_N else _KEEP_H_LARGE
         self.need_jac, self.jac_current, self.h_lu, self.gus = True, False, 0.0, None
@@ -294,9 +322,13 @@ class Radau5(Integrator):
         return f
 
     def jacobian(self, t, y):
-        """Evaluate and check jac(t, y)."""
+        """Evaluate and check jac(t, y) (a dense array, or a structured Jacobian)."""
         out = self.jac(t, y)
         self._jacobians += 1
+        self.structured = hasattr(out, "factor")
+        if self.structured:     # the object checks its own entries (see the class Notes)
+            self.J = out
+            return
         try:
             J = np.asarray(out, dtype=float)
         except (TypeError, ValueError):
@@ -311,10 +343,17 @@ class Radau5(Integrator):
     def factorize(self, h):
         """LU factors of GAMMA/h I - J and (ALPHA + i BETA)/h I - J."""
         self.fac1, self.fac2 = GAMMA / h, complex(ALPHA, BETA) / h
+        self._lu += 1
+        if self.structured:
+            self.S1, self.S2 = self.J.factor(self.fac1), self.J.factor(self.fac2)
+            return
+        if self.E1 is None:
+            n = self.n
+            self.E1 = np.empty((n, n), order="F")
+            self.E2 = np.empty((n, n), dtype=complex, order="F")
         _matrices(self.J, self.fac1, self.fac2, self.E1, self.E2)
         self.lu1, self.piv1 = lu_factor(self.E1, overwrite_a=True, check_finite=False)
         self.lu2, self.piv2 = lu_factor(self.E2, overwrite_a=True, check_finite=False)
-        self._lu += 1
 
     def newton(self, t, h, y0):
         """Simplified Newton iterations (HW IV.8); returns (status, step factor, iterations)."""
@@ -327,7 +366,10 @@ class Radau5(Integrator):
         for newt in range(1, nit + 1):
             F[0], F[1], F[2] = fun(t1, Y[0]), fun(t2, Y[1]), fun(t3, Y[2])
             self._rhs += 3
-            dyno = _newton(F, y0, self.scale, self.fac1, self.fac2, *args)
+            if self.structured:
+                dyno = self._newton_structured(y0)
+            else:
+                dyno = _newton(F, y0, self.scale, self.fac1, self.fac2, *args)
             if dyno == math.inf:
                 return _DIVERGED, 0.5, newt
             if 1 < newt < nit:
@@ -349,8 +391,24 @@ class Radau5(Integrator):
                 return _OK, 1.0, newt
         return _DIVERGED, 0.5, nit
 
+    def _newton_structured(self, y0):
+        """One Newton iteration with the solvers of a structured Jacobian."""
+        _newton_rhs(self.F, self.fac1, self.fac2, self.W, self.r1, self.r2)
+        x1, x2 = self.S1.solve(self.r1), self.S2.solve(self.r2)
+        return _newton_update(y0, self.scale, x1, x2, self.Z, self.W, self.Y)
+
+    def _error_structured(self, f, h, y0):
+        _error_rhs(f, self.Z, h, self.err)
+        self.err = self.S1.solve(self.err)
+        return _error_norm(self.err, self.Z, y0, self.atol, self.rtol)
+
     def error(self, t, h, y0, f0, careful):
         """Scaled max norm of the filtered embedded error estimate."""
+        if self.structured:
+            err = self._error_structured(f0, h, y0)
+            if err >= 1.0 and careful:
+                err = self._error_structured(self.rhs(t, y0 + self.err), h, y0)
+            return max(err, 1e-10)
         args = (self.Z, y0, h, self.atol, self.rtol, self.lu1, self.piv1, self.err)
         err = _error(f0, *args)
         if err >= 1.0 and careful:  # a second filtering damps the stiff components

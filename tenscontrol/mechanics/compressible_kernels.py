@@ -21,7 +21,9 @@ Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible`:
 ``accelerations(q, qd, fext, model, held, qdd, gamma, psi)`` and
 ``derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw)``, where ``held`` is a
 :class:`~tenscontrol.mechanics.records.HeldForceDensities` (held gamma/psi: the control model),
-``mass_matrix(q, model, M)`` and ``total_energy(q, qd, model)``; ``velocity_terms(q, qd, bars,
+``mass_matrix(q, model, M)`` and ``total_energy(q, qd, model)``; for
+:mod:`~tenscontrol.mechanics.compressible_banded`, ``forces``, ``member_blocks`` (the Jacobian's
+per-member 3x3 blocks) and ``energy_given``; ``velocity_terms(q, qd, bars,
 out)`` (N_T alone) is there for the tests' Euler-Lagrange check.
 
 Kinetic energy of bar k (theory.md 12.2):
@@ -147,7 +149,7 @@ def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
 
 
 @njit(cache=_CACHE)
-def _forces(q, qd, fext, model, held, gamma, psi, xi):
+def forces(q, qd, fext, model, held, gamma, psi, xi):
     """xi_c = G + f_ext + f_s + f_d - K_b(psi) q - N_T (theory.md 12.6); returns wdot [W]."""
     G = model.gravity
     power = 0.0
@@ -301,7 +303,7 @@ def accelerations(q, qd, fext, model, held, qdd, gamma, psi):
     free = model.free
     nq = q.shape[0]
     xi = np.empty(nq)
-    power = _forces(q, qd, fext, model, held, gamma, psi, xi)
+    power = forces(q, qd, fext, model, held, gamma, psi, xi)
     if model.mass_is_constant:
         qdd[:] = model.inverse_mass @ xi
         return power, True
@@ -345,13 +347,12 @@ def rhs(y, fext, model, dy):
 
 
 @njit(cache=_CACHE)
-def _string_jac(q, qd, members, gamma, hold_g, Jq, Jqd, pq, pqd):
-    """Add d(f_s + f_d)/dq, d f_d/dqd (theory.md 11.1) and the damper-power gradients."""
+def _string_blocks(q, qd, members, gamma, hold_g, Sq, Sqd, pq, pqd):
+    """3x3 blocks d(f_s + f_d)/db, d f_d/dbd of each string (theory.md 11.1) into Sq, Sqd
+    (n_strings, 3, 3); adds the damper-power gradients to pq, pqd."""
     si, sj, sk, sl0, sc, ssp = members
     s = np.empty(3)
     sd = np.empty(3)
-    Dq = np.empty((3, 3))
-    Dqd = np.empty((3, 3))
     gs = np.empty(3)
     gsd = np.empty(3)
     for k in range(si.shape[0]):
@@ -361,6 +362,9 @@ def _string_jac(q, qd, members, gamma, hold_g, Jq, Jqd, pq, pqd):
         l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
         l = np.sqrt(l2)
         active = ssp[k] or l > sl0[k]
+        Dq = Sq[k]
+        Dqd = Sqd[k]
+        Dqd[:, :] = 0.0
         mat = sk[k] * sl0[k] / (l2 * l) if (active and not hold_g) else 0.0
         for r in range(3):
             for c in range(3):
@@ -377,10 +381,8 @@ def _string_jac(q, qd, members, gamma, hold_g, Jq, Jqd, pq, pqd):
                 Dq[r, r] -= c_ * rho
                 gs[r] = -2.0 * c_ * rho * (sd[r] - rho * s[r])
                 gsd[r] = -2.0 * c_ * rho * s[r]
-            _add_block(Jqd, i3, j3, Dqd)
             _scatter(pq, i3, j3, gs)
             _scatter(pqd, i3, j3, gsd)
-        _add_block(Jq, i3, j3, Dq)
 
 
 @njit(cache=_CACHE)
@@ -415,20 +417,22 @@ def _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd):
 
 
 @njit(cache=_CACHE)
-def _bar_jac(q, qd, qdd, bars, psi, hold_p, Jq, Jqd):
-    """Add d(-K_b q - N_T - M_a qdd)/dq and d(-N_T)/dqd of the bars (qdd held)."""
+def _bar_blocks(q, qd, qdd, bars, psi, hold_p, Sq, Sqd):
+    """3x3 blocks d(-K_b q - N_T - M_a qdd)/db, d(-N_T)/dbd of each bar (qdd held) into Sq, Sqd
+    (n_bars, 3, 3)."""
     bi, bj, ba0, bra, bex, bk, bl0 = bars
     b = np.empty(3)
     bd = np.empty(3)
     bdd = np.empty(3)
-    Dq = np.empty((3, 3))
-    Dqd = np.empty((3, 3))
     for k in range(bi.shape[0]):
         i3 = 3 * bi[k]
         j3 = 3 * bj[k]
         _diff(q, i3, j3, b)
         l2 = b[0] * b[0] + b[1] * b[1] + b[2] * b[2]
         l = np.sqrt(l2)
+        Dq = Sq[k]
+        Dqd = Sqd[k]
+        Dqd[:, :] = 0.0
         mat = 0.0 if hold_p else bk[k] * bl0[k] / (l2 * l)
         for r in range(3):
             for c in range(3):
@@ -439,8 +443,30 @@ def _bar_jac(q, qd, qdd, bars, psi, hold_p, Jq, Jqd):
             _diff(qdd, i3, j3, bdd)
             a0, a1, a2 = _a_terms(k, l, ba0, bra, bex)
             _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd)
-            _add_block(Jqd, i3, j3, Dqd)
-        _add_block(Jq, i3, j3, Dq)
+
+
+@njit(cache=_CACHE)
+def member_blocks(q, qd, qdd, model, held, gamma, psi, Sq, Sqd, Bq, Bqd, pw):
+    """Per-member 3x3 blocks of d xi_c/d[q, qd] (qdd held) and pw (6n,) = d wdot/d[q, qd]
+    without its load term (the caller adds f_ext to pw[3n:]).
+
+    Sq, Sqd (n_strings, 3, 3) for the strings and Bq, Bqd (n_bars, 3, 3) for the bars: member k
+    on nodes (i, j) adds [[D, -D], [-D, D]] to the (i, j) blocks (:func:`derivatives` assembles
+    them densely, :mod:`~tenscontrol.mechanics.compressible_banded` in a band). gamma and psi
+    are those :func:`forces` returned at the same state.
+    """
+    nq = q.shape[0]
+    pw[:] = 0.0
+    _string_blocks(q, qd, model.members, gamma, held.hold_gamma, Sq, Sqd, pw[:nq], pw[nq:])
+    _bar_blocks(q, qd, qdd, model.bars, psi, held.hold_psi, Bq, Bqd)
+
+
+@njit(cache=_CACHE)
+def _assemble(Sq, Sqd, ii, jj, Jq, Jqd):
+    """Add the member blocks Sq, Sqd on nodes (ii, jj) to the dense Jq, Jqd (in member order)."""
+    for k in range(ii.shape[0]):
+        _add_block(Jq, 3 * ii[k], 3 * jj[k], Sq[k])
+        _add_block(Jqd, 3 * ii[k], 3 * jj[k], Sqd[k])
 
 
 @njit(cache=_CACHE)
@@ -454,7 +480,7 @@ def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
     W, free = model.inverse_mass, model.free
     nq = q.shape[0]
     xi = np.empty(nq)
-    power = _forces(q, qd, fext, model, held, gamma, psi, xi)
+    power = forces(q, qd, fext, model, held, gamma, psi, xi)
     M = np.empty((0, 0))
     L = np.empty((0, 0))
     first = np.empty(0, dtype=np.int64)
@@ -466,11 +492,13 @@ def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
         mass_matrix(q, model, M)
         L, first, ok = _factor(M, free)
         _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1))
+    ns, nb = model.members.i.shape[0], model.bars.i.shape[0]
+    Sq, Sqd = np.empty((ns, 3, 3)), np.empty((ns, 3, 3))
+    Bq, Bqd = np.empty((nb, 3, 3)), np.empty((nb, 3, 3))
+    member_blocks(q, qd, qdd, model, held, gamma, psi, Sq, Sqd, Bq, Bqd, pw)
     B = np.zeros((nq, 2 * nq))
-    pw[:] = 0.0
-    _string_jac(q, qd, model.members, gamma, held.hold_gamma, B[:, :nq], B[:, nq:],
-                pw[:nq], pw[nq:])
-    _bar_jac(q, qd, qdd, model.bars, psi, held.hold_psi, B[:, :nq], B[:, nq:])
+    _assemble(Sq, Sqd, model.members.i, model.members.j, B[:, :nq], B[:, nq:])
+    _assemble(Bq, Bqd, model.bars.i, model.bars.j, B[:, :nq], B[:, nq:])
     for a in range(nq):
         pw[nq + a] += fext[a]
     if model.mass_is_constant:
@@ -502,9 +530,14 @@ def jacobian(y, fext, model, J):
 @njit(cache=_CACHE)
 def total_energy(q, qd, model):
     """Etot = T(q, qd) - G^T q + V_s + V_b [J] (theory.md 12.6); slack strings store none."""
+    return energy_given(q, qd, model, 0.5 * (qd @ (model.constant_mass @ qd)))
+
+
+@njit(cache=_CACHE)
+def energy_given(q, qd, model, kinetic0):
+    """:func:`total_energy` with its constant-mass part 1/2 qd^T M0 qd [J] given as kinetic0."""
     bi, bj, ba0, bra, bex, bk, bl0 = model.bars
-    M0 = model.constant_mass
-    e = 0.5 * (qd @ (M0 @ qd)) - model.gravity @ q
+    e = kinetic0 - model.gravity @ q
     b = np.empty(3)
     bd = np.empty(3)
     for k in range(bi.shape[0]):

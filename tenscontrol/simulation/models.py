@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 
+from tenscontrol.mechanics import compressible_banded as CB
 from tenscontrol.mechanics import compressible_kernels as CK
 from tenscontrol.mechanics import rigid_kernels as K
 from tenscontrol.mechanics.compressible import compressible_model
@@ -112,7 +113,13 @@ class RigidRun(Run):
 
 
 class CompressibleRun(Run):
-    """The compressible-bar model in the step loop: derivative and its analytic Jacobian."""
+    """The compressible-bar model in the step loop: derivative and its analytic Jacobian.
+
+    A model with at least ``compressible_banded.BANDED_MIN_COORDINATES`` coordinates takes the
+    band path of :mod:`tenscontrol.mechanics.compressible_banded`: band mass solves in the
+    derivative and, without a controller, a structured Jacobian whose Newton solves cost O(n)
+    (the closed loop keeps the dense Jacobian, to which the controller's coupling is added).
+    """
 
     constrained_bars = ()
     project = None
@@ -121,16 +128,29 @@ class CompressibleRun(Run):
         self.structure, self.kinetic = structure, kinetic
         self.model = compressible_model(structure, kinetic, include_radius)
         self.kernel = self.model.kernel
+        self.pattern = None
+        if self.model.n_coordinates >= CB.BANDED_MIN_COORDINATES:
+            self.pattern = pattern = CB.band_pattern(self.model)
+            self.kernel_rhs = lambda y, f, kernel, dy: CB.rhs(y, f, kernel, pattern, dy)
 
     kernel_rhs = staticmethod(CK.rhs)
 
     def start(self, y0, fext, loop):
         self.fext = fext
         self._attach(y0, loop)
-        self.E0 = float(CK.energies(y0[None, :], self.kernel)[0])
+        self.E0 = float(self._energies(y0[None, :])[0])
+
+    def _energies(self, Y):
+        if self.pattern is None:
+            return CK.energies(Y, self.kernel)
+        return CB.energies(Y, self.kernel, self.pattern)
 
     def jac(self, t, y):
         nb, f = self.nb, self.fext(t, y)
+        if self.loop is None and self.pattern is not None:
+            banded = self._banded_jac(y, f)
+            if banded is not None:
+                return banded
         if self.loop is None:
             J = np.empty((nb, nb))
             CK.jacobian(y, f, self.kernel, J)
@@ -140,6 +160,24 @@ class CompressibleRun(Run):
         CK.jacobian(np.ascontiguousarray(y[:nb]), f, self.kernel, Jp)
         J[:nb, :nb] = Jp
         return J + self._coupling(t, y, f)
+
+    def _banded_jac(self, y, f):
+        """The structured Jacobian at y, or None when M(q) is singular there (dense then)."""
+        p, nq = self.pattern, self.model.n_coordinates
+        Mb = np.empty((nq, 2 * p.width + 1))
+        Bq, Bqd, pw = np.empty_like(Mb), np.empty_like(Mb), np.empty(2 * nq)
+        if not CB.jacobian_parts(y, f, self.kernel, p, Mb, Bq, Bqd, pw):
+            return None
+        if not (np.all(np.isfinite(Bq)) and np.all(np.isfinite(Bqd)) and np.all(np.isfinite(pw))):
+            raise FloatingPointError("the Jacobian has non-finite entries")
+
+        y = y.copy()        # the integrator may reuse its array before dense() is called
+
+        def dense():
+            J = np.empty((y.size, y.size))
+            CK.jacobian(y, f, self.kernel, J)
+            return J
+        return CB.BandedJacobian(Mb, Bq, Bqd, pw, p.perm, dense)
 
     def _coupling(self, t, y, f0):
         """The controller's (and load's) dependence on the state, for the Newton matrix.
@@ -173,7 +211,7 @@ class CompressibleRun(Run):
     def trajectory(self, recorder, stats, wall):
         s = self.structure
         t, Y = recorder.arrays(self.n_state)
-        energy = CK.energies(Y, self.kernel)
+        energy = self._energies(Y)
         return trajectory(s, t, Y, energy, np.zeros((len(t), 0)), self.E0, stats, 0, wall,
                            "none", "compressible", self.kinetic, self._control_record(t, Y))
 
