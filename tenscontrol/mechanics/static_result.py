@@ -60,16 +60,17 @@ class MechanismError(StaticsError):
 
 @dataclass(frozen=True, eq=False)
 class NewtonHistory:
-    """The iterations of :func:`tenscontrol.static_equilibrium`, one entry per Newton step.
+    """The iterations of :func:`tenscontrol.static_equilibrium`, one row per Newton iterate.
 
     Attributes
     ----------
     load_factor : ndarray, shape (k,)
         The load factor t of the stage the step belongs to (1 is the full load).
     residual : ndarray, shape (k,)
-        Max abs unbalanced force on the free coordinates before the step [N].
+        Max abs unbalanced force on the free coordinates at the iterate [N].
     step : ndarray, shape (k,)
-        Line-search step length taken (0 for a rejected stage's last attempt).
+        Line-search step length taken from the iterate; 0 for the converged iterate of a load
+        step (the last row of each) and for the iterate where a load step was given up.
     damping : ndarray, shape (k,)
         Levenberg shift added to the stiffness for the step [N/m] (0: a pure Newton step).
     active_changes : ndarray of int, shape (k,)
@@ -90,8 +91,8 @@ class NewtonHistory:
 
     @property
     def iterations(self) -> int:
-        """Number of Newton steps in all stages."""
-        return int(self.residual.size)
+        """Number of Newton steps taken in all load steps."""
+        return int(np.count_nonzero(self.step))
 
     def __repr__(self) -> str:
         last = f"{self.residual[-1]:.3g} N" if self.residual.size else "-"

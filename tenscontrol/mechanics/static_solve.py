@@ -206,6 +206,7 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
         r, _, gamma, psi = state
         res = np.abs(r).max(initial=0.0)
         if res <= tol:
+            log.rows.append((t, res, 0.0, 0.0, 0))  # the converged iterate: no step
             return True, q
         K = static_tangent(p.structure, q, psi, p.bars)
         mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12)
