@@ -208,7 +208,7 @@ def describe_motion(v: np.ndarray, n_show: int = 4) -> tuple[str, tuple]:
     order = [int(i) for i in np.argsort(-size) if size[i] > 1e-3 * size.max()]
     parts = []
     for i in order[:n_show]:
-        d = V[i] / size[i]
+        d = np.round(V[i] / size[i], 3) + 0.0  # + 0.0: no "-0"
         parts.append(f"node {i} along ({d[0]:.3g}, {d[1]:.3g}, {d[2]:.3g})")
     more = f" and {len(order) - n_show} more nodes" if len(order) > n_show else ""
     return ", ".join(parts) + more, tuple(order)
@@ -220,14 +220,15 @@ def loaded_zero_modes(K: np.ndarray, Z: np.ndarray, force: np.ndarray,
 
     `K` (3n, 3n) is the tangent stiffness, `Z` (3n, r) an orthonormal basis of the admissible
     displacements, `force` (3n,) the unbalanced force. A mode counts when its eigenvalue of
-    ``Z^T K Z`` is within `rtol` of the largest in size and the force's work along it is more
+    ``Z^T K Z`` is within `rtol` of the largest entry of K in size and the force's work along it is more
     than 1e-6 of the force's size.
     """
     if Z.shape[1] == 0:
         return np.zeros((K.shape[0], 0))
     Kr = Z.T @ K @ Z
     w, V = scipy.linalg.eigh(0.5 * (Kr + Kr.T))
-    top = max(np.abs(w).max(initial=0.0), 1e-300)
+    # the scale is K's largest entry: Z^T K Z may vanish to rounding on a pure mechanism
+    top = max(np.abs(w).max(initial=0.0), np.abs(K).max(initial=0.0), 1e-300)
     modes = Z @ V[:, np.abs(w) <= rtol * top]
     work = np.abs(modes.T @ force)
     return modes[:, work > 1e-6 * max(np.linalg.norm(force), 1e-300)]

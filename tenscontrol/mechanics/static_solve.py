@@ -30,7 +30,7 @@ from tenscontrol.mechanics.rigid import gravity_vector
 from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
                                                  describe_motion, loaded_zero_modes)
-from tenscontrol.mechanics.stiffness import rigid_fields, tangent_stiffness
+from tenscontrol.mechanics.stiffness import tangent_stiffness
 from tenscontrol.model.structure import Structure
 
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
@@ -125,10 +125,34 @@ def _problem(structure, loads, bars, check=True) -> _Problem:
     f = nodal_vector(structure.n_nodes, "loads", loads)
     q0 = structure.nodes.reshape(-1)
     free = np.asarray(structure.free_coordinates)
-    R_t = rigid_fields(structure, q0, bars=bars)
+    R_t = _rigid_motions(structure, q0, bars)
     span = structure.nodes.max(axis=0) - structure.nodes.min(axis=0)
     return _Problem(structure, bars, free, f, gravity_vector(structure) + f,
                     structure.bar_lengths.copy(), R_t[free], float(max(span.max(), 1e-3)))
+
+
+def _rigid_motions(structure: Structure, q: np.ndarray, bars: str) -> np.ndarray:
+    """Orthonormal rigid-body fields (3n, n_r) that the fixed coordinates and bars leave free.
+
+    Like :func:`tenscontrol.mechanics.stiffness.rigid_fields`, but with an absolute tolerance
+    on ``C R`` (unit constraint rows, unit fields): when no coordinate is fixed, C R vanishes
+    to rounding and a tolerance relative to its largest singular value would keep nothing.
+    """
+    N = q.reshape(-1, 3)
+    d = N - N.mean(axis=0)
+    R = np.hstack([np.tile(np.eye(3), (structure.n_nodes, 1)),
+                   np.column_stack([np.cross(e, d).reshape(-1) for e in np.eye(3)])])
+    R = scipy.linalg.orth(R, rcond=1e-10)
+    rows = [np.eye(3 * structure.n_nodes)[structure.fixed_coordinates]]
+    if bars == "rigid" and structure.n_bars:
+        rows.append(member_columns(structure.bar_nodes, q).T)
+    C = np.vstack(rows)
+    if C.shape[0] == 0:
+        return R
+    C = C / np.linalg.norm(C, axis=1, keepdims=True)
+    U, sv, Vt = np.linalg.svd(C @ R)
+    rank = int(np.sum(sv > 1e-9))
+    return R @ Vt[rank:].T
 
 
 def _project(p: _Problem, q: np.ndarray) -> np.ndarray:
@@ -229,14 +253,18 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
     return bool(np.abs(r).max(initial=0.0) <= tol), q
 
 
-def _scale(p: _Problem, q) -> float:
-    """The load scale: largest free nodal load, else the largest member force, else 1 N."""
+def _scale(p: _Problem, q, members: bool = False) -> float:
+    """The load scale: largest free nodal load, else the largest member force, else 1 N.
+
+    With `members`, the larger of the two: the rounding error of the residual grows with the
+    member forces, so a convergence test against a light load alone could never be met.
+    """
     load = np.abs(p.load[p.free]).max(initial=0.0)
-    if load > 0:
+    if load > 0 and not members:
         return float(load)
     gamma = _law_gamma(p.structure, q)
     member = np.abs(member_columns(p.structure.string_nodes, q) @ gamma).max(initial=0.0)
-    return float(member) if member > 0 else 1.0
+    return float(max(member, load)) if max(member, load) > 0 else 1.0
 
 
 def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
@@ -274,12 +302,12 @@ def _admissible(p: _Problem, q) -> np.ndarray:
 def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
     """Load stepping from t = 0 (q0 balanced by the offset) to t = 1; returns q at t = 1."""
     r0 = _forces(p, q0, np.zeros(p.free.size))[0]
-    q, t, dt = q0, 0.0, 1.0
+    q, t, dt = q0, 0.0, 0.5  # the full step already failed
     while t < 1.0:
         target = min(1.0, t + dt)
         final = target == 1.0
         ok, q_new = _newton(p, q, target, (1.0 - target) * r0,
-                            tol if final else max(tol, _STAGE_RTOL * _scale(p, q)),
+                            tol if final else max(tol, _STAGE_RTOL * _scale(p, q, True)),
                             max_iterations, log)
         if ok:
             q, t, dt = q_new, target, 2.0 * dt
@@ -321,8 +349,8 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
         bar keeps its length in the structure.
     rtol : float
         Converged when the largest unbalanced force on a free coordinate is at most `rtol`
-        times the load scale (the largest nodal gravity-plus-load force; the largest member
-        force when there is none).
+        times the force scale: the largest nodal gravity-plus-load force or the largest
+        member force at the start, whichever is larger.
     max_iterations : int
         Newton steps per load step.
 
@@ -356,7 +384,7 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     q0 = _project(p, nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)))
     _check_rigid_motion(p)
     log = _Log([], [], [])
-    tol = rtol * _scale(p, q0)
+    tol = rtol * _scale(p, q0, members=True)
     ok, q_end = _newton(p, q0, 1.0, np.zeros(p.free.size), tol, max_iterations, log)
     if ok:
         log.load_steps.append(1.0)
@@ -377,8 +405,8 @@ def _check_rigid_motion(p: _Problem) -> None:
     v[p.free] = p.gauge @ work / np.linalg.norm(work)
     text, nodes = describe_motion(v)
     raise MechanismError(
-        f"{p.structure.name}: a rigid-body mechanism: nothing fixes the structure, and the loads "
-        f"(gravity included) have a resultant along its rigid motion ({text}), so no "
+        f"{p.structure.name}: a rigid-body mechanism: the fixed coordinates leave a rigid motion "
+        f"free, and the loads (gravity included) have a resultant along it ({text}), so no "
         "configuration holds them. Fix coordinates (Structure.with_fixed) or give loads without "
         "resultant force and moment", v.reshape(-1, 3), nodes)
 
