@@ -75,11 +75,25 @@ def _bar_lengths(structure: Structure, q: np.ndarray) -> np.ndarray:
     return np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
 
 
+def _load_at(p: _Problem, q: np.ndarray) -> np.ndarray:
+    """Gravity plus loads at q (3n,) [N]. A Structure's bar mass is its density times its
+    length between the nodes, so a compressible bar's weight follows its length: the dynamics
+    of ``structure.with_nodes(q)`` see the weight at q, and so must its equilibrium."""
+    s = p.structure
+    if p.rigid or not s.n_bars:
+        return p.load
+    extra = 0.5 * (s.bar_masses / s.bar_lengths) * (_bar_lengths(s, q) - s.bar_lengths)
+    dm = np.zeros(s.n_nodes)
+    np.add.at(dm, s.bar_nodes[:, 0], extra)
+    np.add.at(dm, s.bar_nodes[:, 1], extra)
+    return p.load + np.kron(dm, s.gravity)
+
+
 def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
     """(r on the free coordinates, full R (3n,), gamma, psi) at q, minus the homotopy offset."""
     s = p.structure
     gamma = _law_gamma(s, q)
-    F = p.load - member_columns(s.string_nodes, q) @ gamma
+    F = _load_at(p, q) - member_columns(s.string_nodes, q) @ gamma
     X = member_columns(s.bar_nodes, q)
     if p.rigid:
         Ff = F[p.free] - offset
@@ -155,14 +169,17 @@ def _rigid_motions(structure: Structure, q: np.ndarray, bars: str) -> np.ndarray
     return R @ Vt[rank:].T
 
 
-def _project(p: _Problem, q: np.ndarray) -> np.ndarray:
-    """q moved (min-norm, free coordinates only) back onto the rigid bars' lengths."""
-    if not (p.rigid and p.structure.n_bars):
-        return q
+def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
+    """q moved (min-norm, free coordinates only) onto bar lengths `lengths` (default: the
+    rigid bars' lengths; compressible bars have none unless given)."""
+    if lengths is None:
+        if not (p.rigid and p.structure.n_bars):
+            return q
+        lengths = p.lengths
     q = q.copy()
     for _ in range(10):
-        phi = _bar_lengths(p.structure, q) ** 2 - p.lengths ** 2
-        if np.abs(phi).max() <= 4e-16 * (p.lengths ** 2).max():
+        phi = _bar_lengths(p.structure, q) ** 2 - lengths ** 2
+        if np.abs(phi).max() <= 4e-16 * (lengths ** 2).max():
             break
         Xf = member_columns(p.structure.bar_nodes, q)[p.free]
         y = np.linalg.lstsq(Xf.T @ Xf, -0.5 * phi, rcond=None)[0]
@@ -211,8 +228,12 @@ def _line_search(p, q, dq, r, offset):
     """(alpha, q_new, state) of the first halving of the step that reduces |r|, or None."""
     norm = np.linalg.norm(r)
     alpha = 1.0
+    l, slope = None, None
+    if not p.rigid and p.structure.n_bars:  # stiff bar springs: keep their length change linear
+        l = _bar_lengths(p.structure, q)
+        slope = (member_columns(p.structure.bar_nodes, q).T @ dq) / l
     for _ in range(12):
-        trial = _project(p, q + alpha * dq)
+        trial = _project(p, q + alpha * dq, None if l is None else l + alpha * slope)
         if np.all(_bar_lengths(p.structure, trial) > 0) and np.all(
                 np.linalg.norm(member_columns(p.structure.string_nodes, trial), axis=0) > 0):
             state = _forces(p, trial, offset)
@@ -265,6 +286,16 @@ def _scale(p: _Problem, q, members: bool = False) -> float:
     gamma = _law_gamma(p.structure, q)
     member = np.abs(member_columns(p.structure.string_nodes, q) @ gamma).max(initial=0.0)
     return float(max(member, load)) if max(member, load) > 0 else 1.0
+
+
+def _rounding_floor(p: _Problem) -> float:
+    """The residual's rounding error [N]: a law k (1 - l0/l) l loses eps k l, which for stiff
+    compressible bars (k ~ 1e7 N/m) is far above 1e-12 of the loads."""
+    s = p.structure
+    kl = [s.string_stiffness * s.string_lengths]
+    if not p.rigid and s.n_bars:
+        kl.append(s.bar_stiffness * s.bar_lengths)
+    return 16 * np.finfo(float).eps * float(np.concatenate(kl).max(initial=0.0))
 
 
 def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
@@ -350,7 +381,8 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     rtol : float
         Converged when the largest unbalanced force on a free coordinate is at most `rtol`
         times the force scale: the largest nodal gravity-plus-load force or the largest
-        member force at the start, whichever is larger.
+        member force at the start, whichever is larger (or the residual's rounding error,
+        16 eps k l of the stiffest member, when that is larger: compressible bars).
     max_iterations : int
         Newton steps per load step.
 
@@ -384,7 +416,7 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     q0 = _project(p, nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)))
     _check_rigid_motion(p)
     log = _Log([], [], [])
-    tol = rtol * _scale(p, q0, members=True)
+    tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
     ok, q_end = _newton(p, q0, 1.0, np.zeros(p.free.size), tol, max_iterations, log)
     if ok:
         log.load_steps.append(1.0)
