@@ -423,7 +423,13 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     else:
         log.failed.append(1.0)
         q_end = _continuation(p, q0, tol, max_iterations, log)
-    return _result(p, q_end, log)
+    result = _result(p, q_end, log)
+    if not result.stable:
+        warnings.warn(f"{structure.name}: the equilibrium found is unstable (the reduced tangent "
+                      f"stiffness has eigenvalue {result.min_stiffness:.3g} N/m < 0): past a "
+                      "buckling load, a simulation started there leaves it; raise the prestress "
+                      "or stiffen the structure", stacklevel=2)
+    return result
 
 
 def _check_rigid_motion(p: _Problem) -> None:
