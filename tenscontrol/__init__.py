@@ -26,6 +26,10 @@ from tenscontrol.mechanics.compressible import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
 from tenscontrol.mechanics.rigid import constraint_jacobian, force_densities, gravity_vector
 from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
+from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
+                                                 StaticEquilibrium, StaticsError)
+from tenscontrol.mechanics.static_solve import static_equilibrium
+from tenscontrol.model.form_finding import FormFinding, form_find
 from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stiffness
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
@@ -49,6 +53,8 @@ __all__ = [
     "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
     "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
     "jacobians", "mass_matrix", "tangent_stiffness", "total_energy",
+    "FormFinding", "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
+    "form_find", "static_equilibrium",
     # feedback and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",

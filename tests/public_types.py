@@ -108,6 +108,19 @@ def _prestress_error(c):
     raise AssertionError("the twisted prism has no self-stress, yet equilibrium succeeded")
 
 
+def _static(c):
+    return _shared(c, "static", lambda c: tc.static_equilibrium(
+        tc.catalog.icosahedron(on_face=True)))
+
+
+def _mechanism_error(c):
+    try:
+        tc.static_equilibrium(tc.catalog.icosahedron().with_gravity((0.0, 0.0, -9.806)))
+    except tc.MechanismError as exc:
+        return exc
+    raise AssertionError("a free-floating icosahedron under gravity found an equilibrium")
+
+
 def _material_comparison(c):
     return _shared(c, "materials", lambda c: tc.compare_materials(
         tc.catalog.tbar("table2", damping=100.0), t_final=T_FINAL, t_eval=GRID))
@@ -153,6 +166,12 @@ BUILDERS = {
     "RigidBarModel": lambda c: rigid_model(_tbar(c)),
     "CompressibleBarModel": lambda c: compressible_model(tc.catalog.tbar("table2")),
     "Selection": lambda c: tc.Selection(nodes=[2, 3], axes="xz"),
+    "StaticEquilibrium": _static,
+    "NewtonHistory": lambda c: _static(c).history,
+    "MechanismError": _mechanism_error,
+    "StaticsError": lambda c: tc.StaticsError("prism-3: Newton failed"),
+    "FormFinding": lambda c: tc.form_find(12, tc.catalog.ICOSAHEDRON_BARS,
+                                          tc.catalog.ICOSAHEDRON_STRINGS),
 }
 
 def public_classes() -> dict:

@@ -16,6 +16,7 @@ EXPECTED = {
     "soft_vs_metallic_closed_loop.py": ["tbar_closed_loop_aluminium.png",
                                         "tbar_closed_loop_hdpe.png"],
     "tbar_lqr.py": ["tbar_lqr_closed_loop.png"],
+    "icosahedron_on_a_face.py": ["icosahedron_lqr_closed_loop.png"],
     "ball_prestress_and_norms.py": ["ball_hankel.png"],
     "soft_vs_metallic.py": ["tbar_soft_vs_metallic.png"],
     "custom_structure.py": ["slewing_boom.json", "slewing_boom_structure.png",

@@ -160,6 +160,10 @@ def _figures(name, obj) -> list:
         return [f"{obj.u[:, 0].min():.4g}", f"{obj.u[:, 0].max():.4g}"]
     if name == "Equilibrium":
         return ["string 3", "bar 1", f"{obj.gamma[0]:.6f}", f"residual {obj.residual:.3g} N"]
+    if name == "StaticEquilibrium":
+        return [f"residual {obj.residual:.3g} N", "load steps: 1"]
+    if name == "NewtonHistory":
+        return [f"{obj.residual[0]:.3e}", "load steps: 1"]
     if name == "LQRDesign":
         return [f"{np.linalg.norm(obj.K):.6g}", f"reduced {obj.minimal.order}"]
     if name == "HinfDesign":

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.optimize
 
 from tenscontrol.mechanics.checks import check_members
+from tenscontrol.mechanics.loaded_prestress import loaded_prestress
 from tenscontrol.mechanics.rigid import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.model.structure import Structure
@@ -93,6 +94,11 @@ class Equilibrium:
         Dimension of the null space of the equilibrium equations in (gamma, psi) after the
         reactions are eliminated: the number of independent self-stresses. A member whose two
         end nodes are fully fixed adds one (its force goes straight into the supports).
+    configuration : str
+        ``"fixed"``: at the input's node positions; ``"free"``: at the loaded configuration
+        found with the prestress (``structure.nodes`` then differ from the input's).
+    displacement : float
+        Largest node displacement from the input's nodes [m] (0 for ``"fixed"``).
     """
 
     structure: Structure
@@ -105,6 +111,8 @@ class Equilibrium:
     objective: str
     bars: str
     self_stress_dimension: int
+    configuration: str = "fixed"
+    displacement: float = 0.0
 
     def __repr__(self) -> str:
         def span(a):
@@ -112,7 +120,9 @@ class Equilibrium:
         return (f"Equilibrium(structure={self.structure.name!r}, bars={self.bars!r}, "
                 f"objective={self.objective!r}, gamma={span(self.gamma)} N/m, "
                 f"bar_force_densities={span(self.bar_force_densities)} N/m, "
-                f"self_stress_dimension={self.self_stress_dimension})")
+                f"self_stress_dimension={self.self_stress_dimension}"
+                + (f", sag={self.displacement:.3g} m" if self.configuration == "free" else "")
+                + ")")
 
     def _table(self):
         """(heading, rows of (member, nodes, force density [N/m], force [N]))."""
@@ -186,7 +196,11 @@ def _infeasible(prob: _Problem, structure: Structure) -> PrestressError:
         f"closest force densities within the bounds leave a least-squares residual of {r:.3g} N "
         "(max abs nodal force). Try a lower gamma_min (gamma_min = 0 allows slack strings), "
         "check the loads and the fixed coordinates, bars_in_compression=False, or a "
-        "configuration that admits a self-stress (e.g. catalog.prestressable_twist).")
+        "configuration that admits a self-stress (e.g. catalog.prestressable_twist). If "
+        "gravity or the loads push along a motion the fixed geometry cannot resist (a "
+        "mechanism of the equilibrium matrix), the structure must sag first: "
+        "configuration='free' finds the loaded configuration and its prestress together "
+        "(tenscontrol.static_equilibrium solves it at given rest lengths).")
 
 
 def _polish(prob: _Problem, x: np.ndarray, side: np.ndarray) -> np.ndarray:
@@ -384,8 +398,8 @@ def _validate(structure, objective, bars, gamma_min):
 
 
 def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: str = "min_sum",
-                bars: str = "rigid", weights=None,
-                bars_in_compression: bool = False) -> Equilibrium:
+                bars: str = "rigid", weights=None, bars_in_compression: bool = False,
+                configuration: str = "fixed") -> Equilibrium:
     """Design a prestress in equilibrium at the structure's configuration (theory.md section 14).
 
     Parameters
@@ -410,6 +424,16 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
         Weights w of the min_sum objective (default 1).
     bars_in_compression : bool
         Add ``psi <= 0`` on every bar (strict tensegrity).
+    configuration : {"fixed", "free"}
+        ``"fixed"`` (default): hold the structure's node positions. ``"free"``: let it sag
+        under gravity and loads first (for geometries that cannot hold the load as built,
+        e.g. an icosahedron on a face or a prism with its base fixed, where gravity loads a
+        mechanism of the equilibrium matrix): a prestress at the built geometry without
+        gravity and loads, the static equilibrium (:func:`tenscontrol.static_equilibrium`)
+        under them at those rest lengths, then the prestress design at the loaded
+        configuration, raising the unloaded prestress until `gamma_min` holds there. The
+        returned structure sits at that configuration, an equilibrium a simulation started
+        there does not leave.
 
     Returns
     -------
@@ -443,6 +467,14 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     gamma_min = _per_string(structure, gamma_min, "gamma_min", 0.0)
     _validate(structure, objective, bars, gamma_min)
+    if configuration not in ("fixed", "free"):
+        raise ValueError(f"configuration must be 'fixed' (hold the nodes) or 'free' (sag under "
+                         f"the loads first), got {configuration!r}")
+    if configuration == "free":
+        def design(s, g, f):
+            return equilibrium(s, gamma_min=g, loads=f, objective=objective, bars=bars,
+                               weights=weights, bars_in_compression=bars_in_compression)
+        return loaded_prestress(structure, design, gamma_min, loads, bars, PrestressError)
     w = _per_string(structure, weights, "weights", 1.0)
     f = nodal_vector(structure.n_nodes, "loads", loads)
     q = structure.nodes.reshape(-1)

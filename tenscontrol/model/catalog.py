@@ -12,11 +12,13 @@ from typing import Callable
 
 import numpy as np
 
+from tenscontrol.model.form_finding import form_find
+from tenscontrol.model.materials import material
 from tenscontrol.model.structure import Structure
 
 __all__ = [
-    "arm", "arm_load", "ball", "ball_load", "ball_nodes", "dbar", "prestressable_twist", "prism",
-    "prism_tower", "tbar",
+    "arm", "arm_load", "ball", "ball_load", "ball_nodes", "dbar", "from_topology", "icosahedron",
+    "prestressable_twist", "prism", "prism_tower", "tbar",
 ]
 
 Force = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
@@ -442,3 +444,155 @@ def _prism_stack(stages, n, radius, height, twist, bar_material, bar_radius, str
                for pair in rings + sides]
     fixed = {k: "xyz" for k in range(n)} if base == "fixed" else None
     return Structure(nodes, bars, strings, fixed=fixed, gravity=gravity, name=name)
+
+
+#: The 6-bar tensegrity icosahedron (expanded octahedron): bar k joins nodes 2k and 2k+1, and
+#: each node has four strings. Only this topology enters :func:`icosahedron`; the geometry comes
+#: from form-finding.
+ICOSAHEDRON_BARS = tuple((2 * k, 2 * k + 1) for k in range(6))
+ICOSAHEDRON_STRINGS = (
+    (0, 6), (0, 7), (0, 9), (0, 11), (1, 4), (1, 5), (1, 9), (1, 11), (2, 6), (2, 7), (2, 8),
+    (2, 10), (3, 4), (3, 5), (3, 8), (3, 10), (4, 10), (4, 11), (5, 8), (5, 9), (6, 10),
+    (6, 11), (7, 8), (7, 9),
+)
+
+
+def _rest_length(E: float, radius: float, length: float, density: float) -> float:
+    """Rest length giving force density `density` at `length`: ``l0 = EA / (density + EA/l)``."""
+    EA = E * np.pi * radius**2
+    return EA / (density + EA / length)
+
+
+def from_topology(n_nodes: int, bars, strings, *, string_force_densities=1.0,
+                  bar_force_densities=-1.0, solve_for=None, bar_length: float = 1.0,
+                  prestress: float = 20.0, bar_material: str = "aluminium",
+                  bar_radius: float = 0.01, string_material: str = "nylon",
+                  string_radius: float = 1e-3, gravity=(0.0, 0.0, 0.0), fixed=None,
+                  damping: float = 0.0, name: str = "form-found") -> Structure:
+    """A prestressed structure from its topology alone, by form-finding.
+
+    The geometry is the free-standing one of :func:`tenscontrol.model.form_finding.form_find`
+    (force density method; the densities of `solve_for`, by default all bars, are solved for
+    so that the force density matrix has rank n - 4), scaled so that the mean bar length is
+    `bar_length` and centred at the origin. The strings' rest lengths realise the form-found
+    self-stress scaled so that the largest string force density is `prestress` [N/m]; with
+    compressible bars (``bars="compressible"`` in the mechanics) the bars' rest lengths do the
+    same, so the structure starts in equilibrium without gravity under either bar model.
+
+    Parameters
+    ----------
+    n_nodes : int
+    bars, strings : array_like of int, shape (m, 2)
+        Node pairs of bars and strings.
+    string_force_densities, bar_force_densities, solve_for
+        As for :func:`~tenscontrol.model.form_finding.form_find` (ratios; scaled by
+        `prestress`).
+    bar_length : float
+        Mean bar length [m].
+    prestress : float
+        Largest string force density of the self-stress [N/m], > 0.
+    bar_material, bar_radius, string_material, string_radius, gravity, fixed, damping
+        As for :func:`prism`; `fixed` in any form :class:`~tenscontrol.Structure` takes.
+    name : str
+
+    Raises
+    ------
+    ValueError
+        If form-finding fails (no free-standing geometry), or a string does not come out in
+        tension or a bar in compression.
+    """
+    found = form_find(n_nodes, bars, strings, string_force_densities=string_force_densities,
+                      bar_force_densities=bar_force_densities, solve_for=solve_for)
+    nb = len(found.densities) - len(strings)
+    N = found.nodes - found.nodes.mean(axis=0)
+    b, s = np.asarray(bars).reshape(-1, 2), np.asarray(strings).reshape(-1, 2)
+    N *= bar_length / np.linalg.norm(N[b[:, 1]] - N[b[:, 0]], axis=1).mean()
+    w = found.densities * prestress / found.densities[nb:].max()
+    if (w[nb:] <= 0).any() or (w[:nb] >= 0).any():
+        raise ValueError(f"{name}: the form-found self-stress has strings in compression or "
+                         "bars in tension; change the force density ratios")
+    return _prestressed_structure(N, b, s, w, nb, bar_material, bar_radius, string_material,
+                                  string_radius, gravity, fixed, damping, name)
+
+
+def _prestressed_structure(N, b, s, w, nb, bar_material, bar_radius, string_material,
+                           string_radius, gravity, fixed, damping, name) -> Structure:
+    """Structure at nodes N whose members' rest lengths give the force densities w."""
+    Eb, Es = material(bar_material).youngs_modulus, material(string_material).youngs_modulus
+    bars = [{"nodes": tuple(int(v) for v in pair), "material": bar_material,
+             "radius": bar_radius,
+             "rest_length": _rest_length(Eb, bar_radius, np.linalg.norm(N[j] - N[i]), wk)}
+            for pair, (i, j), wk in zip(b, b, w[:nb])]
+    strings = [{"nodes": tuple(int(v) for v in pair), "kind": "string",
+                "material": string_material, "radius": string_radius, "damping": damping,
+                "rest_length": _rest_length(Es, string_radius, np.linalg.norm(N[j] - N[i]), wk)}
+               for pair, (i, j), wk in zip(s, s, w[nb:])]
+    return Structure(N, bars, strings, fixed=fixed, gravity=gravity, name=name)
+
+
+def icosahedron(*, on_face: bool = False, bar_length: float = 1.0, prestress: float = 20.0,
+                bar_material: str = "aluminium", bar_radius: float = 0.01,
+                string_material: str = "nylon", string_radius: float = 1e-3,
+                gravity=None, damping: float = 0.0) -> Structure:
+    """The 6-bar tensegrity icosahedron (expanded octahedron), SUPERball-like, form-found.
+
+    Built from its topology (:data:`ICOSAHEDRON_BARS`, :data:`ICOSAHEDRON_STRINGS`) alone by
+    :func:`from_topology`: equal string force densities, the bars' solved for (they come out
+    at -3/2 of the strings'), and a geometry with parallel bars `bar_length`/2 apart and all
+    24 strings of length ``bar_length * sqrt(6) / 4``. Bars 0, 1 run along z, 2, 3 along x,
+    4, 5 along y.
+
+    Parameters
+    ----------
+    on_face : bool
+        Rest it on a triangular face: the structure is turned so that the face of nodes
+        0, 6, 11 (three nodes joined pairwise by strings) lies in z = 0 below the rest, and
+        those three nodes are fixed in x, y, z. Otherwise it is free-standing, centred at the
+        origin, nothing fixed.
+    bar_length : float
+        Bar length [m] (1 m: SUPERball's scale).
+    prestress : float
+        String force density of the self-stress the rest lengths realise [N/m].
+    bar_material, bar_radius, string_material, string_radius, damping
+        As for :func:`prism` (aluminium bars of radius 1 cm, nylon strings of radius 1 mm).
+    gravity : array_like, shape (3,), optional
+        Gravitational acceleration [m/s^2]; (0, 0, -9.806) on a face, none otherwise.
+
+    Returns
+    -------
+    Structure
+        Named ``"icosahedron"`` (``"icosahedron-on-face"``), 12 nodes, 6 bars, 24 strings.
+    """
+    s = from_topology(12, ICOSAHEDRON_BARS, ICOSAHEDRON_STRINGS, bar_length=bar_length,
+                      prestress=prestress, bar_material=bar_material, bar_radius=bar_radius,
+                      string_material=string_material, string_radius=string_radius,
+                      damping=damping, name="icosahedron")
+    N = s.nodes
+    d = np.array([N[j] - N[i] for i, j in (ICOSAHEDRON_BARS[2], ICOSAHEDRON_BARS[4],
+                                           ICOSAHEDRON_BARS[0])])
+    U, _, Vt = np.linalg.svd(d)  # the rotation nearest to taking those bars to x, y, z
+    N = N @ (U @ Vt).T
+    name, fixed = "icosahedron", None
+    if on_face:
+        N, name, fixed = _on_face(N, (0, 6, 11)), "icosahedron-on-face", {0: "xyz", 6: "xyz",
+                                                                           11: "xyz"}
+    g = ((0.0, 0.0, -9.806) if on_face else (0.0, 0.0, 0.0)) if gravity is None else gravity
+    return Structure(N, s.bars, s.strings, fixed=fixed, gravity=g, name=name)
+
+
+def _on_face(N: np.ndarray, face) -> np.ndarray:
+    """N turned so that the triangle `face` lies in z = 0 with the rest above it."""
+    F = N[list(face)]
+    normal = np.cross(F[1] - F[0], F[2] - F[0])
+    normal /= np.linalg.norm(normal)
+    if normal @ (N.mean(axis=0) - F.mean(axis=0)) > 0:
+        normal = -normal  # outward
+    # rotation taking the outward normal to -z (Rodrigues, about normal x (-z))
+    target = np.array([0.0, 0.0, -1.0])
+    v, c = np.cross(normal, target), float(normal @ target)
+    V = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    R = np.eye(3) + V + V @ V / (1.0 + c)
+    M = (N - F.mean(axis=0)) @ R.T
+    M[:, 2] -= M[list(face), 2].mean()
+    M[list(face), 2] = 0.0
+    return M

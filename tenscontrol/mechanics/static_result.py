@@ -1,0 +1,234 @@
+"""What the static solver returns and raises: :class:`StaticEquilibrium`, :class:`NewtonHistory`,
+:class:`StaticsError` and :class:`MechanismError` (theory.md section 19).
+
+Kept apart from the solver (:mod:`tenscontrol.mechanics.static_solve`) so that each module stays
+short; the mechanism diagnosis (which nodes move, along which directions) lives here too, since
+it only reads a stiffness matrix and a residual.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from tenscontrol.model.structure import Structure
+
+__all__ = ["MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
+           "describe_motion", "loaded_zero_modes"]
+
+
+class StaticsError(RuntimeError):
+    """The static solver found no equilibrium (Newton and load stepping both failed).
+
+    Attributes
+    ----------
+    history : NewtonHistory or None
+        The iterations made before the failure.
+    """
+
+    def __init__(self, message: str, history: NewtonHistory | None = None):
+        super().__init__(message)
+        self.history = history
+
+    def __repr__(self) -> str:
+        name = type(self).__name__
+        return f"{name}({textwrap.shorten(str(self), 150, placeholder=' ...')!r})"
+
+
+class MechanismError(StaticsError):
+    """The loads drive a motion that no member resists: a mechanism no configuration holds.
+
+    Attributes
+    ----------
+    motion : ndarray, shape (n_nodes, 3)
+        The free motion (unit norm) along which the loads do work and the stiffness is zero.
+    nodes : tuple of int
+        The nodes that move most in it (largest first).
+    history : NewtonHistory or None
+        The iterations made before the diagnosis (None when found before any).
+    """
+
+    def __init__(self, message: str, motion: np.ndarray, nodes: tuple,
+                 history: NewtonHistory | None = None):
+        super().__init__(message, history)
+        self.motion = motion
+        self.nodes = nodes
+
+
+@dataclass(frozen=True, eq=False)
+class NewtonHistory:
+    """The iterations of :func:`tenscontrol.static_equilibrium`, one row per Newton iterate.
+
+    Attributes
+    ----------
+    load_factor : ndarray, shape (k,)
+        The load factor t of the stage the step belongs to (1 is the full load).
+    residual : ndarray, shape (k,)
+        Max abs unbalanced force on the free coordinates at the iterate [N].
+    step : ndarray, shape (k,)
+        Line-search step length taken from the iterate; 0 for the converged iterate of a load
+        step (the last row of each) and for the iterate where a load step was given up.
+    damping : ndarray, shape (k,)
+        Levenberg shift added to the stiffness for the step [N/m] (0: a pure Newton step).
+    active_changes : ndarray of int, shape (k,)
+        Strings that switched between taut and slack in the step.
+    load_steps : tuple of float
+        The load factors reached, in order (``(1.0,)`` when the full load worked at once).
+    failed_load_steps : tuple of float
+        Load factors tried and given up (Newton failed), before a smaller step was taken.
+    """
+
+    load_factor: np.ndarray
+    residual: np.ndarray
+    step: np.ndarray
+    damping: np.ndarray
+    active_changes: np.ndarray
+    load_steps: tuple
+    failed_load_steps: tuple
+
+    @property
+    def iterations(self) -> int:
+        """Number of Newton steps taken in all load steps."""
+        return int(np.count_nonzero(self.step))
+
+    def __repr__(self) -> str:
+        last = f"{self.residual[-1]:.3g} N" if self.residual.size else "-"
+        return (f"NewtonHistory(iterations={self.iterations}, load_steps={len(self.load_steps)}, "
+                f"failed_load_steps={len(self.failed_load_steps)}, last_residual={last})")
+
+    def summary(self) -> str:
+        """A table: load factor, residual, step length, damping and active-set changes."""
+        lines = [f"{'it':>4}{'load':>8}{'residual [N]':>15}{'step':>8}{'damping':>11}"
+                 f"{'switches':>10}"]
+        for k, row in enumerate(zip(self.load_factor, self.residual, self.step, self.damping,
+                                    self.active_changes)):
+            t, r, a, mu, c = row
+            lines.append(f"{k:>4}{t:>8.4g}{r:>15.3e}{a:>8.3g}{mu:>11.3g}{int(c):>10d}")
+        lines.append(f"load steps: {', '.join(f'{t:.4g}' for t in self.load_steps)}"
+                     + (f"; failed: {', '.join(f'{t:.4g}' for t in self.failed_load_steps)}"
+                        if self.failed_load_steps else ""))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+@dataclass(frozen=True, eq=False)
+class StaticEquilibrium:
+    """A configuration where gravity, loads, strings, springs and bars balance.
+
+    Attributes
+    ----------
+    structure : Structure
+        The input structure moved to `q` with its rest lengths kept
+        (``structure.with_nodes(q)``): a simulation started from it at rest stays there.
+    q : ndarray, shape (3n,)
+        The equilibrium configuration [m], node by node.
+    gamma : ndarray, shape (n_strings,)
+        String force densities at q [N/m] (0 for slack strings).
+    bar_force_densities : ndarray, shape (n_bars,)
+        Bar force densities [N/m], negative in compression: ``-2 lambda`` for rigid bars (0
+        for a bar whose ends are both fully fixed: its force goes into the supports), the
+        bar law for compressible bars.
+    reactions : ndarray, shape (n_nodes, 3)
+        Support force on each fixed coordinate [N]; zero on free coordinates.
+    loads : ndarray, shape (n_nodes, 3)
+        The external loads balanced (gravity not included) [N].
+    residual : float
+        Max abs unbalanced force on the free coordinates at q [N], recomputed from the
+        member laws after convergence.
+    relative_residual : float
+        `residual` over the load scale: the largest nodal gravity-plus-load force (the
+        largest member force when there is no load) [-].
+    constraint_violation : float
+        Max abs bar length error ``|l - L|`` of rigid bars [m] (0 for compressible bars).
+    displacement : float
+        Largest node displacement from the input structure's nodes [m].
+    min_stiffness : float
+        Smallest eigenvalue of the reduced tangent stiffness at q [N/m] (on the constraint
+        tangent space, rigid motions removed); > 0: a stable equilibrium.
+    slack : ndarray of bool, shape (n_strings,)
+        Strings at or below their rest length at q.
+    bars : str
+        ``"rigid"`` or ``"compressible"``.
+    history : NewtonHistory
+        The Newton iterations and load steps.
+    """
+
+    structure: Structure
+    q: np.ndarray
+    gamma: np.ndarray
+    bar_force_densities: np.ndarray
+    reactions: np.ndarray
+    loads: np.ndarray
+    residual: float
+    relative_residual: float
+    constraint_violation: float
+    displacement: float
+    min_stiffness: float
+    slack: np.ndarray
+    bars: str
+    history: NewtonHistory
+
+    @property
+    def stable(self) -> bool:
+        """Whether the reduced tangent stiffness is positive definite at q."""
+        return bool(self.min_stiffness > 0)
+
+    def __repr__(self) -> str:
+        return (f"StaticEquilibrium(structure={self.structure.name!r}, bars={self.bars!r}, "
+                f"residual={self.residual:.3g} N (rel {self.relative_residual:.2g}), "
+                f"displacement={self.displacement:.4g} m, slack={int(self.slack.sum())}, "
+                f"iterations={self.history.iterations}, load_steps={len(self.history.load_steps)})")
+
+    def summary(self) -> str:
+        """The figures of the solve, then the Newton history table."""
+        g = self.gamma[~self.slack]
+        head = (f"Static equilibrium of {self.structure.name!r} ({self.bars} bars): residual "
+                f"{self.residual:.3g} N ({self.relative_residual:.3g} of the load scale), bar "
+                f"length error {self.constraint_violation:.3g} m, largest displacement "
+                f"{self.displacement:.6g} m, taut strings' gamma in "
+                f"[{g.min(initial=np.inf):.6g}, {g.max(initial=-np.inf):.6g}] N/m, "
+                f"{int(self.slack.sum())} slack, "
+                f"{'stable' if self.stable else 'NOT stable'} (min stiffness "
+                f"{self.min_stiffness:.4g} N/m)")
+        return head + "\n" + self.history.summary()
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def describe_motion(v: np.ndarray, n_show: int = 4) -> tuple[str, tuple]:
+    """A displacement field (3n,) as "node 3 along (0, 0, -1), node 5 along ..." and its nodes."""
+    V = v.reshape(-1, 3)
+    size = np.linalg.norm(V, axis=1)
+    order = [int(i) for i in np.argsort(-size) if size[i] > 1e-3 * size.max()]
+    parts = []
+    for i in order[:n_show]:
+        d = np.round(V[i] / size[i], 3) + 0.0  # + 0.0: no "-0"
+        parts.append(f"node {i} along ({d[0]:.3g}, {d[1]:.3g}, {d[2]:.3g})")
+    more = f" and {len(order) - n_show} more nodes" if len(order) > n_show else ""
+    return ", ".join(parts) + more, tuple(order)
+
+
+def loaded_zero_modes(K: np.ndarray, Z: np.ndarray, force: np.ndarray,
+                      rtol: float = 1e-8) -> np.ndarray:
+    """Displacements (3n, m) in span(Z) of (near) zero stiffness along which `force` does work.
+
+    `K` (3n, 3n) is the tangent stiffness, `Z` (3n, r) an orthonormal basis of the admissible
+    displacements, `force` (3n,) the unbalanced force. A mode counts when its eigenvalue of
+    ``Z^T K Z`` is within `rtol` of the largest entry of K in size and the force's work along it is more
+    than 1e-6 of the force's size.
+    """
+    if Z.shape[1] == 0:
+        return np.zeros((K.shape[0], 0))
+    Kr = Z.T @ K @ Z
+    w, V = scipy.linalg.eigh(0.5 * (Kr + Kr.T))
+    # the scale is K's largest entry: Z^T K Z may vanish to rounding on a pure mechanism
+    top = max(np.abs(w).max(initial=0.0), np.abs(K).max(initial=0.0), 1e-300)
+    modes = Z @ V[:, np.abs(w) <= rtol * top]
+    work = np.abs(modes.T @ force)
+    return modes[:, work > 1e-6 * max(np.linalg.norm(force), 1e-300)]

@@ -1,0 +1,474 @@
+"""Static equilibrium under loads at given rest lengths (theory.md section 19).
+
+Unknowns: the free coordinates of q and, for rigid bars, the bar force densities psi (the
+multipliers of the bar-length constraints, ``psi = -2 lambda``). The unbalanced force is
+
+    R(q, psi) = -Yhat(q) gamma(q) - Xhat(q) psi + G + f,
+
+with gamma the strings' elastic law (slack below the rest length: the active set follows the
+configuration), psi the compressible bars' law or, for rigid bars, the least-squares multipliers
+at q. Newton solves ``K_t dq + X dpsi = R``, ``X^T dq = 0`` (the KKT step; K_t the tangent
+stiffness of :func:`tenscontrol.tangent_stiffness` with psi held, so that ``K_t = -dR/dq``),
+each trial point is put back on the bar-length manifold, and a backtracking line search on
+``|R|`` with a Levenberg shift of K_t (raised when no step length reduces ``|R|``) globalizes
+it. When Newton fails at the full load, the imbalance at the start is applied in load steps
+(a Newton homotopy: the factor t scales it from 0, where the start is in equilibrium, to 1),
+halving a step that fails and doubling one that works.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from tenscontrol.mechanics.checks import check_members
+from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.rigid import gravity_vector
+from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
+                                                 StaticEquilibrium, StaticsError,
+                                                 describe_motion, loaded_zero_modes)
+from tenscontrol.mechanics.stiffness import tangent_stiffness
+from tenscontrol.model.structure import Structure
+
+__all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
+
+_BAR_MODELS = ("rigid", "compressible")
+#: Intermediate load steps converge to this relative residual; only the full load needs rtol.
+_STAGE_RTOL = 1e-8
+_MAX_HALVINGS = 7
+
+
+@dataclass(frozen=True, eq=False)
+class _Problem:
+    """The fixed data of one solve: structure, bar model, free coordinates, loads and scales."""
+
+    structure: Structure
+    bars: str
+    free: np.ndarray
+    f: np.ndarray        # external loads (3n,) [N]
+    load: np.ndarray     # gravity plus loads (3n,) [N]
+    lengths: np.ndarray  # rigid bar lengths L (n_bars,) [m]
+    gauge: np.ndarray    # rigid-body fields on the free coordinates (nf, n_r)
+    size: float          # structure size [m], for the runaway guard
+
+    @property
+    def rigid(self) -> bool:
+        return self.bars == "rigid"
+
+
+def _law_gamma(structure: Structure, q: np.ndarray) -> np.ndarray:
+    """String force densities by the dynamics' law: k (1 - l0/l) when l > l0 (springs always)."""
+    N = q.reshape(-1, 3)
+    p = structure.string_nodes
+    l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
+    l0 = structure.string_rest_lengths
+    taut = structure.string_is_spring | (l > l0)
+    return np.where(taut, structure.string_stiffness * (1.0 - l0 / l), 0.0)
+
+
+def _bar_lengths(structure: Structure, q: np.ndarray) -> np.ndarray:
+    N = q.reshape(-1, 3)
+    p = structure.bar_nodes
+    return np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
+
+
+def _load_at(p: _Problem, q: np.ndarray) -> np.ndarray:
+    """Gravity plus loads at q (3n,) [N]. A Structure's bar mass is its density times its
+    length between the nodes, so a compressible bar's weight follows its length: the dynamics
+    of ``structure.with_nodes(q)`` see the weight at q, and so must its equilibrium."""
+    s = p.structure
+    if p.rigid or not s.n_bars:
+        return p.load
+    extra = 0.5 * (s.bar_masses / s.bar_lengths) * (_bar_lengths(s, q) - s.bar_lengths)
+    dm = np.zeros(s.n_nodes)
+    np.add.at(dm, s.bar_nodes[:, 0], extra)
+    np.add.at(dm, s.bar_nodes[:, 1], extra)
+    return p.load + np.kron(dm, s.gravity)
+
+
+def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
+    """(r on the free coordinates, full R (3n,), gamma, psi) at q, minus the homotopy offset."""
+    s = p.structure
+    gamma = _law_gamma(s, q)
+    F = _load_at(p, q) - member_columns(s.string_nodes, q) @ gamma
+    X = member_columns(s.bar_nodes, q)
+    if p.rigid:
+        Ff = F[p.free] - offset
+        psi = (np.linalg.lstsq(X[p.free], Ff, rcond=None)[0] if s.n_bars
+               else np.zeros(0))
+    else:
+        psi = s.bar_stiffness * (1.0 - s.bar_rest_lengths / _bar_lengths(s, q))
+    R = F - X @ psi
+    return R[p.free] - offset, R, gamma, psi
+
+
+def unbalanced_force(structure: Structure, q=None, *, loads=None, bars: str = "rigid",
+                     bar_force_densities=None) -> np.ndarray:
+    """The unbalanced nodal force R (3n,) [N] at q: gravity + loads - member forces.
+
+    Strings follow their elastic law (slack below the rest length). Rigid bars take
+    `bar_force_densities` (psi, negative in compression) if given, else the least-squares
+    multipliers on the free coordinates; compressible bars their law. R vanishes on the free
+    coordinates at an equilibrium; on the fixed ones it is minus the support reaction.
+    """
+    q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
+    p = _problem(structure, loads, bars, check=False)
+    _, R, gamma, psi = _forces(p, q, np.zeros(p.free.size))
+    if bar_force_densities is not None:
+        R = R + member_columns(structure.bar_nodes, q) @ (psi - np.asarray(bar_force_densities))
+    return R
+
+
+def static_tangent(structure: Structure, q, psi, bars: str = "rigid") -> np.ndarray:
+    """``K_t = -dR/dq`` (3n, 3n) [N/m] with the rigid bars' psi held (the law's for compressible)."""
+    gamma = _law_gamma(structure, q)
+    return tangent_stiffness(structure, q, gamma=gamma, bar_force_densities=psi, bars=bars,
+                             at_rest="taut")
+
+
+def _problem(structure, loads, bars, check=True) -> _Problem:
+    if not isinstance(structure, Structure):
+        raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
+    if bars not in _BAR_MODELS:
+        raise ValueError(f"bars must be 'rigid' or 'compressible', got {bars!r}")
+    if check:
+        check_members(structure, "static_equilibrium", bars=bars, inertia=False)
+    f = nodal_vector(structure.n_nodes, "loads", loads)
+    q0 = structure.nodes.reshape(-1)
+    free = np.asarray(structure.free_coordinates)
+    R_t = _rigid_motions(structure, q0, bars)
+    span = structure.nodes.max(axis=0) - structure.nodes.min(axis=0)
+    return _Problem(structure, bars, free, f, gravity_vector(structure) + f,
+                    structure.bar_lengths.copy(), R_t[free], float(max(span.max(), 1e-3)))
+
+
+def _rigid_motions(structure: Structure, q: np.ndarray, bars: str) -> np.ndarray:
+    """Orthonormal rigid-body fields (3n, n_r) that the fixed coordinates and bars leave free.
+
+    Like :func:`tenscontrol.mechanics.stiffness.rigid_fields`, but with an absolute tolerance
+    on ``C R`` (unit constraint rows, unit fields): when no coordinate is fixed, C R vanishes
+    to rounding and a tolerance relative to its largest singular value would keep nothing.
+    """
+    N = q.reshape(-1, 3)
+    d = N - N.mean(axis=0)
+    R = np.hstack([np.tile(np.eye(3), (structure.n_nodes, 1)),
+                   np.column_stack([np.cross(e, d).reshape(-1) for e in np.eye(3)])])
+    R = scipy.linalg.orth(R, rcond=1e-10)
+    rows = [np.eye(3 * structure.n_nodes)[structure.fixed_coordinates]]
+    if bars == "rigid" and structure.n_bars:
+        rows.append(member_columns(structure.bar_nodes, q).T)
+    C = np.vstack(rows)
+    if C.shape[0] == 0:
+        return R
+    C = C / np.linalg.norm(C, axis=1, keepdims=True)
+    U, sv, Vt = np.linalg.svd(C @ R)
+    rank = int(np.sum(sv > 1e-9))
+    return R @ Vt[rank:].T
+
+
+def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
+    """q moved (min-norm, free coordinates only) onto bar lengths `lengths` (default: the
+    rigid bars' lengths; compressible bars have none unless given)."""
+    if lengths is None:
+        if not (p.rigid and p.structure.n_bars):
+            return q
+        lengths = p.lengths
+    q = q.copy()
+    for _ in range(10):
+        phi = _bar_lengths(p.structure, q) ** 2 - lengths ** 2
+        if np.abs(phi).max() <= 4e-16 * (lengths ** 2).max():
+            break
+        Xf = member_columns(p.structure.bar_nodes, q)[p.free]
+        y = np.linalg.lstsq(Xf.T @ Xf, -0.5 * phi, rcond=None)[0]
+        q[p.free] += Xf @ y
+    return q
+
+
+def _kkt_step(p: _Problem, q: np.ndarray, K: np.ndarray, r: np.ndarray, mu: float):
+    """Newton step dq (3n,) from ``[[K + mu I, C], [C^T, 0]] [dq; y] = [r; 0]``."""
+    Kff = K[np.ix_(p.free, p.free)] + mu * np.eye(p.free.size)
+    cols = [p.gauge]
+    if p.rigid and p.structure.n_bars:
+        X = member_columns(p.structure.bar_nodes, q)[p.free]
+        cols.insert(0, X[:, np.linalg.norm(X, axis=0) > 0])  # bars fixed at both ends: no row
+    C = np.hstack(cols)
+    m = C.shape[1]
+    A = np.block([[Kff, C], [C.T, np.zeros((m, m))]])
+    b = np.concatenate([r, np.zeros(m)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
+        try:
+            x = scipy.linalg.solve(A, b, assume_a="sym")
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
+            x = np.linalg.lstsq(A, b, rcond=1e-13)[0]  # singular: a mechanism or slack strings
+    dq = np.zeros_like(q)
+    dq[p.free] = x[:p.free.size]
+    return dq
+
+
+@dataclass
+class _Log:
+    """Mutable record of the iterations, frozen into a NewtonHistory at the end."""
+
+    rows: list
+    load_steps: list
+    failed: list
+
+    def frozen(self) -> NewtonHistory:
+        cols = list(zip(*self.rows)) if self.rows else [()] * 5
+        return NewtonHistory(np.array(cols[0], float), np.array(cols[1], float),
+                             np.array(cols[2], float), np.array(cols[3], float),
+                             np.array(cols[4], int), tuple(self.load_steps), tuple(self.failed))
+
+
+def _line_search(p, q, dq, r, offset):
+    """(alpha, q_new, state) of the first halving of the step that reduces |r|, or None."""
+    norm = np.linalg.norm(r)
+    alpha = 1.0
+    l, slope = None, None
+    if not p.rigid and p.structure.n_bars:  # stiff bar springs: keep their length change linear
+        l = _bar_lengths(p.structure, q)
+        slope = (member_columns(p.structure.bar_nodes, q).T @ dq) / l
+    for _ in range(12):
+        trial = _project(p, q + alpha * dq, None if l is None else l + alpha * slope)
+        if np.all(_bar_lengths(p.structure, trial) > 0) and np.all(
+                np.linalg.norm(member_columns(p.structure.string_nodes, trial), axis=0) > 0):
+            state = _forces(p, trial, offset)
+            if np.linalg.norm(state[0]) <= (1.0 - 1e-4 * alpha) * norm:
+                return alpha, trial, state
+        alpha *= 0.5
+    return None
+
+
+def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
+    """Newton at load factor t from q; returns (converged, q)."""
+    state = _forces(p, q, offset)
+    mu = 0.0
+    for _ in range(max_iterations):
+        r, _, gamma, psi = state
+        res = np.abs(r).max(initial=0.0)
+        if res <= tol:
+            log.rows.append((t, res, 0.0, 0.0, 0))  # the converged iterate: no step
+            return True, q
+        K = static_tangent(p.structure, q, psi, p.bars)
+        mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12)
+        while True:
+            found = _line_search(p, q, _kkt_step(p, q, K, r, mu), r, offset)
+            if found is not None:
+                break
+            mu = 1e-6 * mu_scale if mu == 0.0 else 10.0 * mu
+            if mu > 1e8 * mu_scale:
+                log.rows.append((t, res, 0.0, mu, 0))
+                return False, q
+        alpha, q_new, new = found
+        switches = int(np.sum((gamma > 0) != (new[2] > 0)))
+        log.rows.append((t, res, alpha, mu, switches))
+        q, state = q_new, new
+        mu = 0.0 if mu <= 1e-4 * mu_scale else 0.1 * mu
+        if np.abs(q - p.structure.nodes.reshape(-1)).max() > 1e3 * p.size:
+            return False, q  # runs away: nothing holds it
+    r = state[0]
+    return bool(np.abs(r).max(initial=0.0) <= tol), q
+
+
+def _scale(p: _Problem, q, members: bool = False) -> float:
+    """The load scale: largest free nodal load, else the largest member force, else 1 N.
+
+    With `members`, the larger of the two: the rounding error of the residual grows with the
+    member forces, so a convergence test against a light load alone could never be met.
+    """
+    load = np.abs(p.load[p.free]).max(initial=0.0)
+    if load > 0 and not members:
+        return float(load)
+    gamma = _law_gamma(p.structure, q)
+    member = np.abs(member_columns(p.structure.string_nodes, q) @ gamma).max(initial=0.0)
+    return float(max(member, load)) if max(member, load) > 0 else 1.0
+
+
+def _rounding_floor(p: _Problem) -> float:
+    """The residual's rounding error [N]: a law k (1 - l0/l) l loses eps k l, which for stiff
+    compressible bars (k ~ 1e7 N/m) is far above 1e-12 of the loads."""
+    s = p.structure
+    kl = [s.string_stiffness * s.string_lengths]
+    if not p.rigid and s.n_bars:
+        kl.append(s.bar_stiffness * s.bar_lengths)
+    return 16 * np.finfo(float).eps * float(np.concatenate(kl).max(initial=0.0))
+
+
+def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
+    """A MechanismError if a zero-stiffness admissible motion at q is loaded by r, else None."""
+    _, _, _, psi = _forces(p, q, np.zeros(p.free.size))
+    K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
+    Z = _admissible(p, q)
+    modes = loaded_zero_modes(K, Z, r)
+    if modes.shape[1] == 0:
+        return None
+    v = np.zeros(3 * p.structure.n_nodes)
+    v[p.free] = modes[:, 0] * np.sign(modes[:, 0] @ r)
+    text, nodes = describe_motion(v)
+    return MechanismError(
+        f"{p.structure.name}: a mechanism: the loads (gravity included) drive a motion no "
+        f"member resists, so no configuration holds them: {text}. Fix those coordinates, add "
+        "strings or bars that resist the motion, or prestress the structure "
+        "(tenscontrol.equilibrium)", v.reshape(-1, 3), nodes, None if log is None else
+        log.frozen())
+
+
+def _admissible(p: _Problem, q) -> np.ndarray:
+    """Orthonormal basis (nf, r) of the free-coordinate motions the constraints and gauge allow."""
+    rows = [p.gauge.T]
+    if p.rigid and p.structure.n_bars:
+        rows.insert(0, member_columns(p.structure.bar_nodes, q)[p.free].T)
+    C = np.vstack(rows)
+    if C.shape[0] == 0:
+        return np.eye(p.free.size)
+    C = C[np.linalg.norm(C, axis=1) > 0]
+    C = C / np.linalg.norm(C, axis=1, keepdims=True)
+    return scipy.linalg.null_space(C, rcond=1e-10)
+
+
+def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
+    """Load stepping from t = 0 (q0 balanced by the offset) to t = 1; returns q at t = 1."""
+    r0 = _forces(p, q0, np.zeros(p.free.size))[0]
+    q, t, dt = q0, 0.0, 0.5  # the full step already failed
+    while t < 1.0:
+        target = min(1.0, t + dt)
+        final = target == 1.0
+        ok, q_new = _newton(p, q, target, (1.0 - target) * r0,
+                            tol if final else max(tol, _STAGE_RTOL * _scale(p, q, True)),
+                            max_iterations, log)
+        if ok:
+            q, t, dt = q_new, target, 2.0 * dt
+            log.load_steps.append(target)
+            continue
+        log.failed.append(target)
+        error = _mechanism(p, q_new, _forces(p, q_new, (1.0 - target) * r0)[0], log)
+        if error is not None and _mechanism(p, q, _forces(p, q, (1.0 - target) * r0)[0]):
+            raise error  # loaded zero stiffness at both ends of the failed step
+        dt *= 0.5
+        if dt < 0.5 ** _MAX_HALVINGS * (1.0 if t == 0.0 else t):
+            break
+    else:
+        return q
+    raise StaticsError(
+        f"{p.structure.name}: static_equilibrium found no equilibrium: Newton failed at load "
+        f"factor {log.failed[-1]:.4g} even in steps of {2 * dt:.3g} (reached {t:.4g} of the "
+        "load). The structure may pass a limit point (snap-through or buckling) on its way, or "
+        "a string system that cannot carry the load; give a starting configuration q nearer "
+        "the loaded shape, or smaller loads", log.frozen())
+
+
+def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid", q=None,
+                       rtol: float = 1e-12, max_iterations: int = 50) -> StaticEquilibrium:
+    """The configuration near q where gravity, loads, strings, springs and bars balance.
+
+    The rest lengths are the structure's; only the configuration changes (theory.md 19).
+
+    Parameters
+    ----------
+    structure : Structure
+    loads : array_like, shape (n_nodes, 3) or (3n,), optional
+        External nodal forces [N]; gravity (``structure.gravity``) is added.
+    bars : {"rigid", "compressible"}
+        Rigid bars keep their lengths (constraints whose multipliers are the bar force
+        densities); compressible bars are springs with their law ``k_b (1 - l0_b / l)``.
+    q : array_like, shape (3n,) or (n_nodes, 3), optional
+        Starting configuration [m]; the structure's nodes by default. With rigid bars each
+        bar keeps its length in the structure.
+    rtol : float
+        Converged when the largest unbalanced force on a free coordinate is at most `rtol`
+        times the force scale: the largest nodal gravity-plus-load force or the largest
+        member force at the start, whichever is larger (or the residual's rounding error,
+        16 eps k l of the stiffest member, when that is larger: compressible bars).
+    max_iterations : int
+        Newton steps per load step.
+
+    Returns
+    -------
+    StaticEquilibrium
+
+    Raises
+    ------
+    MechanismError
+        If the loads drive a motion with zero stiffness that no configuration holds (a
+        free-floating structure under gravity, a node free to slide along a load, ...); the
+        message names the nodes and directions.
+    StaticsError
+        If Newton fails at the full load and in load steps (a limit point on the way).
+    ValueError, TypeError
+        For invalid arguments (the message names them).
+
+    Notes
+    -----
+    Strings switch between taut and slack as their length passes the rest length (the active
+    set is re-evaluated at every trial point). A free-floating structure (no fixed
+    coordinates) needs loads without resultant force or moment; its rigid motions are held by
+    the gauge ``R_t^T dq = 0``.
+    """
+    if not (isinstance(rtol, (float, int)) and not isinstance(rtol, bool) and 0 < rtol < 1):
+        raise ValueError(f"rtol must be a number in (0, 1), got {rtol!r}")
+    if not (isinstance(max_iterations, (int, np.integer)) and max_iterations >= 1):
+        raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    p = _problem(structure, loads, bars)
+    q0 = _project(p, nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)))
+    _check_rigid_motion(p)
+    log = _Log([], [], [])
+    tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
+    ok, q_end = _newton(p, q0, 1.0, np.zeros(p.free.size), tol, max_iterations, log)
+    if ok:
+        log.load_steps.append(1.0)
+    else:
+        log.failed.append(1.0)
+        q_end = _continuation(p, q0, tol, max_iterations, log)
+    result = _result(p, q_end, log)
+    if not result.stable:
+        warnings.warn(f"{structure.name}: the equilibrium found is unstable (the reduced tangent "
+                      f"stiffness has eigenvalue {result.min_stiffness:.3g} N/m < 0): past a "
+                      "buckling load, a simulation started there leaves it; raise the prestress "
+                      "or stiffen the structure", stacklevel=2)
+    return result
+
+
+def _check_rigid_motion(p: _Problem) -> None:
+    """MechanismError if the loads have a resultant along a rigid motion nothing holds."""
+    if p.gauge.shape[1] == 0:
+        return
+    work = p.gauge.T @ p.load[p.free]
+    if np.abs(work).max() <= 1e-12 * max(np.abs(p.load).max(), 1e-300):
+        return
+    v = np.zeros(3 * p.structure.n_nodes)
+    v[p.free] = p.gauge @ work / np.linalg.norm(work)
+    text, nodes = describe_motion(v)
+    raise MechanismError(
+        f"{p.structure.name}: a rigid-body mechanism: the fixed coordinates leave a rigid motion "
+        f"free, and the loads (gravity included) have a resultant along it ({text}), so no "
+        "configuration holds them. Fix coordinates (Structure.with_fixed) or give loads without "
+        "resultant force and moment", v.reshape(-1, 3), nodes)
+
+
+def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
+    """Certify the residual at q (full load) and build the result."""
+    s = p.structure
+    r, R, gamma, psi = _forces(p, q, np.zeros(p.free.size))
+    residual = float(np.abs(r).max(initial=0.0))
+    reactions = np.zeros(3 * s.n_nodes)
+    fixed = s.fixed_coordinates
+    reactions[fixed] = -R[fixed]
+    violation = (float(np.abs(_bar_lengths(s, q) - p.lengths).max(initial=0.0)) if p.rigid
+                 else 0.0)
+    K = static_tangent(s, q, psi, p.bars)[np.ix_(p.free, p.free)]
+    Z = _admissible(p, q)
+    Kr = Z.T @ K @ Z
+    w = np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
+    N = q.reshape(-1, 3)
+    l = np.linalg.norm(N[s.string_nodes[:, 1]] - N[s.string_nodes[:, 0]], axis=1)
+    slack = ~s.string_is_spring & ~(l > s.string_rest_lengths)
+    return StaticEquilibrium(
+        structure=s.with_nodes(N), q=q, gamma=gamma, bar_force_densities=psi,
+        reactions=reactions.reshape(-1, 3), loads=p.f.reshape(-1, 3), residual=residual,
+        relative_residual=residual / _scale(p, q), constraint_violation=violation,
+        displacement=float(np.linalg.norm(N - s.nodes, axis=1).max(initial=0.0)),
+        min_stiffness=float(w[0]), slack=slack, bars=p.bars, history=log.frozen())

@@ -1,0 +1,164 @@
+"""static_equilibrium (issue 12 item 1): oracles for the Newton solve under loads.
+
+Oracles: central finite differences of the unbalanced force against the analytic tangent; the
+dynamics (accelerations ~ 0 and a 2 s simulation that stays put); a closed-form pendulum sag;
+the compliance at a loaded equilibrium against finite differences of the static solve.
+"""
+
+import numpy as np
+import pytest
+
+import tenscontrol as tc
+from tenscontrol.mechanics.static_solve import static_tangent, unbalanced_force
+
+G = (0.0, 0.0, -9.806)
+
+
+def prestressed(structure, gamma_min=20.0):
+    return tc.equilibrium(structure, gamma_min=gamma_min).structure
+
+
+def test_tangent_matches_finite_differences_of_the_residual():
+    s = prestressed(tc.catalog.prism(3)).with_gravity(G)
+    q = s.nodes.reshape(-1) + 1e-3 * np.sin(np.arange(18.0))
+    psi = np.array([-30.0, -25.0, -40.0])
+    K = static_tangent(s, q, psi)
+    h = 1e-6
+    fd = np.column_stack([
+        -(unbalanced_force(s, q + h * e, bar_force_densities=psi)
+          - unbalanced_force(s, q - h * e, bar_force_densities=psi)) / (2 * h)
+        for e in np.eye(18)])
+    assert np.abs(K - fd).max() <= 1e-6 * np.abs(K).max()
+
+
+@pytest.mark.parametrize("bars", ["rigid", "compressible"])
+def test_prism_under_gravity_is_an_equilibrium_of_the_dynamics(bars):
+    s = tc.equilibrium(tc.catalog.prism(3), gamma_min=20.0, bars=bars).structure.with_gravity(G)
+    with pytest.raises(tc.PrestressError, match="configuration='free'"):
+        tc.equilibrium(s, gamma_min=20.0)  # the built geometry cannot hold gravity
+    r = tc.static_equilibrium(s, bars=bars)
+    # compressible bars (k_b = E A / l ~ 2e7 N/m) round their law's force to eps k_b l ~ 4e-9 N
+    assert r.relative_residual <= (1e-10 if bars == "rigid" else 1e-8)
+    assert r.constraint_violation <= 1e-14 and r.stable
+    qdd, _ = tc.accelerations(r.structure, bars=bars)
+    assert np.abs(qdd[r.structure.free_coordinates]).max() <= 1e-8
+    # the reactions carry the whole weight (a compressible bar's mass follows its length)
+    assert r.reactions[:, 2].sum() == pytest.approx(9.806 * r.structure.total_mass, rel=1e-9)
+
+
+def test_quadratic_convergence():
+    s = prestressed(tc.catalog.icosahedron(on_face=True).with_gravity((0, 0, 0)))
+    r = tc.static_equilibrium(s.with_gravity(G))
+    res = r.history.residual
+    tail = res[res > 0][-4:-1]  # the last one is at the rounding floor
+    # each step squares the error (up to a constant): the log ratios double
+    assert np.log(tail[-1] / tail[-2]) / np.log(tail[-2] / tail[-3]) > 1.6
+
+
+@pytest.mark.slow
+def test_simulation_started_there_stays():
+    s = tc.catalog.icosahedron(on_face=True)
+    r = tc.static_equilibrium(s)
+    traj = tc.simulate(r.structure, 2.0)
+    drift = np.linalg.norm(traj.nodes - r.structure.nodes, axis=2).max()
+    assert drift <= 1e-9
+
+
+def test_pendulum_sag_closed_form():
+    """A bar pinned at node 0, its tip node 1 held by a spring from node 2 above node 0.
+
+    Minimal coordinate: the bar angle theta from the horizontal (down positive). The moment
+    balance about node 0 of the tip weight W (half the bar's weight plus the point mass) and the
+    spring force k (l - l0) along the spring gives the closed form solved here by bisection on
+    one scalar equation, independent of the Newton solver.
+    """
+    L, H, k, l0, m = 1.0, 1.0, 200.0, 1.3, 2.0
+    s = tc.Structure([[0, 0, 0], [L, 0, 0], [0, 0, H]],
+                     bars=[{"nodes": (0, 1), "density": 500.0, "radius": 0.01}],
+                     strings=[{"nodes": (1, 2), "kind": "spring", "stiffness": k,
+                               "rest_length": l0}],
+                     fixed={0: "xyz", 1: "y", 2: "xyz"}, point_masses=[{"node": 1, "mass": m}],
+                     gravity=G)
+    W = 9.806 * (m + s.bar_masses[0] / 2 + 0.0)  # the bar's other half sits on the pin
+
+    def moment(theta):  # about node 0, positive = lifting the tip
+        tip = np.array([L * np.cos(theta), -L * np.sin(theta)])
+        d = np.array([0.0, H]) - tip
+        l = np.linalg.norm(d)
+        force = k * (l - l0) * d / l
+        return tip[0] * force[1] - tip[1] * force[0] - W * tip[0]
+
+    lo, hi = 0.0, 1.2  # moment < 0 at 0 (the tip sinks), > 0 at 1.2
+    assert moment(lo) < 0 < moment(hi)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if np.sign(moment(mid)) == np.sign(moment(lo)) else (lo, mid)
+    theta = 0.5 * (lo + hi)
+    r = tc.static_equilibrium(s)
+    assert r.q[3:6] == pytest.approx([L * np.cos(theta), 0.0, -L * np.sin(theta)], abs=1e-10)
+
+
+def test_load_stepping_when_the_full_load_fails():
+    s = prestressed(tc.catalog.prism_tower(5))
+    f = np.zeros((s.n_nodes, 3))
+    f[-3:, 0] = 20.0
+    r = tc.static_equilibrium(s, loads=f)
+    assert r.history.failed_load_steps[0] == 1.0 and len(r.history.load_steps) > 1
+    assert r.history.load_steps[-1] == 1.0 and r.relative_residual <= 1e-10
+
+
+def test_free_floating_structure_under_gravity_is_a_mechanism():
+    ico = tc.catalog.icosahedron().with_gravity(G)
+    with pytest.raises(tc.MechanismError, match=r"rigid-body mechanism.*node \d+ along \(0, 0, -1\)"):
+        tc.static_equilibrium(ico)
+
+
+def test_sliding_bar_is_a_mechanism_naming_nodes_and_direction():
+    s = tc.Structure([[0, 0, 0], [1, 0, 0], [2, 0, 0]],
+                     bars=[{"nodes": (1, 2), "material": "aluminium", "radius": 0.01}],
+                     strings=[], fixed={0: "xyz", 1: "yz", 2: "yz"},
+                     point_masses=[{"node": 0, "mass": 1.0}])
+    f = np.zeros((3, 3))
+    f[2, 0] = 1.0
+    with pytest.raises(tc.MechanismError, match=r"node 2 along \(1, 0, 0\), node 1 along") as err:
+        tc.static_equilibrium(s, loads=f)
+    assert err.value.nodes == (2, 1)
+
+
+def test_free_floating_self_equilibrated_loads_use_the_gauge():
+    ico = prestressed(tc.catalog.icosahedron())
+    f = np.zeros((12, 3))
+    f[0], f[1] = ico.nodes[0] - ico.nodes[1], ico.nodes[1] - ico.nodes[0]  # stretch bar 0
+    r = tc.static_equilibrium(ico, loads=f, bars="compressible")
+    assert r.relative_residual <= 1e-8 and r.displacement > 0  # eps k_b l rounding floor
+
+
+def test_compliance_at_a_loaded_equilibrium_matches_finite_differences():
+    s = tc.catalog.icosahedron(on_face=True)
+    r = tc.static_equilibrium(s)
+    C = tc.compliance(r.structure)
+    df = np.zeros((12, 3))
+    df[5] = [0.3, -0.2, 0.5]
+    h = 1e-4
+    plus = tc.static_equilibrium(r.structure, loads=h * df).q
+    minus = tc.static_equilibrium(r.structure, loads=-h * df).q
+    fd = (plus - minus).reshape(-1, 3) / (2 * h)
+    assert np.abs(C.displacement(df) - fd).max() <= 1e-6 * np.abs(fd).max()
+
+
+def test_invalid_arguments():
+    s = tc.catalog.prism(3)
+    with pytest.raises(ValueError, match="bars must be"):
+        tc.static_equilibrium(s, bars="soft")
+    with pytest.raises(ValueError, match="rtol"):
+        tc.static_equilibrium(s, rtol=2.0)
+    with pytest.raises(ValueError, match=r"loads must have shape \(6, 3\)"):
+        tc.static_equilibrium(s, loads=np.ones(5))
+    with pytest.raises(TypeError, match="Structure"):
+        tc.static_equilibrium("prism")
+
+
+def test_repr_and_summary():
+    r = tc.static_equilibrium(tc.catalog.icosahedron(on_face=True))
+    assert "\n" not in repr(r) and len(repr(r)) < 200
+    assert "stable" in r.summary() and "load steps: 1" in str(r)
