@@ -1,0 +1,246 @@
+"""The compiled step loop of rigid-bar runs: Dormand-Prince step, correction and recording.
+
+simulate()'s Python loop (:class:`tenscontrol.integrate.dopri.Dopri54` calling
+:class:`tenscontrol.simulation.models.RigidRun` and :class:`~tenscontrol.simulation.models.Recorder`)
+spends most of a small structure's run in Python: on the T-bar the kernels need about a quarter
+of it. :func:`advance` runs the same loop compiled: the stages and error test of
+:mod:`tenscontrol.integrate.dopri_kernel`, the derivative and correction of
+:mod:`tenscontrol.mechanics.rigid_kernels`, and the recording of every accepted step (or of the
+dense output at t_eval, corrected as the steps are) into preallocated arrays. It takes the same
+steps as the Python loop (the same arithmetic; the dense output sums in another order, to
+rounding). :class:`RigidLoop` drives it in chunks (:class:`tenscontrol.integrate.chunked.ChunkedDopri54`:
+pace check, errors, Ctrl-C between chunks) and grows the step buffers by doubling.
+
+When it applies (:func:`applies`): rigid bars with the Dormand-Prince integrator, loads None or
+a constant array, no controller; anything with Python per derivative evaluation (a loads
+function, a controller) keeps the Python loop. :data:`ENABLED` = False forces the Python loop
+everywhere (tests compare the two).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numba import njit
+
+from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, CORRECTIONS, DONE, FULL, NONFINITE,
+                                           NONFINITE_CORRECTED, REJECTED, REJECTED_LAST, RHS,
+                                           STEP_SIZE, ChunkedDopri54)
+from tenscontrol.integrate.dopri import C
+from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
+                                                rejected_step, stage_state, step_too_small)
+from tenscontrol.mechanics import rigid_kernels as K
+from tenscontrol.mechanics.kernel_cache import CACHE
+from tenscontrol.simulation.models import RigidRun
+
+__all__ = ["ENABLED", "OutputBuffer", "RigidLoop", "advance", "applies"]
+
+#: Use the compiled loop where it applies; False forces simulate()'s Python loop (for tests
+#: and benchmarks that compare the two).
+ENABLED = True
+
+# indices into the loop's own state (beyond ChunkedDopri54's): the clock's time reached by the
+# output and time of the first correction failure, the counts' correction failures, output
+# rows written and next t_eval entry
+T_REACHED, FIRST_FAILURE = 2, 3
+FAILURES, N_OUT, NEXT_EVAL = 5, 6, 7
+_FIRST_ROWS = 256
+
+
+def applies(run, integrator: str, loads, loop) -> bool:
+    """Whether simulate() runs `run` in the compiled loop: rigid bars, ``"dopri54"``, loads
+    None or an array (not a function), no controller."""
+    return (ENABLED and isinstance(run, RigidRun) and integrator == "dopri54"
+            and loop is None and not callable(loads))
+
+
+@njit(cache=CACHE)
+def _correct(y, t, E0, correction, model, clock, counts):
+    """The run's correction of y in place (as RigidRun._correct): returns its iterations, or
+    -1 if the corrected state is not finite; counts a failure to converge."""
+    it, ok = K.correct(y, E0, correction, model)
+    if not ok:
+        if counts[FAILURES] == 0:
+            clock[FIRST_FAILURE] = t
+        counts[FAILURES] += 1
+    for i in range(y.shape[0]):
+        if not np.isfinite(y[i]):
+            return -1
+    return it
+
+
+@njit(cache=CACHE)
+def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval, T, Y, clock,
+            counts):
+    """Keep the step's end point, or its dense output at the t_eval entries it covers
+    (corrected as the steps are), as models.Recorder does; returns a """
+    t1 = t0 + h
+    n = counts[N_OUT]
+    for i in range(y1.shape[0]):
+        if not np.isfinite(y1[i]):
+            return NONFINITE
+    if t_eval.shape[0] == 0:
+        T[n] = t1
+        Y[n] = y1
+        counts[N_OUT] = n + 1
+    else:
+        k0 = k1 = counts[NEXT_EVAL]
+        while k1 < t_eval.shape[0] and t_eval[k1] <= t1 * (1 + 1e-15):
+            k1 += 1
+        for k in range(k0, k1):
+            row = Y[n + k - k0]
+            theta = min(max((t_eval[k] - t0) / h, 0.0), 1.0)
+            dense_state(y0, y1, y_unc, Kst, h, theta, row)
+            if corrected and _correct(row, t_eval[k], E0, correction, model, clock, counts) < 0:
+                return NONFINITE_CORRECTED
+            T[n + k - k0] = t_eval[k]
+        counts[N_OUT] = n + k1 - k0  # all of the step's outputs at once, or none
+        counts[NEXT_EVAL] = k1
+    clock[T_REACHED] = t1
+    return DONE
+
+
+@njit(cache=CACHE)
+def advance(model, fext, corrected, correction, E0, y, f, Kst, ys, y_unc, rtol, atol, t_final,
+            max_step, limit, t_eval, T, Y, clock, counts):
+    """Dormand-Prince steps of the rigid-bar run from (clock[T], y) until t_final or `limit`
+    attempts, as Dopri54 with RigidRun's correction and Recorder; returns a 
+
+    Writes in place: y, f (the derivative at y), clock [t, h, t reached by the output, time of
+    the first correction failure], counts [accepted, rejected, rhs evaluations, correction
+    iterations, rejected-last flag, correction failures, output rows, next t_eval entry], and
+    the output rows T (cap,), Y (cap, n). Kst (7, n), ys and y_unc (n,) are work space.
+    """
+    t, h = clock[0], clock[1]
+    while t < t_final:
+        if counts[ACCEPTED] + counts[REJECTED] >= limit:
+            return CHUNK
+        if t_eval.shape[0] == 0 and counts[N_OUT] >= T.shape[0]:
+            return FULL
+        if step_too_small(h, t, t_final):
+            return STEP_SIZE
+        last = t + 1.01 * h >= t_final
+        if last:
+            h = t_final - t
+        Kst[0] = f
+        for s in range(1, 7):
+            stage_state(y, Kst, s, h, ys)
+            K.rhs(ys, fext, model, Kst[s])
+        counts[RHS] += 6
+        err = error_norm(y, ys, Kst, h, rtol, atol)
+        if err > 1.0:
+            counts[REJECTED] += 1
+            counts[REJECTED_LAST] = 1
+            h = rejected_step(h, err)
+            clock[1] = h
+            continue
+        t_new = t_final if last else t + h
+        y_unc[:] = ys
+        f[:] = Kst[6]
+        if corrected:
+            it = _correct(ys, t_new, E0, correction, model, clock, counts)
+            if it < 0:
+                return NONFINITE_CORRECTED
+            counts[CORRECTIONS] += it
+            if it > 0:
+                K.rhs(ys, fext, model, f)
+                counts[RHS] += 1
+        h_next = grown_step(h, err, counts[REJECTED_LAST] == 1, max_step)
+        counts[REJECTED_LAST] = 0
+        status = _record(t, h, y, ys, y_unc, Kst, corrected, E0, correction, model, t_eval, T,
+                         Y, clock, counts)
+        y[:] = ys
+        t, h = t_new, h_next
+        clock[0], clock[1] = t, h
+        if status != DONE:
+            return status
+        counts[ACCEPTED] += 1
+    return DONE
+
+
+class OutputBuffer:
+    """The output of the compiled loop, read as :class:`tenscontrol.simulation.models.Recorder`:
+    times (cap,) and states (cap, n) in preallocated arrays, of which the loop's counts say how
+    many rows are written (grown by doubling for step output; len(t_eval) rows for dense
+    output)."""
+
+    def __init__(self, y0: np.ndarray, t_eval, clock, counts):
+        self.clock, self.counts = clock, counts
+        self.t_eval = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, float)
+        keep_initial = t_eval is None or t_eval[0] == 0.0
+        rows = _FIRST_ROWS if t_eval is None else len(t_eval)
+        self.T, self.Y = np.empty(rows), np.empty((rows, y0.size))
+        if keep_initial:
+            self.T[0], self.Y[0] = 0.0, y0
+        counts[N_OUT] = counts[NEXT_EVAL] = int(keep_initial)
+        clock[T_REACHED] = 0.0
+
+    @property
+    def t_reached(self) -> float:
+        """The end of the last recorded step [s]."""
+        return float(self.clock[T_REACHED])
+
+    @property
+    def correction_failures(self) -> int:
+        """Corrections that did not converge (steps and dense outputs)."""
+        return int(self.counts[FAILURES])
+
+    def grow(self) -> None:
+        """Double the rows (the loop found them full)."""
+        n = len(self.T)
+        T, Y = np.empty(2 * n), np.empty((2 * n, self.Y.shape[1]))
+        T[:n], Y[:n] = self.T, self.Y
+        self.T, self.Y = T, Y  # one assignment: an interrupt leaves the old or the new pair
+
+    def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
+        """Output times (nt,) and states (nt, n_state)."""
+        T, Y = self.T, self.Y
+        n = int(self.counts[N_OUT])
+        return T[:n].copy(), np.ascontiguousarray(Y[:n].reshape(n, n_state))
+
+
+class RigidLoop(ChunkedDopri54):
+    """The rigid-bar run in the compiled loop, as the Python loop's solver and recorder.
+
+    Parameters
+    ----------
+    run : RigidRun
+        The started run (model, correction, E0).
+    fext : ndarray, shape (3n,)
+        The constant external load [N].
+    y0, t_final, t_eval, rtol, atol, max_step, max_steps
+        As for :class:`tenscontrol.integrate.dopri.Dopri54` and the Recorder.
+    """
+
+    def __init__(self, run, fext, y0, t_final, t_eval, *, rtol, atol, max_step, max_steps):
+        super().__init__(run.fun, 0.0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step,
+                         max_steps=max_steps)
+        self.run, self.fext = run, np.ascontiguousarray(fext, dtype=float)
+        self.corrected = run.correction != "none"
+        # the loop's state, extended past ChunkedDopri54's (see the index constants above)
+        self._clock, self._counts = np.zeros(4), np.zeros(8, dtype=np.int64)
+        self.output = OutputBuffer(self.y, t_eval, self._clock, self._counts)
+        self._warned = False
+
+    def _start(self):
+        super()._start()
+        self._clock[:2], self._counts[:5] = self.clock, self.counts
+        self.clock, self.counts = self._clock, self._counts
+        self.y_unc = np.empty(self.n)
+
+    def _advance(self, limit: int) -> int:
+        run, out = self.run, self.output
+        while True:
+            status = advance(run.kernel, self.fext, self.corrected, run.correction_record,
+                             run.E0, self.y, self.f, self.K, self.ys, self.y_unc, self.rtol,
+                             self.atol, self.t_final, self.max_step, limit, out.t_eval, out.T,
+                             out.Y, self.clock, self.counts)
+            if self.counts[FAILURES] and not self._warned:
+                self._warned = True
+                warnings.warn(f"correction did not converge in {run.max_iterations} iterations "
+                              f"at t = {self.clock[FIRST_FAILURE]:.6g} s; tighten rtol/atol or "
+                              "raise max_correction_iterations", RuntimeWarning, stacklevel=4)
+            if status != FULL:
+                return status
+            out.grow()
