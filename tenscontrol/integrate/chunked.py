@@ -116,10 +116,10 @@ class ChunkedDopri54(Dopri54):
             start = time.perf_counter()
             status = self._advance(limit)
             self._resize(self._sync() - attempts, time.perf_counter() - start)
-            if status == DONE:
-                return self.t, self.y
             if progress is not None:
                 progress(self.t)
+            if status == DONE:
+                return self.t, self.y
             if status == STEP_SIZE:
                 h_min = smallest_step(self.t, self.t_final)
                 raise StepSizeError(f"step size {self.h:.3g} s fell below the resolvable "
