@@ -34,7 +34,7 @@ from tenscontrol.mechanics import rigid_kernels as K
 from tenscontrol.mechanics.kernel_cache import CACHE
 from tenscontrol.simulation.models import RigidRun
 
-__all__ = ["ENABLED", "OutputBuffer", "RigidLoop", "advance", "applies"]
+__all__ = ["ENABLED", "FIRST_ROWS", "OutputBuffer", "RigidLoop", "advance", "applies"]
 
 #: Use the compiled loop where it applies; False forces simulate()'s Python loop (for tests
 #: and benchmarks that compare the two).
@@ -45,7 +45,8 @@ ENABLED = True
 # rows written and next t_eval entry
 T_REACHED, FIRST_FAILURE = 2, 3
 FAILURES, N_OUT, NEXT_EVAL = 5, 6, 7
-_FIRST_ROWS = 256
+#: Rows of the step output at the start; doubled whenever the loop fills them.
+FIRST_ROWS = 256
 
 
 def applies(run, integrator: str, loads, loop) -> bool:
@@ -169,7 +170,7 @@ class OutputBuffer:
         self.clock, self.counts = clock, counts
         self.t_eval = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, float)
         keep_initial = t_eval is None or t_eval[0] == 0.0
-        rows = _FIRST_ROWS if t_eval is None else len(t_eval)
+        rows = FIRST_ROWS if t_eval is None else len(t_eval)
         self.T, self.Y = np.empty(rows), np.empty((rows, y0.size))
         if keep_initial:
             self.T[0], self.Y[0] = 0.0, y0
