@@ -136,8 +136,8 @@ except tc.SimulationInterrupted as exc:
 """
 
 
-@pytest.mark.parametrize("grid", [False, True], ids=["steps", "grid"])
-@pytest.mark.parametrize("delay", [0.05, 0.4])
+@pytest.mark.slow
+@pytest.mark.parametrize("grid, delay", [(False, 0.05), (True, 0.4)], ids=["steps", "grid"])
 def test_ctrl_c_stops_the_compiled_loop_soon_with_a_consistent_trajectory(grid, delay):
     # a compiled loop does not see the signal: Python raises it between chunks (~0.05 s)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
