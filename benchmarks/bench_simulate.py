@@ -12,12 +12,13 @@ Usage::
 
 Prints machine info, then one row per case: wall time of the whole simulate() call (median
 and min of the warm repeats), its CPU time (time.process_time, min of the warm repeats: the
-figure to compare on a busy machine), the solver's work counters, the largest constraint and energy
-violations over the trajectory, and the reference MATLAB code's figure under GNU Octave 7.3
-from shared/examples.md section 2.6 where there is one. Rows "the same, Python step
-loop" rerun the case above with simulate()'s Python step loop (rigid_loop.ENABLED = False),
-where the compiled loop of tenscontrol.simulation.rigid_loop runs by default. Then the cold
-start of the headline case in fresh subprocesses. Timings are informative only: nothing here asserts on them.
+figure to compare on a busy machine), the solver's work counters, the largest constraint and
+energy violations over the trajectory, and the reference MATLAB code's figure under GNU Octave
+7.3 from shared/examples.md section 2.6 where there is one. Rows "the same, Python step loop"
+rerun the case above with simulate()'s Python step loop (rigid_loop.ENABLED = False), where
+the compiled loop of tenscontrol.simulation.rigid_loop runs by default. Then the cold start of
+the headline case in fresh subprocesses. Timings are informative only: nothing here asserts
+on them.
 See benchmarks/README.md for the meaning of each column.
 """
 
@@ -235,7 +236,8 @@ def main(argv=None):
         bar = np.abs(traj.bar_violation).max(initial=0.0)
         energy = np.abs(traj.energy_violation).max()
         rows.append([label, f"{med:.4f}", f"{min(times):.4f}", f"{min(cpu):.4f}",
-                     st.accepted_steps, st.rejected_steps, st.rhs_evaluations, st.correction_iterations,
+                     st.accepted_steps, st.rejected_steps, st.rhs_evaluations,
+                     st.correction_iterations,
                      f"{bar:.2e}", f"{energy:.2e}", *fmt_peer(key, med)])
         print(f"  done: {label} ({med:.3f} s)", file=sys.stderr, flush=True)
     print_table(header, rows)

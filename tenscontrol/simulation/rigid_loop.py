@@ -1,15 +1,16 @@
 """The compiled step loop of rigid-bar runs: Dormand-Prince step, correction and recording.
 
 simulate()'s Python loop (:class:`tenscontrol.integrate.dopri.Dopri54` calling
-:class:`tenscontrol.simulation.models.RigidRun` and :class:`~tenscontrol.simulation.models.Recorder`)
-spends most of a small structure's run in Python: on the T-bar the kernels need about a quarter
-of it. :func:`advance` runs the same loop compiled: the stages and error test of
+:class:`~tenscontrol.simulation.models.RigidRun` and
+:class:`~tenscontrol.simulation.models.Recorder`) spends most of a small structure's run in
+Python: on the T-bar the kernels need about a quarter of it. :func:`advance` runs the same loop compiled: the stages and error test of
 :mod:`tenscontrol.integrate.dopri_kernel`, the derivative and correction of
 :mod:`tenscontrol.mechanics.rigid_kernels`, and the recording of every accepted step (or of the
 dense output at t_eval, corrected as the steps are) into preallocated arrays. It takes the same
 steps as the Python loop (the same arithmetic; the dense output sums in another order, to
-rounding). :class:`RigidLoop` drives it in chunks (:class:`tenscontrol.integrate.chunked.ChunkedDopri54`:
-pace check, errors, Ctrl-C between chunks) and grows the step buffers by doubling.
+rounding). :class:`RigidLoop` drives it in chunks
+(:class:`tenscontrol.integrate.chunked.ChunkedDopri54`: pace check, errors, Ctrl-C between
+chunks) and grows the step buffers by doubling.
 
 When it applies (:func:`applies`): rigid bars with the Dormand-Prince integrator, loads None or
 a constant array, no controller; anything with Python per derivative evaluation (a loads
