@@ -3,8 +3,9 @@
 simulate()'s Python loop (:class:`tenscontrol.integrate.dopri.Dopri54` calling
 :class:`~tenscontrol.simulation.models.RigidRun` and
 :class:`~tenscontrol.simulation.models.Recorder`) spends most of a small structure's run in
-Python: on the T-bar the kernels need about a quarter of it. :func:`advance` runs the same loop compiled: the stages and error test of
-:mod:`tenscontrol.integrate.dopri_kernel`, the derivative and correction of
+Python: on the T-bar the kernels need about a quarter of it. :func:`advance` runs the same
+loop compiled: the stages and error test of :mod:`tenscontrol.integrate.dopri_kernel`, the
+derivative and correction of
 :mod:`tenscontrol.mechanics.rigid_kernels`, and the recording of every accepted step (or of the
 dense output at t_eval, corrected as the steps are) into preallocated arrays. It takes the same
 steps as the Python loop (the same arithmetic; the dense output sums in another order, to
