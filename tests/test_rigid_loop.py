@@ -108,6 +108,20 @@ def test_correction_failures_are_counted_and_warned_once_at_the_callers_line(mon
     assert trajectories[1].stats.correction_failures > 0
 
 
+@pytest.mark.slow  # compiles the loop afresh
+def test_the_loops_cache_is_dropped_when_the_kernels_change(monkeypatch):
+    # numba keys the cache on rigid_loop.py alone; a changed kernel source must recompile
+    stamp = pathlib.Path(rigid_loop.advance._cache.cache_path) / "rigid_loop.advance.sources"
+    if not stamp.exists():
+        pytest.skip("the kernels are not cached on disk here")
+    good = stamp.read_text()
+    stamp.write_text("the hash of older kernels")
+    rigid_loop._refresh_cache()
+    assert stamp.read_text() == good
+    tc.simulate(catalog.tbar(), 0.1)  # compiled afresh, and right
+    _same(*_both(monkeypatch, catalog.tbar(), 0.5))
+
+
 CTRL_C = """
 import time
 import numpy as np

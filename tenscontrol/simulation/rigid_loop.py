@@ -21,17 +21,21 @@ everywhere (tests compare the two).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import warnings
 
 import numpy as np
 from numba import njit
 
+from tenscontrol.integrate import dopri, dopri_kernel
 from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, CORRECTIONS, DONE, FULL, NONFINITE,
                                            NONFINITE_CORRECTED, REJECTED, REJECTED_LAST, RHS,
                                            STEP_SIZE, ChunkedDopri54)
 from tenscontrol.integrate.dopri import C
 from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
                                                 rejected_step, stage_state, step_too_small)
+from tenscontrol.mechanics import records
 from tenscontrol.mechanics import rigid_kernels as K
 from tenscontrol.mechanics.kernel_cache import CACHE
 from tenscontrol.simulation.models import RigidRun
@@ -247,3 +251,39 @@ class RigidLoop(ChunkedDopri54):
             if status != FULL:
                 return status
             out.grow()
+
+
+def _refresh_cache() -> None:
+    """Drop the loop's cached machine code when a module it compiles in has changed.
+
+    numba invalidates a cached function when its own file changes, not when the functions it
+    calls change (numba's documented limit): the loop compiles in the kernels of
+    rigid_kernels and records (being rewritten for sparse models) and the Dopri54 pieces, and
+    would otherwise keep running their old code. A hash of their sources, kept next to the
+    cache, says when to start afresh (a few seconds of compiling, once).
+    """
+    try:
+        folder = advance._cache.cache_path  # a NullCache (no caching) has none: nothing to do
+    except AttributeError:
+        return
+    digest = hashlib.sha256()
+    for module in (K, records, dopri, dopri_kernel):
+        with open(module.__file__, "rb") as source:
+            digest.update(source.read())
+    stamp, path = digest.hexdigest(), os.path.join(folder, "rigid_loop.advance.sources")
+    try:
+        with open(path) as f:
+            if f.read() == stamp:
+                return
+    except OSError:
+        pass
+    for function in (advance, _record, _correct):  # each is cached with its callees in it
+        function._cache.flush()
+    try:
+        with open(path, "w") as f:
+            f.write(stamp)
+    except OSError:  # a read-only cache folder: numba will not write there either
+        pass
+
+
+_refresh_cache()
