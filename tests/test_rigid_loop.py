@@ -14,9 +14,16 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.integrate import chunked
 from tenscontrol.model import catalog
-from tenscontrol.simulation import rigid_loop
+from tenscontrol.simulation import rigid_feedback, rigid_loop
+from tenscontrol.simulation.actuation import ClosedLoop
+
+from test_closed_loop import _lqr
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+class _Subclassed(tc.StateFeedback):
+    """A StateFeedback whose command may differ: it keeps the Python loop."""
 
 
 def _both(monkeypatch, structure, t_final, **options):
@@ -74,12 +81,60 @@ def test_chunks_and_buffer_growth_change_nothing(monkeypatch):
     _same(ref, tc.simulate(s, 2.0))
 
 
+@pytest.fixture(scope="module")
+def prestressed():
+    """The damped T-bar at 10 N/m in every string and the LQR gain of test_closed_loop."""
+    s = tc.equilibrium(catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
+    return s, _lqr(s)
+
+
+@pytest.mark.parametrize("kind, gamma_ref, scale", [("passive", 10.0, 1.0),
+                                                    ("control", 10.0, 1.0),
+                                                    ("control", 0.0, 1.0),   # slack strings
+                                                    ("passive", 10.0, 30.0)])
+def test_a_state_feedback_runs_compiled_with_the_python_loops_steps(monkeypatch, prestressed,
+                                                                    kind, gamma_ref, scale):
+    # the command's products sum in another order than numpy's: the same steps, to rounding
+    s, lqr = prestressed
+    feedback = tc.StateFeedback(scale * lqr.K, lqr.q_ref, lqr.strings,
+                                np.full(lqr.strings.size, gamma_ref), kind)
+    load = np.zeros((4, 3))
+    load[2, 2] = 10.0
+    t_eval = np.linspace(0.0, 3.0, 61)
+    python, compiled = _both(monkeypatch, s, 3.0, controller=feedback, loads=load,
+                             t_eval=t_eval)
+    for name in ("accepted_steps", "rejected_steps", "rhs_evaluations"):
+        assert getattr(compiled.stats, name) == getattr(python.stats, name), name
+    np.testing.assert_allclose(compiled.nodes, python.nodes, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(compiled.work, python.work, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(compiled.control.applied, python.control.applied, atol=1e-7)
+    np.testing.assert_array_equal(compiled.control.slack, python.control.slack)
+    assert compiled.control.slack.any() == (gamma_ref == 0.0)
+    assert np.abs(compiled.energy_violation).max() <= 1e-9
+
+
+def test_the_compiled_command_matches_the_actuators_and_flags_non_finite_values(prestressed):
+    s, lqr = prestressed
+    loop = ClosedLoop(s, tc.StateFeedback(3 * lqr.K, lqr.q_ref, lqr.strings,
+                                          np.zeros(lqr.strings.size), "control"))
+    rng = np.random.default_rng(2)
+    y = np.concatenate([s.nodes.reshape(-1) + 0.05 * rng.normal(size=12),
+                        rng.normal(size=12), [0.0]])
+    record = rigid_feedback.feedback_record(loop, 12)
+    out = np.empty(12)
+    assert rigid_feedback.feedback_forces(y, record, out)
+    np.testing.assert_allclose(out, loop.forces(0.0, y), rtol=1e-12, atol=1e-12)
+    record = record._replace(gain=record.gain.copy())
+    record.gain[0, 0] = np.nan
+    assert not rigid_feedback.feedback_forces(y, record, out)
+
+
 @pytest.mark.parametrize("options", [
     {"loads": lambda t, q, qd: np.zeros((4, 3))},
-    {"controller": tc.StateFeedback(np.zeros((4, 24)), catalog.tbar().nodes.reshape(-1),
-                                    np.arange(4), np.full(4, 10.0))},
+    {"controller": _Subclassed(np.zeros((4, 24)), catalog.tbar().nodes.reshape(-1),
+                               np.arange(4), np.full(4, 10.0))},
     {"bars": "compressible"},
-], ids=["loads-function", "controller", "compressible"])
+], ids=["loads-function", "controller-subclass", "compressible"])
 def test_python_per_evaluation_keeps_the_python_loop(monkeypatch, options):
     monkeypatch.setattr(rigid_loop, "advance", lambda *a: pytest.fail("compiled loop ran"))
     tc.simulate(catalog.tbar(), 0.05, **options)
@@ -127,7 +182,8 @@ import time
 import numpy as np
 import signal
 import tenscontrol as tc
-from tenscontrol.simulation import rigid_loop
+from tenscontrol.simulation import rigid_feedback, rigid_loop
+from tenscontrol.simulation.actuation import ClosedLoop
 signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (see test_simulation)
 s = tc.catalog.tbar("stedy", damping=1.0)
 grid = GRID

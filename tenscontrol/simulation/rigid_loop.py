@@ -14,8 +14,9 @@ rounding). :class:`RigidLoop` drives it in chunks
 chunks) and grows the step buffers by doubling.
 
 When it applies (:func:`applies`): rigid bars with the Dormand-Prince integrator, loads None or
-a constant array, no controller; anything with Python per derivative evaluation (a loads
-function, a controller) keeps the Python loop. :data:`ENABLED` = False forces the Python loop
+a constant array, and no controller or a plain :class:`tenscontrol.StateFeedback` (compiled in
+:mod:`tenscontrol.simulation.rigid_feedback`); anything with Python per derivative evaluation
+(a loads function, another controller) keeps the Python loop. :data:`ENABLED` = False forces the Python loop
 everywhere (tests compare the two).
 """
 
@@ -38,7 +39,10 @@ from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_s
 from tenscontrol.mechanics import records
 from tenscontrol.mechanics import rigid_kernels as K
 from tenscontrol.mechanics.kernel_cache import CACHE
+from tenscontrol.simulation.actuation import ControllerError
+from tenscontrol.simulation import rigid_feedback
 from tenscontrol.simulation.models import RigidRun
+from tenscontrol.simulation.rigid_feedback import compiled_feedback, derivative, feedback_record
 
 __all__ = ["ENABLED", "FIRST_ROWS", "OutputBuffer", "RigidLoop", "advance", "applies"]
 
@@ -47,19 +51,21 @@ __all__ = ["ENABLED", "FIRST_ROWS", "OutputBuffer", "RigidLoop", "advance", "app
 ENABLED = True
 
 # indices into the loop's own state (beyond ChunkedDopri54's): the clock's time reached by the
-# output and time of the first correction failure, the counts' correction failures, output
-# rows written and next t_eval entry
-T_REACHED, FIRST_FAILURE = 2, 3
+# output, time of the first correction failure and of a non-finite command, the counts'
+# correction failures, output rows written and next t_eval entry
+T_REACHED, FIRST_FAILURE, COMMAND_FAILURE = 2, 3, 4
 FAILURES, N_OUT, NEXT_EVAL = 5, 6, 7
 #: Rows of the step output at the start; doubled whenever the loop fills them.
 FIRST_ROWS = 256
+# the loop's own status: the feedback's command is not finite (clock[COMMAND_FAILURE]: when)
+NONFINITE_COMMAND = 6
 
 
 def applies(run, integrator: str, loads, loop) -> bool:
     """Whether simulate() runs `run` in the compiled loop: rigid bars, ``"dopri54"``, loads
-    None or an array (not a function), no controller."""
+    None or an array (not a function), no controller or a plain StateFeedback."""
     return (ENABLED and isinstance(run, RigidRun) and integrator == "dopri54"
-            and loop is None and not callable(loads))
+            and compiled_feedback(loop) and not callable(loads))
 
 
 @njit(cache=CACHE)
@@ -109,15 +115,17 @@ def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval,
 
 
 @njit(cache=CACHE)
-def advance(model, fext, corrected, correction, E0, y, f, Kst, ys, y_unc, rtol, atol, t_final,
-            max_step, limit, t_eval, T, Y, clock, counts):
+def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, force, rtol, atol,
+            t_final, max_step, limit, t_eval, T, Y, clock, counts):
     """Dormand-Prince steps of the rigid-bar run from (clock[T], y) until t_final or `limit`
     attempts, as Dopri54 with RigidRun's correction and Recorder; returns a 
 
-    Writes in place: y, f (the derivative at y), clock [t, h, t reached by the output, time of
-    the first correction failure], counts [accepted, rejected, rhs evaluations, correction
+    fb is the state feedback's record (no strings: open loop). Writes in place: y, f (the
+    derivative at y), clock [t, h, t reached by the output, times of the first correction
+    failure and of a non-finite command], counts [accepted, rejected, rhs evaluations, correction
     iterations, rejected-last flag, correction failures, output rows, next t_eval entry], and
-    the output rows T (cap,), Y (cap, n). Kst (7, n), ys and y_unc (n,) are work space.
+    the output rows T (cap,), Y (cap, n). Kst (7, n), ys, y_unc (n,) and force (3n,) are
+    work space.
     """
     t, h = clock[0], clock[1]
     while t < t_final:
@@ -133,7 +141,9 @@ def advance(model, fext, corrected, correction, E0, y, f, Kst, ys, y_unc, rtol, 
         Kst[0] = f
         for s in range(1, 7):
             stage_state(y, Kst, s, h, ys)
-            K.rhs(ys, fext, model, Kst[s])
+            if not derivative(ys, fext, fb, force, model, Kst[s]):
+                clock[COMMAND_FAILURE] = t + C[s] * h
+                return NONFINITE_COMMAND
         counts[RHS] += 6
         err = error_norm(y, ys, Kst, h, rtol, atol)
         if err > 1.0:
@@ -151,7 +161,9 @@ def advance(model, fext, corrected, correction, E0, y, f, Kst, ys, y_unc, rtol, 
                 return NONFINITE_CORRECTED
             counts[CORRECTIONS] += it
             if it > 0:
-                K.rhs(ys, fext, model, f)
+                if not derivative(ys, fext, fb, force, model, f):
+                    clock[COMMAND_FAILURE] = t_new
+                    return NONFINITE_COMMAND
                 counts[RHS] += 1
         h_next = grown_step(h, err, counts[REJECTED_LAST] == 1, max_step)
         counts[REJECTED_LAST] = 0
@@ -215,7 +227,7 @@ class RigidLoop(ChunkedDopri54):
     run : RigidRun
         The started run (model, correction, E0).
     fext : ndarray, shape (3n,)
-        The constant external load [N].
+        The constant external load [N] (without the controller's forces).
     y0, t_final, t_eval, rtol, atol, max_step, max_steps
         As for :class:`tenscontrol.integrate.dopri.Dopri54` and the Recorder.
     """
@@ -226,7 +238,9 @@ class RigidLoop(ChunkedDopri54):
         self.run, self.fext = run, np.ascontiguousarray(fext, dtype=float)
         self.corrected = run.correction != "none"
         # the loop's state, extended past ChunkedDopri54's (see the index constants above)
-        self._clock, self._counts = np.zeros(4), np.zeros(8, dtype=np.int64)
+        self._clock, self._counts = np.zeros(5), np.zeros(8, dtype=np.int64)
+        self.feedback = feedback_record(run.loop, self.fext.size)
+        self.force = np.empty(self.fext.size)
         self.output = OutputBuffer(self.y, t_eval, self._clock, self._counts)
         self._warned = False
 
@@ -239,15 +253,19 @@ class RigidLoop(ChunkedDopri54):
     def _advance(self, limit: int) -> int:
         run, out = self.run, self.output
         while True:
-            status = advance(run.kernel, self.fext, self.corrected, run.correction_record,
-                             run.E0, self.y, self.f, self.K, self.ys, self.y_unc, self.rtol,
-                             self.atol, self.t_final, self.max_step, limit, out.t_eval, out.T,
-                             out.Y, self.clock, self.counts)
+            status = advance(run.kernel, self.fext, self.feedback, self.corrected,
+                             run.correction_record, run.E0, self.y, self.f, self.K, self.ys,
+                             self.y_unc, self.force, self.rtol, self.atol, self.t_final,
+                             self.max_step, limit, out.t_eval, out.T, out.Y, self.clock,
+                             self.counts)
             if self.counts[FAILURES] and not self._warned:
                 self._warned = True
                 warnings.warn(f"correction did not converge in {run.max_iterations} iterations "
                               f"at t = {self.clock[FIRST_FAILURE]:.6g} s; tighten rtol/atol or "
                               "raise max_correction_iterations", RuntimeWarning, stacklevel=4)
+            if status == NONFINITE_COMMAND:
+                raise ControllerError("controller.force_densities returned non-finite values "
+                                      f"at t = {self.clock[COMMAND_FAILURE]:g} s")
             if status != FULL:
                 return status
             out.grow()
@@ -258,7 +276,8 @@ def _refresh_cache() -> None:
 
     numba invalidates a cached function when its own file changes, not when the functions it
     calls change (numba's documented limit): the loop compiles in the kernels of
-    rigid_kernels and records (being rewritten for sparse models) and the Dopri54 pieces, and
+    rigid_kernels and records (being rewritten for sparse models), the Dopri54 pieces and the
+    compiled feedback, and
     would otherwise keep running their old code. A hash of their sources, kept next to the
     cache, says when to start afresh (a few seconds of compiling, once).
     """
@@ -267,7 +286,7 @@ def _refresh_cache() -> None:
     except AttributeError:
         return
     digest = hashlib.sha256()
-    for module in (K, records, dopri, dopri_kernel):
+    for module in (K, records, dopri, dopri_kernel, rigid_feedback):
         with open(module.__file__, "rb") as source:
             digest.update(source.read())
     stamp, path = digest.hexdigest(), os.path.join(folder, "rigid_loop.advance.sources")
@@ -277,7 +296,7 @@ def _refresh_cache() -> None:
                 return
     except OSError:
         pass
-    for function in (advance, _record, _correct):  # each is cached with its callees in it
+    for function in (advance, _record, _correct, derivative):  # cached with their callees
         function._cache.flush()
     try:
         with open(path, "w") as f:

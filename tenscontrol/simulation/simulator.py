@@ -320,6 +320,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         run = CompressibleRun(structure, kinetic, include_radius)
     y0 = _initial_state(structure, qd, run.constrained_bars)
     fext = _force_function(loads, structure.n_nodes)
+    constant_loads = None if callable(loads) else fext(0.0, y0)
     loop = None
     if controller is not None:
         loop = ClosedLoop(structure, controller)
@@ -335,7 +336,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     method = INTEGRATORS[integrator]
     test_rtol, test_atol = method.error_test_tolerances(rtol, atol)
     if rigid_loop.applies(run, integrator, loads, loop):  # no Python per step: compiled loop
-        solver = rigid_loop.RigidLoop(run, fext(0.0, y0), y0, float(t_final), t_eval,
+        solver = rigid_loop.RigidLoop(run, constant_loads, y0, float(t_final), t_eval,
                                       rtol=test_rtol, atol=test_atol, max_step=max_step,
                                       max_steps=max_steps)
         recorder = solver.output
