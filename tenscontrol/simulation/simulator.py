@@ -3,8 +3,9 @@
 Rigid bars: step -> correct -> record, with the project's own Dormand-Prince 5(4) integrator
 (:mod:`tenscontrol.integrate.dopri`) and the direct correction of theory.md section 10 after every
 accepted step; the compiled kernels of :mod:`tenscontrol.mechanics.rigid_kernels` do the mechanics.
-Without Python per derivative evaluation (loads None or an array, no controller) the whole step
-loop runs compiled (:mod:`tenscontrol.simulation.rigid_loop`), taking the same steps.
+Without Python per derivative evaluation (loads None or an array; no controller or a plain
+StateFeedback) the whole step loop runs compiled (:mod:`tenscontrol.simulation.rigid_loop`),
+taking the same steps.
 Compressible bars (theory.md section 12): the stiff axial bar modes call for the implicit
 Radau IIA integrator of :mod:`tenscontrol.integrate.radau` with the analytic Jacobian of
 :mod:`tenscontrol.mechanics.compressible_kernels`; only the linear fixed-coordinate constraints remain,
