@@ -4,9 +4,8 @@
 compiled the whole step loop (stages, error test, correction, recording) with numba, from the
 pieces of :mod:`tenscontrol.integrate.dopri_kernel`. A subclass writes :meth:`_advance`: run
 the compiled loop from the state held in :attr:`clock`, :attr:`counts` and :attr:`y` until
-t_final or a given number of step attempts, and return a status
-(:data:`DONE`, :data:`CHUNK`, ...). This class calls it in
-chunks and, between chunks, does in Python what the loop cannot:
+t_final or a given number of step attempts, and return a status (:data:`DONE`, :data:`CHUNK`,
+...). This class calls it in chunks and, between chunks, does in Python what the loop cannot:
 
 - the pace check of the base (every PACE_WINDOW attempts, :class:`StepLimitError`);
 - the errors the loop reports by status (:class:`StepSizeError`, non-finite states);
@@ -94,7 +93,8 @@ class ChunkedDopri54(Dopri54):
                                int(c[CORRECTIONS]))
 
     def _advance(self, limit: int) -> int:
-        """Run the compiled loop until t_final or `limit` step attempts; return a """
+        """Run the compiled loop until t_final or `limit` step attempts; return its status
+        (never FULL: the subclass grows its buffers and goes on)."""
         raise NotImplementedError
 
     def integrate(self, progress: Callable[[float], None] | None = None):
@@ -126,6 +126,8 @@ class ChunkedDopri54(Dopri54):
                                     f"{h_min:.3g} s at t = {self.t:.9g} s")
             if status in _MESSAGES:
                 raise FloatingPointError(_MESSAGES[status])
+            if status != CHUNK:  # a loop of ours returned what this driver does not know
+                raise RuntimeError(f"{type(self).__name__}._advance returned status {status}")
 
     def _sync(self) -> int:
         """Copy the compiled loop's time and counters to the base's attributes (for the pace

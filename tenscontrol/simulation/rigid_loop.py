@@ -36,7 +36,6 @@ from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, CORRECTIONS, DONE, F
 from tenscontrol.integrate.dopri import C
 from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
                                                 rejected_step, stage_state, step_too_small)
-from tenscontrol.mechanics import records
 from tenscontrol.mechanics import rigid_kernels as K
 from tenscontrol.mechanics.kernel_cache import CACHE
 from tenscontrol.simulation.actuation import ControllerError
@@ -87,7 +86,8 @@ def _correct(y, t, E0, correction, model, clock, counts):
 def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval, T, Y, clock,
             counts):
     """Keep the step's end point, or its dense output at the t_eval entries it covers
-    (corrected as the steps are), as models.Recorder does; returns a """
+    (corrected as the steps are), as models.Recorder does; returns a status (chunked.DONE,
+    ...)."""
     t1 = t0 + h
     n = counts[N_OUT]
     for i in range(y1.shape[0]):
@@ -118,7 +118,9 @@ def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval,
 def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, force, rtol, atol,
             t_final, max_step, limit, t_eval, T, Y, clock, counts):
     """Dormand-Prince steps of the rigid-bar run from (clock[T], y) until t_final or `limit`
-    attempts, as Dopri54 with RigidRun's correction and Recorder; returns a 
+    attempts, as Dopri54 with RigidRun's correction and Recorder; returns a status
+    (:mod:`tenscontrol.integrate.chunked`: DONE, CHUNK, FULL, STEP_SIZE, ...; or
+    NONFINITE_COMMAND).
 
     fb is the state feedback's record (no strings: open loop). Writes in place: y, f (the
     derivative at y), clock [t, h, t reached by the output, times of the first correction
@@ -276,18 +278,20 @@ def _refresh_cache() -> None:
 
     numba invalidates a cached function when its own file changes, not when the functions it
     calls change (numba's documented limit): the loop compiles in the kernels of
-    rigid_kernels and records (being rewritten for sparse models), the Dopri54 pieces and the
-    compiled feedback, and
-    would otherwise keep running their old code. A hash of their sources, kept next to the
-    cache, says when to start afresh (a few seconds of compiling, once).
+    tenscontrol.mechanics (being rewritten for sparse models), the Dopri54 pieces and the
+    compiled feedback, and would otherwise keep running their old code. A hash of their
+    sources, kept next to the cache, says when to start afresh (seconds of compiling, once).
     """
     try:
         folder = advance._cache.cache_path  # a NullCache (no caching) has none: nothing to do
     except AttributeError:
         return
     digest = hashlib.sha256()
-    for module in (K, records, dopri, dopri_kernel, rigid_feedback):
-        with open(module.__file__, "rb") as source:
+    mechanics = os.path.dirname(K.__file__)  # the kernels and every module they call
+    sources = sorted(os.path.join(mechanics, name) for name in os.listdir(mechanics)
+                     if name.endswith(".py"))
+    for path in sources + [dopri.__file__, dopri_kernel.__file__, rigid_feedback.__file__]:
+        with open(path, "rb") as source:
             digest.update(source.read())
     stamp, path = digest.hexdigest(), os.path.join(folder, "rigid_loop.advance.sources")
     try:
