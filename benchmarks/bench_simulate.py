@@ -11,10 +11,14 @@ Usage::
                  fresh empty directory (NUMBA_CACHE_DIR), i.e. the one-time compile cost.
 
 Prints machine info, then one row per case: wall time of the whole simulate() call (median
-and min of the warm repeats), the solver's work counters, the largest constraint and energy
-violations over the trajectory, and the reference MATLAB code's figure under GNU Octave 7.3
-from shared/examples.md section 2.6 where there is one. Then the cold start of the headline
-case in fresh subprocesses. Timings are informative only: nothing here asserts on them.
+and min of the warm repeats), its CPU time (time.process_time, min of the warm repeats: the
+figure to compare on a busy machine), the solver's work counters, the largest constraint and
+energy violations over the trajectory, and the reference MATLAB code's figure under GNU Octave
+7.3 from shared/examples.md section 2.6 where there is one. Rows "the same, Python step loop"
+rerun the case above with simulate()'s Python step loop (rigid_loop.ENABLED = False), where
+the compiled loop of tenscontrol.simulation.rigid_loop runs by default. Then the cold start of
+the headline case in fresh subprocesses. Timings are informative only: nothing here asserts
+on them.
 See benchmarks/README.md for the meaning of each column.
 """
 
@@ -34,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 import tenscontrol as tc
+from tenscontrol.simulation import rigid_loop
 
 try:
     from tenscontrol.model import catalog
@@ -59,7 +64,8 @@ def cases(quick):
     if catalog is None:
         sys.exit("tenscontrol.model.catalog is not available yet; nothing to benchmark")
     stedy1 = lambda: catalog.tbar("stedy", damping=1.0)  # noqa: E731
-    out = [("tbar-c1-energy-1e-10", "T-bar stedy c=1 energy 1e-10", stedy1, 10.0, {})]
+    out = [("tbar-c1-energy-1e-10", "T-bar stedy c=1 energy 1e-10", stedy1, 10.0, {}),
+           ("tbar-c1-energy-1e-10-python", "  the same, Python step loop", stedy1, 10.0, {})]
     for corr in ("geometric", "none"):
         out.append((f"tbar-c1-{corr}-1e-10", f"T-bar stedy c=1 {corr} 1e-10", stedy1, 10.0,
                     {"correction": corr}))
@@ -79,6 +85,8 @@ def cases(quick):
     if hasattr(catalog, "prism_tower"):
         s = catalog.prism_tower(10)
         out.append(("tower", f"prism_tower(10) {s.n_bars} bars, 1 s",
+                    lambda: catalog.prism_tower(10), 1.0, {}))
+        out.append(("tower-python", "  the same, Python step loop",
                     lambda: catalog.prism_tower(10), 1.0, {}))
     return out
 
@@ -101,15 +109,26 @@ def machine_info():
             f"platform: {platform.platform()}"]
 
 
-def run_case(factory, t_final, kwargs, repeat):
+def run_case(factory, t_final, kwargs, repeat, python_loop=False):
+    """Wall and CPU times of `repeat` warm runs, and the last trajectory; `python_loop` forces
+    simulate()'s Python step loop where the compiled one would run."""
+    rigid_loop.ENABLED = not python_loop
+    try:
+        return _timed_runs(factory, t_final, kwargs, repeat)
+    finally:
+        rigid_loop.ENABLED = True
+
+
+def _timed_runs(factory, t_final, kwargs, repeat):
     structure = factory()
     tc.simulate(structure, t_final, **kwargs)  # warm-up: compile or load the numba cache
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         traj = tc.simulate(structure, t_final, **kwargs)
+        cpu.append(time.process_time() - c0)
         times.append(time.perf_counter() - t0)
-    return times, traj
+    return times, cpu, traj
 
 
 def fmt_peer(key, median):
@@ -203,20 +222,22 @@ def main(argv=None):
         print("  " + line)
     print(f"  {repeat} warm repeat(s) per case; wall time of the whole simulate() call\n")
 
-    header = ["case", "median [s]", "min [s]", "accepted", "rejected", "rhs evals",
+    header = ["case", "median [s]", "min [s]", "cpu min [s]", "accepted", "rejected", "rhs evals",
               "corr iters", "max|bar viol| [m]", "max|E viol| [J]", "peer [s]",
               "peer steps", "peer/ours"]
     rows, failures, headline = [], [], None
     for key, label, factory, t_final, kwargs in cases(args.quick):
-        times, traj = run_case(factory, t_final, kwargs, repeat)
+        times, cpu, traj = run_case(factory, t_final, kwargs, repeat,
+                                    python_loop=key.endswith("-python"))
         med, st = statistics.median(times), traj.stats
         headline = med if headline is None else headline
         if st.correction_failures:
             failures.append(f"{label}: {st.correction_failures} correction failure(s)")
         bar = np.abs(traj.bar_violation).max(initial=0.0)
         energy = np.abs(traj.energy_violation).max()
-        rows.append([label, f"{med:.4f}", f"{min(times):.4f}", st.accepted_steps,
-                     st.rejected_steps, st.rhs_evaluations, st.correction_iterations,
+        rows.append([label, f"{med:.4f}", f"{min(times):.4f}", f"{min(cpu):.4f}",
+                     st.accepted_steps, st.rejected_steps, st.rhs_evaluations,
+                     st.correction_iterations,
                      f"{bar:.2e}", f"{energy:.2e}", *fmt_peer(key, med)])
         print(f"  done: {label} ({med:.3f} s)", file=sys.stderr, flush=True)
     print_table(header, rows)

@@ -108,7 +108,8 @@ class RigidRun(Run):
         t, Y = recorder.arrays(self.n_state)
         energy = K.energies(Y, m.kernel)
         viol = K.bar_violations(Y, rigid_bars_record(s))
-        return trajectory(s, t, Y, energy, viol, self.E0, stats, self.failures, wall,
+        failures = self.failures + recorder.correction_failures
+        return trajectory(s, t, Y, energy, viol, self.E0, stats, failures, wall,
                            self.correction, "rigid", None, self._control_record(t, Y))
 
 
@@ -225,6 +226,8 @@ class Recorder:
     (t, y) pair in a single list operation, so an interrupt at any moment leaves as many times
     as states.
     """
+
+    correction_failures = 0  # counted by the run's own correction (RigidRun._correct)
 
     def __init__(self, y0: np.ndarray, t_eval, project=None):
         self.t_eval = t_eval

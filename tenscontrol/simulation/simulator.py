@@ -3,6 +3,9 @@
 Rigid bars: step -> correct -> record, with the project's own Dormand-Prince 5(4) integrator
 (:mod:`tenscontrol.integrate.dopri`) and the direct correction of theory.md section 10 after every
 accepted step; the compiled kernels of :mod:`tenscontrol.mechanics.rigid_kernels` do the mechanics.
+Without Python per derivative evaluation (loads None or an array; no controller or a plain
+StateFeedback) the whole step loop runs compiled (:mod:`tenscontrol.simulation.rigid_loop`),
+taking the same steps.
 Compressible bars (theory.md section 12): the stiff axial bar modes call for the implicit
 Radau IIA integrator of :mod:`tenscontrol.integrate.radau` with the analytic Jacobian of
 :mod:`tenscontrol.mechanics.compressible_kernels`; only the linear fixed-coordinate constraints remain,
@@ -21,6 +24,7 @@ import numpy as np
 from tenscontrol.simulation.actuation import ClosedLoop, ControllerError
 from tenscontrol.integrate import DEFAULT_MAX_STEPS, INTEGRATORS, StepLimitError, StepSizeError
 from tenscontrol.simulation.diagnosis import collapse_cause
+from tenscontrol.simulation import rigid_loop
 from tenscontrol.simulation.models import CompressibleRun, Recorder, RigidRun
 from tenscontrol.simulation.options import (duration, flag, positive_count, positive_number,
                                             real_array, times)
@@ -302,6 +306,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         run = CompressibleRun(structure, kinetic, include_radius)
     y0 = _initial_state(structure, qd, run.constrained_bars)
     fext = _force_function(loads, structure.n_nodes)
+    constant_loads = None if callable(loads) else fext(0.0, y0)
     loop = None
     if controller is not None:
         loop = ClosedLoop(structure, controller)
@@ -314,12 +319,18 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     except (_ForceError, ControllerError) as exc:
         raise ValueError(str(exc)) from exc.__cause__
     run.start(y0, fext, loop)
-    recorder = Recorder(y0, t_eval, run.project)
     method = INTEGRATORS[integrator]
     test_rtol, test_atol = method.error_test_tolerances(rtol, atol)
-    solver = method(run.fun, 0.0, y0, float(t_final), rtol=test_rtol, atol=test_atol,
-                    max_step=max_step, jac=run.jac if method.needs_jacobian else None,
-                    correct=run.project, max_steps=max_steps)
+    if rigid_loop.applies(run, integrator, loads, loop):  # no Python per step: compiled loop
+        solver = rigid_loop.RigidLoop(run, constant_loads, y0, float(t_final), t_eval,
+                                      rtol=test_rtol, atol=test_atol, max_step=max_step,
+                                      max_steps=max_steps)
+        recorder = solver.output
+    else:
+        recorder = Recorder(y0, t_eval, run.project)
+        solver = method(run.fun, 0.0, y0, float(t_final), rtol=test_rtol, atol=test_atol,
+                        max_step=max_step, jac=run.jac if method.needs_jacobian else None,
+                        correct=run.project, max_steps=max_steps)
     start = time.perf_counter()
 
     def result():
@@ -327,7 +338,10 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
 
     bar = ProgressBar(t_final) if progress else None
     try:
-        solver.integrate(record=recorder, progress=bar)
+        if isinstance(solver, rigid_loop.RigidLoop):
+            solver.integrate(progress=bar)  # the compiled loop records the steps itself
+        else:
+            solver.integrate(record=recorder, progress=bar)
     except (KeyboardInterrupt, SystemError) as exc:
         if not _interrupt(exc):
             raise

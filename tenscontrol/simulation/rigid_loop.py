@@ -1,0 +1,312 @@
+"""The compiled step loop of rigid-bar runs: Dormand-Prince step, correction and recording.
+
+simulate()'s Python loop (:class:`tenscontrol.integrate.dopri.Dopri54` calling
+:class:`~tenscontrol.simulation.models.RigidRun` and
+:class:`~tenscontrol.simulation.models.Recorder`) spends most of a small structure's run in
+Python: on the T-bar the kernels need about a quarter of it. :func:`advance` runs the same
+loop compiled: the stages and error test of :mod:`tenscontrol.integrate.dopri_kernel`, the
+derivative and correction of
+:mod:`tenscontrol.mechanics.rigid_kernels`, and the recording of every accepted step (or of the
+dense output at t_eval, corrected as the steps are) into preallocated arrays. It takes the same
+steps as the Python loop (the same arithmetic; the dense output sums in another order, to
+rounding). :class:`RigidLoop` drives it in chunks
+(:class:`tenscontrol.integrate.chunked.ChunkedDopri54`: pace check, errors, Ctrl-C between
+chunks) and grows the step buffers by doubling.
+
+When it applies (:func:`applies`): rigid bars with the Dormand-Prince integrator, loads None or
+a constant array, and no controller or a plain :class:`tenscontrol.StateFeedback` (compiled in
+:mod:`tenscontrol.simulation.rigid_feedback`); anything with Python per derivative evaluation
+(a loads function, another controller) keeps the Python loop. :data:`ENABLED` = False forces the Python loop
+everywhere (tests compare the two).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+
+import numpy as np
+from numba import njit
+
+from tenscontrol.integrate import dopri, dopri_kernel
+from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, CORRECTIONS, DONE, FULL, NONFINITE,
+                                           NONFINITE_CORRECTED, REJECTED, REJECTED_LAST, RHS,
+                                           STEP_SIZE, ChunkedDopri54)
+from tenscontrol.integrate.dopri import C
+from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
+                                                rejected_step, stage_state, step_too_small)
+from tenscontrol.mechanics import rigid_kernels as K
+from tenscontrol.mechanics.kernel_cache import CACHE
+from tenscontrol.simulation.actuation import ControllerError
+from tenscontrol.simulation import rigid_feedback
+from tenscontrol.simulation.models import RigidRun
+from tenscontrol.simulation.rigid_feedback import compiled_feedback, derivative, feedback_record
+
+__all__ = ["ENABLED", "FIRST_ROWS", "OutputBuffer", "RigidLoop", "advance", "applies"]
+
+#: Use the compiled loop where it applies; False forces simulate()'s Python loop (for tests
+#: and benchmarks that compare the two).
+ENABLED = True
+
+# indices into the loop's own state (beyond ChunkedDopri54's): the clock's time reached by the
+# output, time of the first correction failure and of a non-finite command, the counts'
+# correction failures, output rows written and next t_eval entry
+T_REACHED, FIRST_FAILURE, COMMAND_FAILURE = 2, 3, 4
+FAILURES, N_OUT, NEXT_EVAL = 5, 6, 7
+#: Rows of the step output at the start; doubled whenever the loop fills them.
+FIRST_ROWS = 256
+# the loop's own status: the feedback's command is not finite (clock[COMMAND_FAILURE]: when)
+NONFINITE_COMMAND = 6
+
+
+def applies(run, integrator: str, loads, loop) -> bool:
+    """Whether simulate() runs `run` in the compiled loop: rigid bars, ``"dopri54"``, loads
+    None or an array (not a function), no controller or a plain StateFeedback."""
+    return (ENABLED and isinstance(run, RigidRun) and integrator == "dopri54"
+            and compiled_feedback(loop) and not callable(loads))
+
+
+@njit(cache=CACHE)
+def _correct(y, t, E0, correction, model, clock, counts):
+    """The run's correction of y in place (as RigidRun._correct): returns its iterations, or
+    -1 if the corrected state is not finite; counts a failure to converge."""
+    it, ok = K.correct(y, E0, correction, model)
+    if not ok:
+        if counts[FAILURES] == 0:
+            clock[FIRST_FAILURE] = t
+        counts[FAILURES] += 1
+    for i in range(y.shape[0]):
+        if not np.isfinite(y[i]):
+            return -1
+    return it
+
+
+@njit(cache=CACHE)
+def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval, T, Y, clock,
+            counts):
+    """Keep the step's end point, or its dense output at the t_eval entries it covers
+    (corrected as the steps are), as models.Recorder does; returns a status (chunked.DONE,
+    ...)."""
+    t1 = t0 + h
+    n = counts[N_OUT]
+    for i in range(y1.shape[0]):
+        if not np.isfinite(y1[i]):
+            return NONFINITE
+    if t_eval.shape[0] == 0:
+        T[n] = t1
+        Y[n] = y1
+        counts[N_OUT] = n + 1
+    else:
+        k0 = k1 = counts[NEXT_EVAL]
+        while k1 < t_eval.shape[0] and t_eval[k1] <= t1 * (1 + 1e-15):
+            k1 += 1
+        for k in range(k0, k1):
+            row = Y[n + k - k0]
+            theta = min(max((t_eval[k] - t0) / h, 0.0), 1.0)
+            dense_state(y0, y1, y_unc, Kst, h, theta, row)
+            if corrected and _correct(row, t_eval[k], E0, correction, model, clock, counts) < 0:
+                return NONFINITE_CORRECTED
+            T[n + k - k0] = t_eval[k]
+        counts[N_OUT] = n + k1 - k0  # all of the step's outputs at once, or none
+        counts[NEXT_EVAL] = k1
+    clock[T_REACHED] = t1
+    return DONE
+
+
+@njit(cache=CACHE)
+def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, force, rtol, atol,
+            t_final, max_step, limit, t_eval, T, Y, clock, counts):
+    """Dormand-Prince steps of the rigid-bar run from (clock[T], y) until t_final or `limit`
+    attempts, as Dopri54 with RigidRun's correction and Recorder; returns a status
+    (:mod:`tenscontrol.integrate.chunked`: DONE, CHUNK, FULL, STEP_SIZE, ...; or
+    NONFINITE_COMMAND).
+
+    fb is the state feedback's record (no strings: open loop). Writes in place: y, f (the
+    derivative at y), clock [t, h, t reached by the output, times of the first correction
+    failure and of a non-finite command], counts [accepted, rejected, rhs evaluations, correction
+    iterations, rejected-last flag, correction failures, output rows, next t_eval entry], and
+    the output rows T (cap,), Y (cap, n). Kst (7, n), ys, y_unc (n,) and force (3n,) are
+    work space.
+    """
+    t, h = clock[0], clock[1]
+    while t < t_final:
+        if counts[ACCEPTED] + counts[REJECTED] >= limit:
+            return CHUNK
+        if t_eval.shape[0] == 0 and counts[N_OUT] >= T.shape[0]:
+            return FULL
+        if step_too_small(h, t, t_final):
+            return STEP_SIZE
+        last = t + 1.01 * h >= t_final
+        if last:
+            h = t_final - t
+        Kst[0] = f
+        for s in range(1, 7):
+            stage_state(y, Kst, s, h, ys)
+            if not derivative(ys, fext, fb, force, model, Kst[s]):
+                clock[COMMAND_FAILURE] = t + C[s] * h
+                return NONFINITE_COMMAND
+        counts[RHS] += 6
+        err = error_norm(y, ys, Kst, h, rtol, atol)
+        if err > 1.0:
+            counts[REJECTED] += 1
+            counts[REJECTED_LAST] = 1
+            h = rejected_step(h, err)
+            clock[1] = h
+            continue
+        t_new = t_final if last else t + h
+        y_unc[:] = ys
+        f[:] = Kst[6]
+        if corrected:
+            it = _correct(ys, t_new, E0, correction, model, clock, counts)
+            if it < 0:
+                return NONFINITE_CORRECTED
+            counts[CORRECTIONS] += it
+            if it > 0:
+                if not derivative(ys, fext, fb, force, model, f):
+                    clock[COMMAND_FAILURE] = t_new
+                    return NONFINITE_COMMAND
+                counts[RHS] += 1
+        h_next = grown_step(h, err, counts[REJECTED_LAST] == 1, max_step)
+        counts[REJECTED_LAST] = 0
+        status = _record(t, h, y, ys, y_unc, Kst, corrected, E0, correction, model, t_eval, T,
+                         Y, clock, counts)
+        y[:] = ys
+        t, h = t_new, h_next
+        clock[0], clock[1] = t, h
+        if status != DONE:
+            return status
+        counts[ACCEPTED] += 1
+    return DONE
+
+
+class OutputBuffer:
+    """The output of the compiled loop, read as :class:`tenscontrol.simulation.models.Recorder`:
+    times (cap,) and states (cap, n) in preallocated arrays, of which the loop's counts say how
+    many rows are written (grown by doubling for step output; len(t_eval) rows for dense
+    output)."""
+
+    def __init__(self, y0: np.ndarray, t_eval, clock, counts):
+        self.clock, self.counts = clock, counts
+        self.t_eval = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, float)
+        keep_initial = t_eval is None or t_eval[0] == 0.0
+        rows = FIRST_ROWS if t_eval is None else len(t_eval)
+        self.T, self.Y = np.empty(rows), np.empty((rows, y0.size))
+        if keep_initial:
+            self.T[0], self.Y[0] = 0.0, y0
+        counts[N_OUT] = counts[NEXT_EVAL] = int(keep_initial)
+        clock[T_REACHED] = 0.0
+
+    @property
+    def t_reached(self) -> float:
+        """The end of the last recorded step [s]."""
+        return float(self.clock[T_REACHED])
+
+    @property
+    def correction_failures(self) -> int:
+        """Corrections that did not converge (steps and dense outputs)."""
+        return int(self.counts[FAILURES])
+
+    def grow(self) -> None:
+        """Double the rows (the loop found them full)."""
+        n = len(self.T)
+        T, Y = np.empty(2 * n), np.empty((2 * n, self.Y.shape[1]))
+        T[:n], Y[:n] = self.T, self.Y
+        self.T, self.Y = T, Y  # one assignment: an interrupt leaves the old or the new pair
+
+    def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
+        """Output times (nt,) and states (nt, n_state)."""
+        T, Y = self.T, self.Y
+        n = int(self.counts[N_OUT])
+        return T[:n].copy(), np.ascontiguousarray(Y[:n].reshape(n, n_state))
+
+
+class RigidLoop(ChunkedDopri54):
+    """The rigid-bar run in the compiled loop, as the Python loop's solver and recorder.
+
+    Parameters
+    ----------
+    run : RigidRun
+        The started run (model, correction, E0).
+    fext : ndarray, shape (3n,)
+        The constant external load [N] (without the controller's forces).
+    y0, t_final, t_eval, rtol, atol, max_step, max_steps
+        As for :class:`tenscontrol.integrate.dopri.Dopri54` and the Recorder.
+    """
+
+    def __init__(self, run, fext, y0, t_final, t_eval, *, rtol, atol, max_step, max_steps):
+        super().__init__(run.fun, 0.0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step,
+                         max_steps=max_steps)
+        self.run, self.fext = run, np.ascontiguousarray(fext, dtype=float)
+        self.corrected = run.correction != "none"
+        # the loop's state, extended past ChunkedDopri54's (see the index constants above)
+        self._clock, self._counts = np.zeros(5), np.zeros(8, dtype=np.int64)
+        self.feedback = feedback_record(run.loop, self.fext.size)
+        self.force = np.empty(self.fext.size)
+        self.output = OutputBuffer(self.y, t_eval, self._clock, self._counts)
+        self._warned = False
+
+    def _start(self):
+        super()._start()
+        self._clock[:2], self._counts[:5] = self.clock, self.counts
+        self.clock, self.counts = self._clock, self._counts
+        self.y_unc = np.empty(self.n)
+
+    def _advance(self, limit: int) -> int:
+        run, out = self.run, self.output
+        while True:
+            status = advance(run.kernel, self.fext, self.feedback, self.corrected,
+                             run.correction_record, run.E0, self.y, self.f, self.K, self.ys,
+                             self.y_unc, self.force, self.rtol, self.atol, self.t_final,
+                             self.max_step, limit, out.t_eval, out.T, out.Y, self.clock,
+                             self.counts)
+            if self.counts[FAILURES] and not self._warned:
+                self._warned = True
+                warnings.warn(f"correction did not converge in {run.max_iterations} iterations "
+                              f"at t = {self.clock[FIRST_FAILURE]:.6g} s; tighten rtol/atol or "
+                              "raise max_correction_iterations", RuntimeWarning, stacklevel=4)
+            if status == NONFINITE_COMMAND:
+                raise ControllerError("controller.force_densities returned non-finite values "
+                                      f"at t = {self.clock[COMMAND_FAILURE]:g} s")
+            if status != FULL:
+                return status
+            out.grow()
+
+
+def _refresh_cache() -> None:
+    """Drop the loop's cached machine code when a module it compiles in has changed.
+
+    numba invalidates a cached function when its own file changes, not when the functions it
+    calls change (numba's documented limit): the loop compiles in the kernels of
+    tenscontrol.mechanics (being rewritten for sparse models), the Dopri54 pieces and the
+    compiled feedback, and would otherwise keep running their old code. A hash of their
+    sources, kept next to the cache, says when to start afresh (seconds of compiling, once).
+    """
+    try:
+        folder = advance._cache.cache_path  # a NullCache (no caching) has none: nothing to do
+    except AttributeError:
+        return
+    digest = hashlib.sha256()
+    mechanics = os.path.dirname(K.__file__)  # the kernels and every module they call
+    sources = sorted(os.path.join(mechanics, name) for name in os.listdir(mechanics)
+                     if name.endswith(".py"))
+    for path in sources + [dopri.__file__, dopri_kernel.__file__, rigid_feedback.__file__]:
+        with open(path, "rb") as source:
+            digest.update(source.read())
+    stamp, path = digest.hexdigest(), os.path.join(folder, "rigid_loop.advance.sources")
+    try:
+        with open(path) as f:
+            if f.read() == stamp:
+                return
+    except OSError:
+        pass
+    for function in (advance, _record, _correct, derivative):  # cached with their callees
+        function._cache.flush()
+    try:
+        with open(path, "w") as f:
+            f.write(stamp)
+    except OSError:  # a read-only cache folder: numba will not write there either
+        pass
+
+
+_refresh_cache()
