@@ -36,6 +36,10 @@ from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterr
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.studies.verification import ClosedLoopReport, verify
+from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform, grid, samples
+from tenscontrol.studies.results import CaseFailure, CaseResult, StudyInterrupted, StudyResult
+from tenscontrol.studies.runner import process_pool, run_study
+from tenscontrol.studies.store import StudyFolderError
 
 __all__ = [
     # model
@@ -57,6 +61,10 @@ __all__ = [
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
+    # studies on an executor
+    "Case", "CaseFailure", "CaseResult", "Choice", "LQRPipeline", "LogUniform", "Normal",
+    "NormsPipeline", "StudyFileError", "StudyFolderError", "StudyInterrupted", "StudyResult",
+    "Uniform", "grid", "process_pool", "run_study", "run_study_file", "samples",
 ]
 __version__ = "1.0.0"
 
@@ -73,6 +81,8 @@ _LAZY = {
     "to_iosystem": "simulation.iosystem",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",
+    "LQRPipeline": "studies.pipelines", "NormsPipeline": "studies.pipelines",
+    "StudyFileError": "studies.files", "run_study_file": "studies.files",
 }
 
 
