@@ -142,14 +142,32 @@ def settle(structure: Structure, max_iterations: int = 30) -> Structure:
         size = float(np.abs(dq).max(initial=0.0))
         if not np.isfinite(size) or size > span:
             break
+        if last == np.inf and size <= 1e-13 * span:
+            return structure        # already there: the structure itself, not a round-off copy
         q[free] += dq
         if size <= 1e-13 * span or (size >= 0.5 * last and size < 1e-9 * span):
-            return structure.with_nodes(q.reshape(-1, 3))
+            return _stable(structure.with_nodes(q.reshape(-1, 3)), free)
         last = size
-    slack = np.flatnonzero(structure.string_lengths <= structure.string_rest_lengths)
     raise ValueError(f"settle: {structure.name}: no static equilibrium near the design "
                      f"(Newton's method diverged); slack strings at the start: "
-                     f"{slack.tolist() or 'none'}")
+                     f"{_slack(structure)}")
+
+
+def _slack(structure: Structure):
+    slack = np.flatnonzero((structure.string_lengths <= structure.string_rest_lengths)
+                           & ~structure.string_is_spring)
+    return slack.tolist() or "none"
+
+
+def _stable(structure: Structure, free: np.ndarray) -> Structure:
+    """`structure` if its tangent stiffness is positive definite on the free coordinates."""
+    K = tangent_stiffness(structure, bars="compressible", at_rest="taut")[np.ix_(free, free)]
+    eig = np.linalg.eigvalsh(0.5 * (K + K.T))
+    if not eig[0] > 1e-10 * max(eig[-1], 0.0):
+        raise ValueError(f"settle: {structure.name}: the static equilibrium near the design is "
+                         f"not stable (least stiffness eigenvalue {eig[0]:.3g} N/m, a "
+                         f"mechanism); slack strings there: {_slack(structure)}")
+    return structure
 
 
 def _tensions(structure: Structure, nodes: np.ndarray) -> np.ndarray:
