@@ -1,0 +1,51 @@
+"""Studies on a Dask LocalCluster: the serial figures exactly, one warm-up per worker."""
+
+import pytest
+
+import tenscontrol as tc
+
+distributed = pytest.importorskip("distributed")
+
+pytestmark = pytest.mark.slow
+OUT = tc.Selection(nodes=[2, 3], axes="xz")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def test_dask_gives_the_serial_figures_of_the_norms_pipeline(client, tmp_path):
+    pipeline = tc.NormsPipeline(tc.catalog.tbar("stedy", damping=5.0), prestress=10.0,
+                                outputs=OUT, t_final=0.3)
+    cases = tc.samples({"rest_length_error": tc.Uniform(-0.02, 0.02)}, 3, seed=7,
+                       designs={"material": ["hdpe", "aluminium"]})
+    serial = tc.run_study(pipeline, cases, progress=False)
+    on_dask = tc.run_study(pipeline, cases, executor=client, out=tmp_path, progress=False)
+    assert on_dask.complete and not on_dask.failures
+    assert [(r.index, r.figures) for r in on_dask.records] == [
+        (r.index, r.figures) for r in serial.records]
+    workers = {r.worker for r in on_dask.records}
+    assert len(workers) >= 1 and all(":" in w for w in workers)
+    # each worker process limits BLAS to one thread
+    threads = client.run(_blas_threads)
+    assert set(threads.values()) == {1}
+
+
+def _blas_threads():
+    import threadpoolctl
+
+    return max((p["num_threads"] for p in threadpoolctl.threadpool_info()
+                if p["user_api"] == "blas"), default=1)
+
+
+def test_failures_on_dask_are_recorded(client):
+    from test_studies import fragile
+
+    result = tc.run_study(fragile, tc.grid({"x": list(range(6))}), executor=client,
+                          progress=False)
+    assert [f.index for f in result.failures] == [1, 3, 4, 5]
+    assert result.failures[0].error_type == "SimulationError"
