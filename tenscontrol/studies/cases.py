@@ -147,6 +147,10 @@ class Choice:
         """One value."""
         return self.values[int(rng.integers(len(self.values)))]
 
+    def __repr__(self) -> str:
+        text = ", ".join(map(repr, self.values))
+        return f"Choice(values=({text if len(text) <= 150 else text[:146] + ' ...'}))"
+
 
 DISTRIBUTIONS = (Uniform, LogUniform, Normal, Choice)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import textwrap
 
 from tenscontrol.model import catalog
 from tenscontrol.model.io import load_structure
@@ -49,6 +50,10 @@ _CATALOG = ("tbar", "dbar", "arm", "ball", "prism", "prism_tower")
 
 class StudyFileError(ValueError):
     """A study file that cannot be run: the message names the file and the key at fault."""
+
+    def __repr__(self) -> str:
+        # str() is the whole message; the repr keeps one line
+        return f"StudyFileError({textwrap.shorten(str(self), 150, placeholder=' ...')!r})"
 
 
 class _Reader:

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import pathlib
+import textwrap
 
 __all__ = ["FORMAT", "StudyFolderError", "case_path", "definition_hash", "finished_cases",
            "open_folder", "write_case", "write_json"]
@@ -24,6 +25,10 @@ FORMAT = "tenscontrol.study/1"
 
 class StudyFolderError(ValueError):
     """The output folder holds another study, or a manifest that cannot be read."""
+
+    def __repr__(self) -> str:
+        # str() is the whole message; the repr keeps one line
+        return f"StudyFolderError({textwrap.shorten(str(self), 150, placeholder=' ...')!r})"
 
 
 def definition_hash(pipeline_name: str, pipeline_definition, cases) -> str:
