@@ -1,4 +1,4 @@
-"""Studies on a Dask LocalCluster: the serial figures exactly, one warm-up per worker."""
+"""Studies on a Dask LocalCluster and from files on process pools: the serial figures exactly."""
 
 import pytest
 
@@ -49,3 +49,19 @@ def test_failures_on_dask_are_recorded(client):
                           progress=False)
     assert [f.index for f in result.failures] == [1, 3, 4, 5]
     assert result.failures[0].error_type == "SimulationError"
+
+
+@pytest.mark.parametrize("executor", [{"kind": "processes", "workers": 2},
+                                      {"kind": "dask", "address": "local", "workers": 2}])
+def test_a_study_file_runs_on_its_executor(tmp_path, executor):
+    import json
+
+    from test_study_files import STUDY
+
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(STUDY))
+    serial = tc.run_study_file(path, out=tmp_path / "serial", progress=False)
+    other = tc.run_study_file(path, out=tmp_path / executor["kind"], executor=executor,
+                              progress=False)
+    assert [r.figures for r in other.records] == [r.figures for r in serial.records]
+    assert {r.worker for r in other.records}.isdisjoint({r.worker for r in serial.records})
