@@ -147,8 +147,9 @@ def plot_slack_fraction(result, by: str | None = "material", against: str | None
     fig = Figure(figsize=(6.0, 4.0))
     ax = fig.subplots()
     if against is None:
-        fractions = [np.mean([bool(_value(r, slack)) for r in rs]) for rs in groups.values()]
-        ax.bar(list(groups), fractions)
+        counts = [(sum(bool(_value(r, slack)) for r in rs), len(rs)) for rs in groups.values()]
+        bars = ax.bar(list(groups), [k / n for k, n in counts])
+        ax.bar_label(bars, [f"{k} of {n}" for k, n in counts])
         ax.set_xlabel(by or "")
     else:
         x_all = np.array([_number(_value(r, against)) for r in result.records])
