@@ -51,7 +51,7 @@ def _engine(kind: str, workers: int, stack):
     import distributed
 
     cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     client = distributed.Client(cluster)
     stack.extend([cluster.close, client.close])
     return client

@@ -56,7 +56,7 @@ def run(pipeline, cases, folder, executor: str, workers: int):
         raise SystemExit("the Dask executor needs dask.distributed: pip install "
                          "'tenscontrol[studies]', or use --executor processes") from None
     with distributed.LocalCluster(n_workers=workers, threads_per_worker=1,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         return tc.run_study(pipeline, cases, out=folder, executor=client)
 

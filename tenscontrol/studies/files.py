@@ -275,7 +275,7 @@ def _run_on_dask(pipeline, cases, folder, workers: int, address: str, progress: 
                           "'tenscontrol[studies]'") from None
     if address == "local":
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, \
+                                      dashboard_address=":0") as cluster, \
                 distributed.Client(cluster) as client:
             return run_study(pipeline, cases, out=folder, executor=client, progress=progress)
     with distributed.Client(address) as client:
