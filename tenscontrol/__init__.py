@@ -43,6 +43,10 @@ from tenscontrol.simulation.trajectory_io import load_trajectory
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.studies.verification import ClosedLoopReport, verify
+from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform, grid, samples
+from tenscontrol.studies.results import CaseFailure, CaseResult, StudyInterrupted, StudyResult
+from tenscontrol.studies.runner import process_pool, run_study
+from tenscontrol.studies.store import StudyFolderError
 
 __all__ = [
     # model
@@ -66,6 +70,10 @@ __all__ = [
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
+    # studies on an executor
+    "Case", "CaseFailure", "CaseResult", "Choice", "LQRPipeline", "LogUniform", "Normal",
+    "NormsPipeline", "StudyFileError", "StudyFolderError", "StudyInterrupted", "StudyResult",
+    "Uniform", "grid", "process_pool", "run_study", "run_study_file", "samples",
 ]
 __version__ = "1.0.0"
 
@@ -83,6 +91,8 @@ _LAZY = {
     "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",
+    "LQRPipeline": "studies.pipelines", "NormsPipeline": "studies.pipelines",
+    "StudyFileError": "studies.files", "run_study_file": "studies.files",
 }
 
 

@@ -172,7 +172,36 @@ BUILDERS = {
     "StaticsError": lambda c: tc.StaticsError("prism-3: Newton failed"),
     "FormFinding": lambda c: tc.form_find(12, tc.catalog.ICOSAHEDRON_BARS,
                                           tc.catalog.ICOSAHEDRON_STRINGS),
+    # studies on an executor
+    "Case": lambda c: _cases(c)[0],
+    "Uniform": lambda c: tc.Uniform(-0.05, 0.05),
+    "LogUniform": lambda c: tc.LogUniform(1e-3, 1e3),
+    "Normal": lambda c: tc.Normal(0.0, 0.1),
+    "Choice": lambda c: tc.Choice(("hdpe", "aluminium")),
+    "NormsPipeline": lambda c: tc.NormsPipeline(_tbar(c), prestress=10.0, t_final=0.2),
+    "LQRPipeline": lambda c: tc.LQRPipeline(_tbar(c), t_final=0.2),
+    "StudyResult": lambda c: _study(c),
+    "CaseResult": lambda c: _study(c).records[0],
+    "CaseFailure": lambda c: _study(c).failures[0],
+    "StudyInterrupted": lambda c: tc.StudyInterrupted(_study(c)),
+    "StudyFolderError": lambda c: tc.StudyFolderError("out: " + "/very/long/folder" * 20),
+    "StudyFileError": lambda c: tc.StudyFileError("study.toml: key 'x': " + "wrong " * 50),
 }
+
+
+def _cases(c):
+    return _shared(c, "cases", lambda c: tc.samples(
+        {"rest_length_error": tc.Uniform(-0.02, 0.02)}, 2, seed=1,
+        designs={"material": ["hdpe", "aluminium"]}))
+
+
+def _study(c):
+    def make(c):
+        pipeline = tc.NormsPipeline(_tbar(c), prestress=10.0, t_final=0.2)
+        cases = _cases(c) + (tc.Case(4, {"rest_length_error_1": 0.5,
+                                         "rest_length_error_3": 0.5}),)
+        return tc.run_study(pipeline, cases, progress=False)
+    return _shared(c, "study", make)
 
 def public_classes() -> dict:
     """The classes exported by ``tenscontrol.__all__`` (lazy exports included), by name."""

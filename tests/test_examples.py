@@ -24,7 +24,13 @@ EXPECTED = {
     "slack_string.py": ["slack_string_members.png", "slack_string_violations.png"],
     "tbar_energy_correction.py": [f"tbar_violations_{mode}.png"
                                   for mode in ("none", "geometric", "energy")],
+    "soft_vs_metallic_robustness.py": ["robustness_hinf.png",
+                                       "robustness_peak_vs_stiffness_error.png",
+                                       "robustness_slack.png", "study"],
 }
+
+# the small size an example runs at here (its full size is in its docstring)
+ARGUMENTS = {"soft_vs_metallic_robustness.py": ["--samples", "2", "--executor", "serial"]}
 
 
 def test_examples_are_found():
@@ -36,7 +42,8 @@ def test_example_runs(script, tmp_path):
     assert script.name in EXPECTED, f"add the output files of {script.name} to EXPECTED"
     out, cwd = tmp_path / "out", tmp_path / "cwd"
     cwd.mkdir()
-    proc = subprocess.run([sys.executable, str(script), str(out)], cwd=cwd, capture_output=True,
+    proc = subprocess.run([sys.executable, str(script), str(out),
+                           *ARGUMENTS.get(script.name, [])], cwd=cwd, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, f"{script.name} failed:\n{proc.stdout}\n{proc.stderr}"
     assert proc.stdout.strip(), f"{script.name} printed nothing"

@@ -100,7 +100,8 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             refused.add(name)
             continue
         check_repr(worst, f"{name} with extreme numbers")
-    assert refused == {"Structure", "Selection"}   # both validate their fields on construction
+    # they validate their fields on construction
+    assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):
@@ -172,12 +173,15 @@ def _figures(name, obj) -> list:
         return [f"{obj.open.peak:.4e}", f"{obj.closed.peak:.4e}", f"{obj.linear.peak:.4e}"]
     if name in ("MaterialComparison", "ClosedLoopComparison"):
         return ["hdpe", "aluminium", f"{obj.rows[0].h2:.4g}", f"{obj.rows[1].hinf:.4g}"]
+    if name == "StudyResult":
+        return [f"{obj.n_cases} cases", f"{len(obj.records)} finished",
+                f"case {obj.failures[0].index}", obj.failures[0].error_type]
     raise AssertionError(f"{name} has summary(): list the figures it must show in _figures")
 
 
 # print() shows the table for these (str is the summary), the repr stays one line
 PRINTS_TABLE = ("LQRDesign", "HinfDesign", "ClosedLoopReport", "MaterialComparison",
-                "ClosedLoopComparison")
+                "ClosedLoopComparison", "StudyResult")
 
 
 @pytest.mark.parametrize("name", available())

@@ -1,0 +1,274 @@
+"""Studies: cases from grids and seeds, run_study on every engine, failures, resume, Ctrl-C.
+
+The pipelines here are cheap module-level functions (a process pool imports them by name);
+tests/test_study_pipelines.py checks the ready-made pipelines.
+"""
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import tenscontrol as tc
+from tenscontrol.studies import store, worker
+
+STOP = {"at": None}
+CALLS = []
+
+
+def square(params):
+    """figures of one case: x^2, a flag, a label; a KeyboardInterrupt at x == STOP['at']."""
+    if params["x"] == STOP["at"]:
+        raise KeyboardInterrupt
+    CALLS.append(params["x"])
+    return {"x2": params["x"] ** 2, "big": params["x"] > 2, "label": f"x={params['x']}",
+            "n": int(params["x"])}
+
+
+def fragile(params):
+    """Fails in several ways on chosen cases."""
+    x = params["x"]
+    if x == 1:
+        raise tc.SimulationError(0.3, "step size collapsed", None)
+    if x == 3:
+        raise tc.PrestressError("no prestress: string 2 slack")
+    if x == 4:
+        raise ValueError("rest_length must be > 0, got -1.0")
+    if x == 5:
+        return {"bad": [1, 2]}
+    return {"x2": x * x}
+
+
+def test_grid_is_every_combination_last_fastest():
+    cases = tc.grid({"material": ["hdpe", "aluminium"], "prestress": [5.0, 10.0, 20.0]})
+    assert [c.index for c in cases] == list(range(6))
+    assert cases[1].parameters == {"material": "hdpe", "prestress": 10.0}
+    assert cases[3].parameters == {"material": "aluminium", "prestress": 5.0}
+    assert tc.grid({"x": 3})[0].parameters == {"x": 3}
+
+
+def test_samples_depend_only_on_seed_and_index():
+    dists = {"e": tc.Uniform(-0.05, 0.05), "k": tc.Normal(1.0, 0.1), "m": tc.Choice(("a", "b")),
+             "w": tc.LogUniform(1e-3, 1e3), "c": 7}
+    ten, three = tc.samples(dists, 10, seed=4), tc.samples(dists, 3, seed=4)
+    assert ten[:3] == three                                 # n does not change earlier cases
+    assert tc.samples(dists, 10, seed=5) != ten
+    e = np.array([c.parameters["e"] for c in ten])
+    assert np.all((e >= -0.05) & (e < 0.05)) and len(set(e)) == 10
+    assert all(c.parameters["c"] == 7 for c in ten)
+
+
+def test_samples_with_designs_pair_each_sample_with_every_design():
+    cases = tc.samples({"e": tc.Uniform(0, 1)}, 3, seed=1,
+                       designs={"material": ["hdpe", "aluminium"]})
+    assert len(cases) == 6
+    assert [c.parameters["material"] for c in cases[:2]] == ["hdpe", "aluminium"]
+    assert cases[0].parameters["e"] == cases[1].parameters["e"] != cases[2].parameters["e"]
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: tc.grid({}), "non-empty dict"),
+    (lambda: tc.grid({"x": []}), "'x' has no values"),
+    (lambda: tc.grid({"x": [[1, 2]]}), "parameter 'x'"),
+    (lambda: tc.samples({"e": tc.Uniform(0, 1)}, 0, seed=1), "n must be an int >= 1"),
+    (lambda: tc.samples({"e": tc.Uniform(0, 1)}, 3, seed=-1), "seed must be an int >= 0"),
+    (lambda: tc.samples({"e": tc.Uniform(0, 1)}, 3, seed=1, designs={"e": [1]}), "both"),
+    (lambda: tc.Uniform(1, 0), "low must be < high"),
+    (lambda: tc.Normal(0, 0), "std must be > 0"),
+    (lambda: tc.LogUniform(0, 1), "0 < low"),
+    (lambda: tc.Choice(()), "non-empty"),
+    (lambda: tc.Case(-1, {}), "index must be an int >= 0"),
+])
+def test_bad_cases_are_refused_by_name(call, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        call()
+
+
+def test_serial_study_records_every_case_and_its_timings():
+    result = tc.run_study(square, tc.grid({"x": [0, 1, 2, 3]}), progress=False)
+    assert result.complete and result.failures == () and result.n_cases == 4
+    assert [r.figures["x2"] for r in result.records] == [0, 1, 4, 9]
+    assert result.records[3].figures == {"x2": 9, "big": True, "label": "x=3", "n": 3}
+    assert all(r.cpu_time >= 0 and r.worker.endswith(f":{os.getpid()}") for r in result.records)
+    np.testing.assert_array_equal(result.figure("x2"), [0, 1, 4, 9])
+    assert "4 cases, 4 finished, 0 failed" in str(result)
+
+
+def test_failing_cases_are_listed_and_the_others_finish(tmp_path):
+    result = tc.run_study(fragile, tc.grid({"x": list(range(8))}), out=tmp_path, progress=False)
+    assert [r.index for r in result.records] == [0, 2, 6, 7]
+    failures = {f.index: f for f in result.failures}
+    assert sorted(failures) == [1, 3, 4, 5]
+    assert failures[1].error_type == "SimulationError" and "collapsed" in failures[1].message
+    assert failures[3].error_type == "PrestressError"
+    assert failures[4].error_type == "ValueError" and "rest_length" in failures[4].message
+    assert failures[5].error_type == "TypeError" and "'bad'" in failures[5].message
+    assert failures[4].parameters == {"x": 4} and "test_studies.py" in failures[4].where
+    on_disk = json.loads(store.case_path(tmp_path, 4).read_text())
+    assert on_disk["status"] == "failed" and on_disk["error"]["type"] == "ValueError"
+    assert "case 4 {'x': 4}: ValueError: rest_length must be > 0" in result.summary()
+
+
+def test_the_dataframe_has_one_row_per_case():
+    pandas = pytest.importorskip("pandas")
+    frame = tc.run_study(fragile, tc.grid({"x": [0, 1, 2]}), progress=False).to_dataframe()
+    assert isinstance(frame, pandas.DataFrame) and list(frame.index) == [0, 1, 2]
+    assert list(frame["status"]) == ["ok", "failed", "ok"]
+    assert frame.loc[2, "x2"] == 4 and np.isnan(frame.loc[1, "x2"])
+    assert frame.loc[1, "error"].startswith("SimulationError: simulation failed at t = 0.3 s")
+
+
+def test_without_pandas_the_dataframe_names_the_extra(monkeypatch):
+    result = tc.run_study(square, tc.grid({"x": [1]}), progress=False)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match=r"pip install 'tenscontrol\[studies\]'"):
+        result.to_dataframe()
+
+
+def test_an_interrupted_study_keeps_its_cases_and_resumes_only_the_missing(tmp_path):
+    cases = tc.grid({"x": list(range(10))})
+    CALLS.clear()
+    STOP["at"] = 6
+    try:
+        with pytest.raises(tc.StudyInterrupted) as info:
+            tc.run_study(square, cases, out=tmp_path, progress=False)
+    finally:
+        STOP["at"] = None
+    assert isinstance(info.value, KeyboardInterrupt)
+    partial = info.value.result
+    assert [r.index for r in partial.records] == list(range(6)) and not partial.complete
+    assert sorted(p.name for p in (tmp_path / "cases").iterdir()) == [
+        f"case-{k:06d}.json" for k in range(6)]
+    CALLS.clear()
+    result = tc.run_study(square, cases, out=tmp_path, progress=False)
+    assert CALLS == [6, 7, 8, 9]                     # only the missing cases ran
+    assert result.complete and result.n_resumed == 6
+    assert [r.figures["x2"] for r in result.records] == [k * k for k in range(10)]
+    CALLS.clear()
+    assert tc.run_study(square, cases, out=tmp_path, progress=False).n_resumed == 10
+    assert CALLS == []
+
+
+def test_a_folder_of_another_study_is_refused(tmp_path):
+    tc.run_study(square, tc.grid({"x": [1, 2]}), out=tmp_path, progress=False)
+    with pytest.raises(tc.StudyFolderError, match="holds a different study .*2 cases.*3 cases"
+                                                  ".*another folder"):
+        tc.run_study(square, tc.grid({"x": [1, 2, 3]}), out=tmp_path, progress=False)
+    with pytest.raises(tc.StudyFolderError, match="pipeline 'test_studies.square'"):
+        tc.run_study(fragile, tc.grid({"x": [1, 2]}), out=tmp_path, progress=False)
+
+
+def test_a_partial_file_or_damaged_case_is_run_again(tmp_path):
+    cases = tc.grid({"x": [1, 2, 3]})
+    tc.run_study(square, cases, out=tmp_path, progress=False)
+    store.case_path(tmp_path, 1).write_text("{not json")
+    (tmp_path / "cases" / "case-000002.json.part").write_text("{")
+    CALLS.clear()
+    result = tc.run_study(square, cases, out=tmp_path, progress=False)
+    assert CALLS == [2] and result.n_resumed == 2 and result.complete
+
+
+def test_retry_failed_runs_the_failed_cases_again(tmp_path):
+    cases = tc.grid({"x": [0, 1]})
+    tc.run_study(fragile, cases, out=tmp_path, progress=False)
+    assert tc.run_study(fragile, cases, out=tmp_path, progress=False).n_resumed == 2
+    again = tc.run_study(fragile, cases, out=tmp_path, progress=False, retry_failed=True)
+    assert again.n_resumed == 1 and len(again.failures) == 1
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(pipeline=3, cases=tc.grid({"x": [1]})), TypeError, "pipeline must be callable"),
+    (dict(pipeline=square, cases=[]), TypeError, "non-empty sequence of tenscontrol.Case"),
+    (dict(pipeline=square, cases=[tc.Case(0, {"x": 1}), tc.Case(0, {"x": 2})]), ValueError,
+     "index 0 appears twice"),
+    (dict(pipeline=square, cases=tc.grid({"x": [1]}), executor="processes"), TypeError,
+     "executor must be None or 'serial'"),
+])
+def test_bad_study_arguments_are_refused(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        tc.run_study(kwargs.pop("pipeline"), kwargs.pop("cases"), progress=False, **kwargs)
+
+
+@pytest.mark.slow
+def test_a_process_pool_gives_the_serial_figures_and_runs_in_other_processes(tmp_path):
+    cases = tc.samples({"x": tc.Uniform(-3, 3)}, 12, seed=2)
+    serial = tc.run_study(square, cases, progress=False)
+    with tc.process_pool(2) as pool:
+        with pytest.raises(TypeError, match="picklable pipeline"):
+            tc.run_study(lambda p: {}, cases, executor=pool, progress=False)
+        pooled = tc.run_study(square, cases, executor=pool, out=tmp_path, progress=False)
+        blas = pool.submit(_blas_threads).result()
+    assert [r.figures for r in pooled.records] == [r.figures for r in serial.records]
+    assert {r.worker for r in pooled.records}.isdisjoint({f"{os.uname().nodename}:{os.getpid()}"})
+    assert blas == 1
+
+
+def _blas_threads():
+    import threadpoolctl
+
+    return max((p["num_threads"] for p in threadpoolctl.threadpool_info()
+                if p["user_api"] == "blas"), default=1)
+
+
+def test_the_worker_warms_a_pipeline_once_per_process():
+    class Counting:
+        name = "counting-test"
+        warmed = 0
+
+        def warm(self):
+            Counting.warmed += 1
+
+        def __call__(self, params):
+            return {"y": 1.0}
+
+    worker._PREPARED["warm"].discard("counting-test")
+    tc.run_study(Counting(), tc.grid({"x": [1, 2, 3]}), progress=False)
+    tc.run_study(Counting(), tc.grid({"x": [4, 5]}), progress=False)
+    assert Counting.warmed == 1
+
+
+INTERRUPTED_STUDY = """
+import signal, sys, time
+import tenscontrol as tc
+signal.signal(signal.SIGINT, signal.default_int_handler)
+sys.path.insert(0, sys.argv[2])
+from test_studies import slow_square
+with tc.process_pool(2) as pool:
+    try:
+        r = tc.run_study(slow_square, tc.grid({"x": list(range(40))}), out=sys.argv[1],
+                         executor=pool, progress=False)
+        print("finished", len(r.records), r.n_resumed)
+    except tc.StudyInterrupted as exc:
+        print("interrupted", len(exc.result.records), flush=True)
+        pool.shutdown(wait=False, cancel_futures=True)
+"""
+
+
+def slow_square(params):
+    time.sleep(0.1)
+    return {"x2": params["x"] ** 2, "pid": os.getpid()}
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_process_pool_study_and_a_rerun_finishes_it(tmp_path):
+    out = tmp_path / "out"
+    here = str(pathlib.Path(__file__).parent)
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED_STUDY, str(out), here],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "cases").glob("*.json"))) < 6:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and stdout.startswith("interrupted"), stdout + stderr[-3000:]
+    kept = len(list((out / "cases").glob("*.json")))
+    assert 6 <= kept < 40 and int(stdout.split()[1]) == kept
+    rerun = subprocess.run([sys.executable, "-c", INTERRUPTED_STUDY, str(out), here],
+                           capture_output=True, text=True, timeout=300)
+    assert rerun.stdout.split() == ["finished", "40", str(kept)], rerun.stdout + rerun.stderr
