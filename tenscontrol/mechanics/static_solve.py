@@ -30,7 +30,7 @@ from tenscontrol.mechanics.rigid import gravity_vector
 from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
                                                  describe_motion, loaded_zero_modes)
-from tenscontrol.mechanics.stiffness import tangent_stiffness
+from tenscontrol.mechanics.stiffness import rigid_fields, tangent_stiffness
 from tenscontrol.model.structure import Structure
 
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
@@ -139,34 +139,10 @@ def _problem(structure, loads, bars, check=True) -> _Problem:
     f = nodal_vector(structure.n_nodes, "loads", loads)
     q0 = structure.nodes.reshape(-1)
     free = np.asarray(structure.free_coordinates)
-    R_t = _rigid_motions(structure, q0, bars)
+    R_t = rigid_fields(structure, q0, bars=bars)
     span = structure.nodes.max(axis=0) - structure.nodes.min(axis=0)
     return _Problem(structure, bars, free, f, gravity_vector(structure) + f,
                     structure.bar_lengths.copy(), R_t[free], float(max(span.max(), 1e-3)))
-
-
-def _rigid_motions(structure: Structure, q: np.ndarray, bars: str) -> np.ndarray:
-    """Orthonormal rigid-body fields (3n, n_r) that the fixed coordinates and bars leave free.
-
-    Like :func:`tenscontrol.mechanics.stiffness.rigid_fields`, but with an absolute tolerance
-    on ``C R`` (unit constraint rows, unit fields): when no coordinate is fixed, C R vanishes
-    to rounding and a tolerance relative to its largest singular value would keep nothing.
-    """
-    N = q.reshape(-1, 3)
-    d = N - N.mean(axis=0)
-    R = np.hstack([np.tile(np.eye(3), (structure.n_nodes, 1)),
-                   np.column_stack([np.cross(e, d).reshape(-1) for e in np.eye(3)])])
-    R = scipy.linalg.orth(R, rcond=1e-10)
-    rows = [np.eye(3 * structure.n_nodes)[structure.fixed_coordinates]]
-    if bars == "rigid" and structure.n_bars:
-        rows.append(member_columns(structure.bar_nodes, q).T)
-    C = np.vstack(rows)
-    if C.shape[0] == 0:
-        return R
-    C = C / np.linalg.norm(C, axis=1, keepdims=True)
-    U, sv, Vt = np.linalg.svd(C @ R)
-    rank = int(np.sum(sv > 1e-9))
-    return R @ Vt[rank:].T
 
 
 def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
