@@ -5,7 +5,7 @@ nodes (catalog.prism_tower(2)), prestressed at 20 N/m without gravity: the stati
 gravity (residual relative to the weight, minimum string force density, Newton history) and
 the largest node drift of a 2 s rigid-bar simulation started there; then
 equilibrium(configuration="free") on the same structures; a load-stepping case; form-finding;
-and the CPU time of the static solve on the 30- and 192-bar towers.
+and the CPU time of the static solve on the 30-, 96- and 192-bar towers.
 
 Usage: python benchmarks/bench_statics.py [--quick]   (--quick skips the simulations)
 """
@@ -102,7 +102,7 @@ def timing():
           "along x on each top node)")
     print(f"{'tower':<22}{'bars':>6}{'coords':>8}{'its':>5}{'CPU [s]':>9}{'residual rel.':>15}"
           f"{'top moved [m]':>15}")
-    for stages in (10, 64):
+    for stages in (10, 32, 64):
         s = tc.equilibrium(tc.catalog.prism_tower(stages), gamma_min=20.0).structure
         f = np.zeros((s.n_nodes, 3))
         f[-3:, 0] = 0.01

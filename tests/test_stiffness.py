@@ -297,3 +297,30 @@ def test_overflowing_force_densities_are_named():
         compliance(tbar, gamma=np.full(4, 1e308))
     with pytest.raises(ValueError, match=r"compliance: string 0 .*length at the configuration"):
         compliance(tbar, q=tbar.nodes * 1e160)
+
+
+@pytest.mark.parametrize("make", [catalog.icosahedron, lambda: catalog.prism(3).with_fixed([])],
+                         ids=["icosahedron", "free prism"])
+def test_free_floating_rigid_bars_have_six_rigid_fields(make):
+    """3-D, nothing fixed, rigid bars: J R vanishes to rounding, and all 6 rigid motions are
+    kept (a tolerance relative to J R's rounding-sized singular values kept none); the
+    compliance on their complement is finite and solves the reduced equations."""
+    s = equilibrium(make(), gamma_min=20.0).structure
+    R = rigid_fields(s)
+    assert R.shape == (3 * s.n_nodes, 6)
+    np.testing.assert_allclose(R.T @ R, np.eye(6), atol=1e-12)
+    assert np.abs(tc.constraint_jacobian(s) @ R).max() <= 1e-12
+    C = compliance(s)
+    assert C.rigid_fields.shape[1] == 6 and np.all(np.isfinite(C.matrix))
+    assert C.eigenvalues[0] > 0
+    # oracle: the constraint tangent space has 3n - n_bars directions, less the 6 rigid ones
+    assert C.basis.shape[1] == 3 * s.n_nodes - s.n_bars - 6
+    K = tangent_stiffness(s)
+    assert np.abs(K @ R).max() <= 1e-9 * np.abs(K).max()
+    i, j = s.string_nodes[0]  # pull the ends of string 0 apart: a self-equilibrated load
+    e = (s.nodes[j] - s.nodes[i]) / np.linalg.norm(s.nodes[j] - s.nodes[i])
+    pull = np.zeros((s.n_nodes, 3))
+    pull[i], pull[j] = -e, e
+    dq = C.displacement(pull).reshape(-1)
+    assert np.abs(dq).max() > 0 and np.abs(R.T @ dq).max() <= 1e-12
+    assert np.abs(C.basis.T @ (K @ dq - pull.reshape(-1))).max() <= 1e-9

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
@@ -30,7 +31,8 @@ from tenscontrol.mechanics.rigid import gravity_vector
 from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
                                                  describe_motion, loaded_zero_modes)
-from tenscontrol.mechanics.stiffness import tangent_stiffness
+from tenscontrol.mechanics.static_linalg import BarGram, bar_columns, kkt_solve
+from tenscontrol.mechanics.stiffness import rigid_fields, tangent_stiffness
 from tenscontrol.model.structure import Structure
 
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
@@ -52,6 +54,7 @@ class _Problem:
     load: np.ndarray     # gravity plus loads (3n,) [N]
     lengths: np.ndarray  # rigid bar lengths L (n_bars,) [m]
     gauge: np.ndarray    # rigid-body fields on the free coordinates (nf, n_r)
+    index: np.ndarray    # free index of each coordinate (3n,), -1 if fixed
     size: float          # structure size [m], for the runaway guard
 
     @property
@@ -97,7 +100,7 @@ def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
     X = member_columns(s.bar_nodes, q)
     if p.rigid:
         Ff = F[p.free] - offset
-        psi = (np.linalg.lstsq(X[p.free], Ff, rcond=None)[0] if s.n_bars
+        psi = (BarGram(bar_columns(s.bar_nodes, q, p.index)).least_squares(Ff) if s.n_bars
                else np.zeros(0))
     else:
         psi = s.bar_stiffness * (1.0 - s.bar_rest_lengths / _bar_lengths(s, q))
@@ -139,34 +142,13 @@ def _problem(structure, loads, bars, check=True) -> _Problem:
     f = nodal_vector(structure.n_nodes, "loads", loads)
     q0 = structure.nodes.reshape(-1)
     free = np.asarray(structure.free_coordinates)
-    R_t = _rigid_motions(structure, q0, bars)
+    R_t = rigid_fields(structure, q0, bars=bars)
     span = structure.nodes.max(axis=0) - structure.nodes.min(axis=0)
+    index = np.full(q0.size, -1)
+    index[free] = np.arange(free.size)
     return _Problem(structure, bars, free, f, gravity_vector(structure) + f,
-                    structure.bar_lengths.copy(), R_t[free], float(max(span.max(), 1e-3)))
-
-
-def _rigid_motions(structure: Structure, q: np.ndarray, bars: str) -> np.ndarray:
-    """Orthonormal rigid-body fields (3n, n_r) that the fixed coordinates and bars leave free.
-
-    Like :func:`tenscontrol.mechanics.stiffness.rigid_fields`, but with an absolute tolerance
-    on ``C R`` (unit constraint rows, unit fields): when no coordinate is fixed, C R vanishes
-    to rounding and a tolerance relative to its largest singular value would keep nothing.
-    """
-    N = q.reshape(-1, 3)
-    d = N - N.mean(axis=0)
-    R = np.hstack([np.tile(np.eye(3), (structure.n_nodes, 1)),
-                   np.column_stack([np.cross(e, d).reshape(-1) for e in np.eye(3)])])
-    R = scipy.linalg.orth(R, rcond=1e-10)
-    rows = [np.eye(3 * structure.n_nodes)[structure.fixed_coordinates]]
-    if bars == "rigid" and structure.n_bars:
-        rows.append(member_columns(structure.bar_nodes, q).T)
-    C = np.vstack(rows)
-    if C.shape[0] == 0:
-        return R
-    C = C / np.linalg.norm(C, axis=1, keepdims=True)
-    U, sv, Vt = np.linalg.svd(C @ R)
-    rank = int(np.sum(sv > 1e-9))
-    return R @ Vt[rank:].T
+                    structure.bar_lengths.copy(), R_t[free], index,
+                    float(max(span.max(), 1e-3)))
 
 
 def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
@@ -177,35 +159,28 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
             return q
         lengths = p.lengths
     q = q.copy()
+    scale, last = (lengths ** 2).max(), np.inf
     for _ in range(10):
         phi = _bar_lengths(p.structure, q) ** 2 - lengths ** 2
-        if np.abs(phi).max() <= 4e-16 * (lengths ** 2).max():
+        err = np.abs(phi).max()
+        # done at rounding level, or once Newton's quadratic phase has ended in rounding
+        if err <= 4e-16 * scale or (err > 0.5 * last and err <= 1e-13 * scale):
             break
-        Xf = member_columns(p.structure.bar_nodes, q)[p.free]
-        y = np.linalg.lstsq(Xf.T @ Xf, -0.5 * phi, rcond=None)[0]
-        q[p.free] += Xf @ y
+        last = err
+        q[p.free] += BarGram(bar_columns(p.structure.bar_nodes, q, p.index)).min_norm_step(
+            -0.5 * phi)
     return q
 
 
 def _kkt_step(p: _Problem, q: np.ndarray, K: np.ndarray, r: np.ndarray, mu: float):
     """Newton step dq (3n,) from ``[[K + mu I, C], [C^T, 0]] [dq; y] = [r; 0]``."""
     Kff = K[np.ix_(p.free, p.free)] + mu * np.eye(p.free.size)
-    cols = [p.gauge]
+    cols = [scipy.sparse.csc_matrix(p.gauge)]
     if p.rigid and p.structure.n_bars:
-        X = member_columns(p.structure.bar_nodes, q)[p.free]
-        cols.insert(0, X[:, np.linalg.norm(X, axis=0) > 0])  # bars fixed at both ends: no row
-    C = np.hstack(cols)
-    m = C.shape[1]
-    A = np.block([[Kff, C], [C.T, np.zeros((m, m))]])
-    b = np.concatenate([r, np.zeros(m)])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", scipy.linalg.LinAlgWarning)
-        try:
-            x = scipy.linalg.solve(A, b, assume_a="sym")
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgWarning):
-            x = np.linalg.lstsq(A, b, rcond=1e-13)[0]  # singular: a mechanism or slack strings
+        X = bar_columns(p.structure.bar_nodes, q, p.index)
+        cols.insert(0, X[:, X.getnnz(axis=0) > 0])  # bars fixed at both ends: no row
     dq = np.zeros_like(q)
-    dq[p.free] = x[:p.free.size]
+    dq[p.free] = kkt_solve(Kff, scipy.sparse.hstack(cols, format="csc"), r)
     return dq
 
 
@@ -255,14 +230,16 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
             return True, q
         K = static_tangent(p.structure, q, psi, p.bars)
         mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12)
+        dq = _kkt_step(p, q, K, r, mu)
         while True:
-            found = _line_search(p, q, _kkt_step(p, q, K, r, mu), r, offset)
+            found = _line_search(p, q, dq, r, offset)
             if found is not None:
                 break
             mu = 1e-6 * mu_scale if mu == 0.0 else 10.0 * mu
             if mu > 1e8 * mu_scale:
                 log.rows.append((t, res, 0.0, mu, 0))
                 return False, q
+            dq = _kkt_step(p, q, K, r, mu)
         alpha, q_new, new = found
         switches = int(np.sum((gamma > 0) != (new[2] > 0)))
         log.rows.append((t, res, alpha, mu, switches))

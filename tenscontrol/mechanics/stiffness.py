@@ -27,6 +27,8 @@ __all__ = ["Compliance", "compliance", "rigid_fields", "tangent_stiffness"]
 # A string whose length is within this relative distance of its rest length sits on the kink
 # of its one-sided law; at_rest decides which side of the kink the stiffness is taken from.
 _AT_REST_TOL = 1e-12
+#: A rigid field is kept when the unit constraint rows move it by less than this per unit motion.
+_RIGID_TOL = 1e-9
 
 
 def _validate(structure, bars, at_rest):
@@ -190,7 +192,11 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     J = _constraint_rows(structure, q, bars)
     if J.shape[0] == 0:
         return R
-    return R @ scipy.linalg.null_space(J @ R, rcond=1e-10)
+    # Unit rows and orthonormal fields make J R scale-free (singular values <= sqrt(rows)), so
+    # the tolerance is absolute: for a free-floating structure J R vanishes to rounding, and a
+    # tolerance relative to its largest singular value would keep no field at all.
+    _, sv, Vt = np.linalg.svd(J @ R)
+    return R @ Vt[int(np.sum(sv > _RIGID_TOL)):].T
 
 
 def _constraint_rows(structure, q, bars) -> np.ndarray:
