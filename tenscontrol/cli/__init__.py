@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from tenscontrol import __version__
-from tenscontrol.cli import model_commands, view_commands
+from tenscontrol.cli import model_commands, study_commands, view_commands
 from tenscontrol.cli.common import (Failed, Parser, one_line, os_error, positive_float,
                                     read_controller, read_loads, read_velocities)
 from tenscontrol.demo import DEMO_DESCRIPTION, run_demo
@@ -82,6 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_simulate(commands)
     model_commands.add_verify(commands)
     view_commands.add_parsers(commands)
+    study_commands.add_parsers(commands)
     demo = commands.add_parser(
         "demo", help="run the whole pipeline on the T-bar and write plots",
         description=DEMO_DESCRIPTION)
