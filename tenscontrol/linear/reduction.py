@@ -445,7 +445,7 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     B1, C1 = np.hstack([em.B, em.E]) / s[:, None] / omega, em.C * s[None, :]
     S, U = scipy.linalg.schur(A1, output="real")
     eigs = np.linalg.eigvals(S)            # cheap on the quasi-triangular factor
-    if n2 == 0 or eigs.real.max() < -_nm.MARGIN * np.linalg.norm(A1):
+    if n2 == 0 or eigs.real.max() < -_nm.MARGIN * _nm.stability_scale(A1):
         V, W, hsv, bound = _balanced_truncation(S, U, B1, C1, order, tol)
         # a 1e-6 relative floor: lightly damped axial bar modes (zeta ~ 5e-6) leave rounding
         # errors of ~1e-8 of the peak gain in an untruncated model (compressible T-bar)
