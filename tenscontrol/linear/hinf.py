@@ -284,7 +284,8 @@ def hinf_state_feedback(A, B1, B2, C1, D12, *, tol: float = 1e-3) -> BisectionRe
             return None
         X = 0.5 * (X + X.T)
         ev = np.linalg.eigvalsh(X)
-        if ev.min() < -1e-9 * max(ev.max(), 1.0) or _care_residual(A, B, Q, R, S, X) > CARE_RESIDUAL:
+        if (ev.min() < -1e-9 * max(ev.max(), 1.0)
+                or _care_residual(A, B, Q, R, S, X) > CARE_RESIDUAL):
             return None
         F = gain(X)
         norm = _stable_norm(A - B2 @ F, B1, C1 - D12 @ F, np.zeros((C1.shape[0], m1)))

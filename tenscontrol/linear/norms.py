@@ -30,6 +30,7 @@ import scipy.linalg
 import control as ct
 
 from tenscontrol.mechanics.checks import check_finite
+from tenscontrol.linear.threads import sized_by
 
 __all__ = ["h2_norm", "hinf_norm", "is_hurwitz", "stability_scale"]
 
@@ -275,6 +276,7 @@ def _is_stable(A, B, C, who: str) -> bool:
         "tenscontrol.minimal_realization(model) and take the norm of its result")
 
 
+@sized_by
 def h2_norm(sys) -> float:
     """H2 norm of a continuous-time LTI system, robust to hidden marginal modes.
 
@@ -313,6 +315,7 @@ def h2_norm(sys) -> float:
     return float(np.sqrt(max(value, 0.0)))
 
 
+@sized_by
 def hinf_norm(sys, *, tol: float = 1e-10) -> float:
     """H-infinity norm of a continuous-time LTI system, robust to hidden marginal modes.
 

@@ -31,6 +31,7 @@ import slycot
 
 from tenscontrol.linear import norms as _nm
 from tenscontrol.mechanics.checks import check_finite
+from tenscontrol.linear.threads import sized_by
 
 __all__ = ["elastic_basis", "ElasticModel", "elastic_model", "MinimalRealization",
            "minimal_realization"]
@@ -198,6 +199,7 @@ def _relative(residual: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(residual) / nr) if nr > 0 else float(np.linalg.norm(residual))
 
 
+@sized_by
 def elastic_model(model) -> ElasticModel:
     """Structurally reduced (elastic) model of a LinearModel at an equilibrium.
 
@@ -345,7 +347,8 @@ def _balanced_truncation(S, U, B, C, order, tol):
         r = int(np.sum(hsv > tol * hsv[0])) if order is None else int(order)
         if r > nmin:
             warnings.warn(f"minimal_realization: order {r} exceeds the numerical minimal order "
-                          f"{nmin} (HSV <= n eps hsv[0]); returning order {nmin}", stacklevel=3)
+                          f"{nmin} (HSV <= n eps hsv[0]); returning order {nmin}",
+                          stacklevel=4)   # the caller, past the thread-policy wrapper
             r = nmin
         # The square-root (job='B') truncation matrices go HSV by HSV: their leading r
         # columns/rows are the order-r balanced truncation.
@@ -395,6 +398,7 @@ def _check_response(full, reduced, eigs, stable: bool, allowed):
                            "model is numerically ill-conditioned, try a larger tol")
 
 
+@sized_by
 def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
                         ) -> MinimalRealization:
     """Structural projection, then balanced truncation (or Kalman reduction) of a LinearModel.

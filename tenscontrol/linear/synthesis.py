@@ -32,6 +32,7 @@ from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.model.selection import Selection, check_selection
+from tenscontrol.linear.threads import sized_by
 
 __all__ = ["HinfDesign", "LQRDesign", "hinfsyn", "lqr"]
 
@@ -211,6 +212,7 @@ def _default_weights(p: _Plant, effort: float):
     return Q, R
 
 
+@sized_by
 def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         effort=1.0) -> LQRDesign:
     """Linear-quadratic regulator on the actuated strings (control-notes.md section 5).
@@ -338,6 +340,7 @@ def _ss(arrays, inputs, outputs) -> ct.StateSpace:
                  states=[f"z{i}" for i in range(A.shape[0])])
 
 
+@sized_by
 def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection | None = None,
             measurements=None, d_scale=1.0, y_scale=1.0, u_scale=None, rho=0.1, eps=0.01,
             tol=1e-3, order=None, backoff=1.0) -> HinfDesign:
