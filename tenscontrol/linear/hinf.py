@@ -383,6 +383,10 @@ class HinfDesign:
         Closed-loop H2 norm [s^-1/2] of the H2-optimal controller (slycot sb10hd, as
         control.h2syn) that set the initial bound; None for state feedback.
     minimal : MinimalRealization
+    full_closed_loop_norm : float or None
+        When the design model was truncated (``order`` below the elastic order): the H-inf
+        norm of the controller closing the loop on the full elastic model (the check that
+        the reduced design holds on the full one); None when the design model is complete.
     """
 
     controller: object
@@ -396,6 +400,7 @@ class HinfDesign:
     rcond: float
     h2_norm: float | None
     minimal: object
+    full_closed_loop_norm: float | None = None
 
     def summary(self) -> str:
         """The design's figures as a table (what ``print(design)`` shows)."""
@@ -407,6 +412,8 @@ class HinfDesign:
                 ("||closed loop||_inf", f"{self.closed_loop_norm:.6g}"),
                 ("iterations, time", f"{self.iterations}, {self.synthesis_time:.3g} s"),
                 ("sb10fd rcond", f"{self.rcond:.3g}")]
+        if self.full_closed_loop_norm is not None:
+            rows.append(("||closed loop||_inf, full model", f"{self.full_closed_loop_norm:.6g}"))
         return "HinfDesign\n" + summary_table(rows)
 
     __str__ = summary
