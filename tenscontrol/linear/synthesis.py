@@ -212,7 +212,6 @@ def _default_weights(p: _Plant, effort: float):
     return Q, R
 
 
-@sized_by
 def _riccati_gain(A, B, Q, R):
     """(K, S) of the stabilizing CARE solution, in time scaled by a reference frequency.
 
@@ -246,6 +245,7 @@ def _care_scipy(A, B, Q, R):
     return np.linalg.solve(R, B.T @ S), S
 
 
+@sized_by
 def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         effort=1.0) -> LQRDesign:
     """Linear-quadratic regulator on the actuated strings (control-notes.md section 5).
