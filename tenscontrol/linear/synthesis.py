@@ -274,7 +274,10 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         Output coordinates replacing the model's (``LinearModel.with_outputs``), and so the
         default Q; the model's outputs by default.
     order : int, optional
-        Order of the minimal realization (default: numerically minimal).
+        Design order: the Riccati equation is solved on the order-r balanced truncation
+        (marginal modes kept exactly, :func:`tenscontrol.minimal_realization`). Default:
+        numerically minimal. A 192-bar tower (768 states) takes about 10 s at full order and
+        under 1 s at r = 200.
     effort : float
         Scale of the default R (> 0); larger means gentler control.
 
@@ -405,7 +408,11 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
     tol : float
         Relative width of the final gamma bracket.
     order : int, optional
-        Order of the minimal realization.
+        Design order of the minimal realization (default: numerically minimal). Below the
+        elastic order, the controller designed on the truncated model is checked on the full
+        elastic model: it must stabilize it (else RuntimeError), and the loop's norm there is
+        ``full_closed_loop_norm``. For towers of 48 and 96 bars r = 80 and 160 keep gamma
+        within 0.5 % and cut the synthesis from minutes to seconds.
     backoff : float
         Output feedback: return the central controller at ``backoff`` times the optimal gamma
         found (>= 1; see :func:`tenscontrol.hinf.hinf_output_feedback`). Near-optimal H-inf
