@@ -11,11 +11,13 @@ growth exponents d log(CPU) / d log(bars) between neighbouring towers. Towers:
 ``prism_tower(stages, damping=1)`` at ``equilibrium(gamma_min=10)``; the ball:
 ``catalog.ball(damping=1)`` at ``gamma_min=40`` with the README's H-inf problem.
 
-``--threads`` prints table 2: the ball's ``hinfsyn`` (48 states) and ``lqr``, run as two
+``--max-bars 0`` skips table 1. ``--threads`` prints table 2: the ball's ``hinfsyn`` (48 states) and ``lqr``, run as two
 copies at once (a loaded machine), with OpenBLAS's default threads (thread policy off) and
 with tenscontrol's policy (single-threaded below ``SMALL_ORDER`` states); wall and CPU
 seconds per copy and their ratio. The ball stands for the icosahedron: it is the 6-bar
-expanded octahedron (icosahedral nodes) with a payload node. Nothing here asserts on time.
+expanded octahedron (icosahedral nodes) with a payload node. Table 3 (also with ``--threads``):
+eigvals, schur and a CARE of order 96..800, one thread against the default, one process: where
+the policy's threshold comes from. Nothing here asserts on time.
 """
 
 from __future__ import annotations
@@ -110,17 +112,20 @@ def table_scaling(max_bars, skip_full) -> None:
     rows.append(measure(ball(), "ball", None, skip_full))
     keys = ["linearize", "minreal", "lqr", "hinf_norm", "minreal_r", "lqr_r", "hinfsyn"]
     print("\n1. CPU seconds (time.process_time, one run). minreal/lqr: numerically minimal "
-          "order (states); _r: at the design order r (marginal states kept exactly); hinfsyn: "
+          "order (states), hinf_norm: of that LQR's closed loop (d -> [y; u]) and its "
+          "value; _r: at the design order r (marginal states kept exactly); hinfsyn: "
           "top-node disturbance, output and measurement (ball: README problem), at order r "
           "where given; gamma, its loop's norm, and the norm on the full elastic model")
     head = ["case", "bars", "states", "r (marg.)", "linearize", "minreal", "lqr", "hinf_norm",
+            "lqr ||CL||",
             "minreal_r", "lqr_r", "lin+mr_r+lqr_r", "hinfsyn", "gamma", "||CL||", "||CL|| full"]
     table = []
     for r in rows:
         total = (r["linearize"] + r["minreal_r"] + r["lqr_r"]) if "lqr_r" in r else None
         table.append([r["case"], r["bars"], fmt(r.get("states")),
                       f"{r['order']} ({r['marginal']})" if "order" in r else "-"]
-                     + [fmt(r.get(k)) for k in keys[:6]] + [fmt(total), fmt(r.get("hinfsyn")),
+                     + [fmt(r.get(k)) for k in keys[:4]] + [fmt(r.get("lqr_cl_norm"), ".4g")]
+                     + [fmt(r.get(k)) for k in keys[4:6]] + [fmt(total), fmt(r.get("hinfsyn")),
                      fmt(r.get("gamma"), ".5g"), fmt(r.get("cl_norm"), ".5g"),
                      fmt(r.get("full_norm"), ".5g")])
     print_table(head, table)
@@ -183,6 +188,36 @@ def table_threads(repeat: int) -> None:
                  "wall ratio"], rows)
 
 
+def table_sizes(repeat: int) -> None:
+    """Where two threads start to pay: dense calls of growing order, one copy, wall seconds."""
+    import scipy.linalg
+    import threadpoolctl
+    print(f"\n3. One process, wall seconds (min of {repeat}) of dense calls on a random stable "
+          "matrix of order n, one BLAS thread against the default; the policy's threshold "
+          f"SMALL_ORDER = {threads.SMALL_ORDER}")
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in (96, 200, 400, 800):
+        A = rng.standard_normal((n, n)) - 2 * np.sqrt(n) * np.eye(n)
+        B = rng.standard_normal((n, 4))
+        calls = {"eigvals": lambda: np.linalg.eigvals(A),
+                 "schur": lambda: scipy.linalg.schur(A),
+                 "care": lambda: scipy.linalg.solve_continuous_are(A, B, np.eye(n), np.eye(4))}
+        for name, f in calls.items():
+            t = {}
+            for label, limit in (("1", 1), ("default", None)):
+                with threadpoolctl.threadpool_limits(limits=limit, user_api="blas"):
+                    best = np.inf
+                    for _ in range(repeat):
+                        w0 = time.perf_counter()
+                        f()
+                        best = min(best, time.perf_counter() - w0)
+                t[label] = best
+            rows.append([name, n, f"{t['1']:.4g}", f"{t['default']:.4g}",
+                         f"{t['default'] / t['1']:.2f}"])
+    print_table(["call", "n", "1 thread [s]", "default [s]", "default / 1"], rows)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-bars", type=int, default=192)
@@ -200,9 +235,11 @@ def main(argv=None) -> None:
         print(line)
     print("OPENBLAS_NUM_THREADS =", os.environ.get("OPENBLAS_NUM_THREADS", "(unset)"),
           " thread policy SMALL_ORDER =", threads.SMALL_ORDER)
-    table_scaling(args.max_bars, args.skip_full)
+    if args.max_bars > 0:
+        table_scaling(args.max_bars, args.skip_full)
     if args.threads:
         table_threads(args.repeat)
+        table_sizes(args.repeat)
 
 
 if __name__ == "__main__":
