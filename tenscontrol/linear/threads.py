@@ -25,9 +25,11 @@ import threadpoolctl
 __all__ = ["SMALL_ORDER", "blas_threads", "sized_by"]
 
 #: Problems with fewer states than this (matrix order; a LinearModel counts 2 nq) run with one
-#: BLAS thread. Measured (bench_scaling_linear.py --threads, idle 2-core machine): two threads
-#: only start to gain on eigenvalue and Riccati solvers of a few hundred states, while below
-#: that the thread start-up and the waits dominate.
+#: BLAS thread. Measured on a loaded 2-core machine (bench_scaling_linear.py --threads, table
+#: 3): the default threads lost at every order up to 800 (schur 19x slower at 96, 5x at 400,
+#: 11x at 800) except a CARE of order 800 (0.88x). 400 is a choice: below it one thread is
+#: never much slower, above it the user's setting rules, so a large problem on an idle
+#: many-core machine keeps its threads.
 SMALL_ORDER = 400
 
 _controller = None
