@@ -26,19 +26,20 @@ import scipy.linalg
 import control as ct
 import slycot
 
-from tenscontrol.linear.norms import hinf_norm
+from tenscontrol.linear.norms import MARGIN, hinf_norm, is_hurwitz, stability_scale
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.model.tables import summary_html
 
 __all__ = ["BisectionResult", "HinfDesign", "check_axis_modes", "closed_loop",
            "hinf_output_feedback", "hinf_state_feedback", "reference_frequency", "verified_loop"]
 
-#: A closed loop counts as Hurwitz iff max Re(lambda) < -HURWITZ * ||A_cl||_F (scaled time).
-HURWITZ = 1e-9
 #: sb10fd results with a reciprocal condition number below this are rejected: below the
 #: optimal gamma sb10fd can return a controller (X-Riccati rcond ~1e-15) whose loop is Hurwitz
 #: but misses gamma by a factor 3 (the ball of tenscontrol.model.catalog, 48 states).
 RCOND_MIN = 1e-12
+#: State feedback: a CARE solution is accepted only below this relative residual (SciPy
+#: returns non-solutions without an error below the optimal gamma).
+CARE_RESIDUAL = 1e-8
 #: Largest number of doublings of the initial upper bound before giving up.
 _MAX_DOUBLINGS = 30
 
@@ -92,21 +93,28 @@ def closed_loop(plant: tuple, K: tuple) -> tuple:
     return Acl, Bcl, Ccl, D11 + D12 @ DK @ D21
 
 
-def _hurwitz(A: np.ndarray) -> bool:
-    if A.size == 0:
-        return True
-    return bool(np.linalg.eigvals(A).real.max() < -HURWITZ * np.linalg.norm(A))
+def _care_residual(A, B, Q, R, S, X) -> float:
+    """Relative residual of ``A^T X + X A + Q - (X B + S) R^-1 (B^T X + S^T) = 0``."""
+    G = X @ B + S
+    res = A.T @ X + X @ A + Q - G @ np.linalg.solve(R, G.T)
+    scale = np.linalg.norm(A.T @ X) + np.linalg.norm(Q) + np.linalg.norm(G) ** 2 / max(
+        np.abs(np.linalg.eigvals(R)).min(), np.finfo(float).tiny)
+    return float(np.linalg.norm(res) / max(scale, np.finfo(float).tiny))
 
 
 def _loop_norm(plant: tuple, K: tuple) -> float:
-    """||F_l(P, K)||_inf, inf if the loop is not Hurwitz or its norm cannot be computed.
+    """||F_l(P, K)||_inf, inf if the loop is not Hurwitz or its norm cannot be computed."""
+    return _stable_norm(*closed_loop(plant, K))
+
+
+def _stable_norm(Acl, Bcl, Ccl, Dcl) -> float:
+    """||(Acl, Bcl, Ccl, Dcl)||_inf, inf if Acl is not Hurwitz or the norm cannot be computed.
 
     A trial controller whose loop defeats slycot's ab13dd (QR not converging: seen on the
     30-bar tower near the optimum, where the central controller is ill-conditioned) counts as
     infeasible: the bisection then keeps a larger, verified gamma.
     """
-    Acl, Bcl, Ccl, Dcl = closed_loop(plant, K)
-    if not _hurwitz(Acl):
+    if not is_hurwitz(Acl):
         return float("inf")
     try:
         return hinf_norm(ct.ss(Acl, Bcl, Ccl, Dcl))
@@ -248,9 +256,13 @@ def hinf_state_feedback(A, B1, B2, C1, D12, *, tol: float = 1e-3) -> BisectionRe
     -----
     At gamma, X solves ``A^T X + X A + C1^T C1 - (X B + S) R^-1 (B^T X + S^T) = 0`` with
     ``B = [B1, B2]``, ``R = blkdiag(-gamma^2 I, D12^T D12)``, ``S = [0, C1^T D12]`` (SciPy
-    ``solve_continuous_are``). gamma is accepted iff X is symmetric positive semidefinite and
-    ``A - B2 F`` is Hurwitz, ``F = (D12^T D12)^-1 (B2^T X + D12^T C1)``. The start is 1.01 times
-    the closed-loop norm of the LQR gain (gamma = inf).
+    ``solve_continuous_are``). gamma is accepted iff X is symmetric positive semidefinite, X
+    solves the equation (relative residual <= ``CARE_RESIDUAL``), and the loop with
+    ``F = (D12^T D12)^-1 (B2^T X + D12^T C1)`` is Hurwitz with ``||F_l||_inf <= gamma (1 +
+    1e-6)``: below the optimal gamma SciPy can return, without an error, a positive
+    semidefinite X that is no solution (3-bar tower: residual 4e-2, loop norm 4e4 at gamma
+    9.7), so the residual and the norm are checked as for output feedback. The start is 1.01
+    times the closed-loop norm of the LQR gain (gamma = inf).
     """
     check_finite("hinf_state_feedback", A=A, B1=B1, B2=B2, C1=C1, D12=D12)
     omega = reference_frequency(A)
@@ -262,19 +274,23 @@ def hinf_state_feedback(A, B1, B2, C1, D12, *, tol: float = 1e-3) -> BisectionRe
     def gain(X):
         return np.linalg.solve(Ru, B2.T @ X + Su.T)
 
+    B = np.hstack([B1, B2])
+    S = np.hstack([np.zeros((A.shape[0], m1)), Su])
+
     def trial(gamma):
         R = scipy.linalg.block_diag(-gamma**2 * np.eye(m1), Ru)
-        S = np.hstack([np.zeros((A.shape[0], m1)), Su])
         try:
-            X = scipy.linalg.solve_continuous_are(A, np.hstack([B1, B2]), Q, R, s=S)
+            X = scipy.linalg.solve_continuous_are(A, B, Q, R, s=S)
         except (np.linalg.LinAlgError, ValueError):
             return None
         X = 0.5 * (X + X.T)
         ev = np.linalg.eigvalsh(X)
-        if ev.min() < -1e-9 * max(ev.max(), 1.0):
+        if (ev.min() < -1e-9 * max(ev.max(), 1.0)
+                or _care_residual(A, B, Q, R, S, X) > CARE_RESIDUAL):
             return None
         F = gain(X)
-        return F if _hurwitz(A - B2 @ F) else None
+        norm = _stable_norm(A - B2 @ F, B1, C1 - D12 @ F, np.zeros((C1.shape[0], m1)))
+        return F if norm <= gamma * (1.0 + 1e-6) else None
 
     X0 = scipy.linalg.solve_continuous_are(A, B2, Q, Ru, s=Su)
     F0 = gain(X0)
@@ -316,15 +332,17 @@ def verified_loop(arrays: tuple, K: tuple, res: BisectionResult, inputs, outputs
     """(closed loop StateSpace, its H-inf norm) after the stability and ``norm <= gamma`` checks."""
     Acl, Bcl, Ccl, Dcl = closed_loop(arrays, K)
     growth = np.linalg.eigvals(Acl).real.max() if Acl.size else -np.inf
-    if not growth < -HURWITZ * np.linalg.norm(Acl):
+    if not growth < -MARGIN * stability_scale(Acl):
         raise RuntimeError(f"{who}: the closed loop at gamma = {res.gamma:.6g} is not stable "
-                           f"(max Re(lambda) = {growth:.3g} 1/s, ||A_cl||_F = "
-                           f"{np.linalg.norm(Acl):.3g}); try a larger tol or another order")
+                           f"(max Re(lambda) = {growth:.3g} 1/s, balanced ||A_cl|| = "
+                           f"{stability_scale(Acl):.3g}); try a larger tol or another order")
     closed = ct.ss(Acl, Bcl, Ccl, Dcl, inputs=list(inputs), outputs=list(outputs))
     norm = hinf_norm(closed)
     if not norm <= res.gamma * (1 + 1e-6):
+        how = ("state feedback, indefinite CARE" if np.isnan(res.rcond)
+               else f"output feedback, sb10fd rcond {res.rcond:.3g}")
         raise RuntimeError(f"{who}: the closed-loop norm {norm:.6g} exceeds gamma = "
-                           f"{res.gamma:.6g} (sb10fd rcond {res.rcond:.3g}); the synthesis is "
+                           f"{res.gamma:.6g} ({how}); the synthesis is "
                            "ill-conditioned: rescale d_scale/y_scale, or raise rho/eps")
     return closed, norm
 
@@ -366,6 +384,10 @@ class HinfDesign:
         Closed-loop H2 norm [s^-1/2] of the H2-optimal controller (slycot sb10hd, as
         control.h2syn) that set the initial bound; None for state feedback.
     minimal : MinimalRealization
+    full_closed_loop_norm : float or None
+        When the design model was truncated (``order`` below the elastic order): the H-inf
+        norm of the controller closing the loop on the full elastic model (the check that
+        the reduced design holds on the full one); None when the design model is complete.
     """
 
     controller: object
@@ -379,6 +401,7 @@ class HinfDesign:
     rcond: float
     h2_norm: float | None
     minimal: object
+    full_closed_loop_norm: float | None = None
 
     def summary(self) -> str:
         """The design's figures as a table (what ``print(design)`` shows)."""
@@ -390,6 +413,8 @@ class HinfDesign:
                 ("||closed loop||_inf", f"{self.closed_loop_norm:.6g}"),
                 ("iterations, time", f"{self.iterations}, {self.synthesis_time:.3g} s"),
                 ("sb10fd rcond", f"{self.rcond:.3g}")]
+        if self.full_closed_loop_norm is not None:
+            rows.append(("||closed loop||_inf, full model", f"{self.full_closed_loop_norm:.6g}"))
         return "HinfDesign\n" + summary_table(rows)
 
     __str__ = summary

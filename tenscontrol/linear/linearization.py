@@ -32,6 +32,7 @@ from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighte
 from tenscontrol.mechanics.stiffness import string_activity
 from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
+from tenscontrol.linear.threads import sized_by
 from tenscontrol.model.tables import html_table
 
 __all__ = ["LinearModel", "linearize"]
@@ -297,7 +298,7 @@ def _members(structure: Structure, q, qd, at_rest: str) -> _Members:
         warnings.warn(f"linearize: {names} of {structure.name} sit exactly at their rest length "
                       "and are treated as slack (gamma 0, no material stiffness, no damper, zero "
                       "input column); pass at_rest='taut' for the tension-side derivative",
-                      stacklevel=3)
+                      stacklevel=4)  # caller, past the thread-policy wrapper
     law = np.where(active & ~rest, k * (1.0 - l0 / l), 0.0)
     grad = np.where(active, k * l0 / l**3, 0.0)[:, None] * Yh.T
     Dq, Dqd, fd = _dampers(structure, q, qd, np.where(active, structure.string_damping, 0.0))
@@ -351,7 +352,7 @@ def _operating_point(structure: Structure, q, qd, loads, bars: str):
             warnings.warn(f"linearize: the operating point of {structure.name} violates the rigid "
                           f"bar constraints (relative length error {err.max():.2g}, velocity "
                           f"error {verr.max():.2g} 1/s); the model is taken there as given",
-                          stacklevel=3)
+                          stacklevel=4)  # caller, past the thread-policy wrapper
     return q, qd, f
 
 
@@ -499,10 +500,11 @@ def _warn_if_not_at_rest(structure, qdd, scale) -> bool:
                   f"point (max |qdd| = {size:.3g} m/s^2, {rel} of the force scale); "
                   "the model is still returned (at_equilibrium=False). Use "
                   "tenscontrol.equilibrium(...) to find a prestressed equilibrium first",
-                  stacklevel=3)
+                  stacklevel=4)  # caller, past the thread-policy wrapper
     return False
 
 
+@sized_by
 def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, bars="rigid",
               kind="passive", kinetic="consistent", include_radius=False, at_rest="slack",
               outputs: Selection | None = None) -> LinearModel:

@@ -30,7 +30,9 @@ import control as ct
 import slycot
 
 from tenscontrol.linear import norms as _nm
+from tenscontrol.linear import splitting as _sp
 from tenscontrol.mechanics.checks import check_finite
+from tenscontrol.linear.threads import sized_by
 
 __all__ = ["elastic_basis", "ElasticModel", "elastic_model", "MinimalRealization",
            "minimal_realization"]
@@ -198,6 +200,7 @@ def _relative(residual: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(residual) / nr) if nr > 0 else float(np.linalg.norm(residual))
 
 
+@sized_by
 def elastic_model(model) -> ElasticModel:
     """Structurally reduced (elastic) model of a LinearModel at an equilibrium.
 
@@ -289,6 +292,10 @@ class MinimalRealization:
     error_bound : float
         ``2 * sum(discarded HSVs)``, a bound on ``||G_elastic - G_r||_inf``; 0 for the Kalman
         reduction (exact).
+    n_marginal : int
+        States of the modes on (or numerically on) the imaginary axis kept exactly when an
+        ``order`` was asked of a model that is not asymptotically stable (``hsv`` then holds
+        the HSVs of the stable part only); 0 otherwise.
     """
 
     sys: ct.StateSpace
@@ -300,6 +307,7 @@ class MinimalRealization:
     left_inverse: np.ndarray
     elastic: ElasticModel
     error_bound: float
+    n_marginal: int = 0
 
     def __repr__(self) -> str:
         head = (f"MinimalRealization(order={self.order}, structural_order={self.structural_order}, "
@@ -308,7 +316,8 @@ class MinimalRealization:
             return head + "; Kalman: elastic model not asymptotically stable, exact, no HSVs)"
         hsv = self.hsv[self.hsv > 0]
         span = f"{hsv[0]:.3e} .. {hsv[-1]:.3e}" if hsv.size else "all zero"
-        return (head + f"; balanced truncation, HSV {span}, "
+        kept = f", {self.n_marginal} marginal kept" if self.n_marginal else ""
+        return (head + f"; balanced truncation{kept}, HSV {span}, "
                 f"||G - G_r||_inf <= {self.error_bound:.3e})")
 
 
@@ -345,12 +354,31 @@ def _balanced_truncation(S, U, B, C, order, tol):
         r = int(np.sum(hsv > tol * hsv[0])) if order is None else int(order)
         if r > nmin:
             warnings.warn(f"minimal_realization: order {r} exceeds the numerical minimal order "
-                          f"{nmin} (HSV <= n eps hsv[0]); returning order {nmin}", stacklevel=3)
+                          f"{nmin} (HSV <= n eps hsv[0]); returning order {nmin}",
+                          stacklevel=4)   # the caller, past the thread-policy wrapper
             r = nmin
         # The square-root (job='B') truncation matrices go HSV by HSV: their leading r
         # columns/rows are the order-r balanced truncation.
         V, W = U @ Tr[:, :r], Ti[:r] @ U.T
     return V, W, hsv, 2.0 * float(np.sum(hsv[r:]))
+
+
+def _split_truncation(S, U, B, C, order, tol, thresh, radius):
+    """Balanced truncation of the stable part only; the marginal modes are kept exactly.
+
+    Returns (V, W, hsv of the stable part, bound, number of marginal states).
+    """
+    split = _sp.marginal_split(S, U, thresh, radius)
+    k, n = split.k, S.shape[0]
+    if order < k:
+        raise ValueError(f"minimal_realization: order={order} is below the {k} states of the "
+                         "modes on (or numerically on) the imaginary axis, which balanced "
+                         f"truncation cannot remove; pass order >= {k}, or add damping")
+    Bs = (split.U.T @ B)[k:]
+    Cs = C @ split.U[:, :k] @ split.X + C @ split.U[:, k:]
+    V2, W2, hsv, bound = _balanced_truncation(split.S[k:, k:], np.eye(n - k), Bs, Cs,
+                                              order - k, tol)
+    return split.right(V2), split.left(W2), hsv, bound, k
 
 
 def _response(S, U, B, C, points) -> np.ndarray:
@@ -366,7 +394,7 @@ def _response(S, U, B, C, points) -> np.ndarray:
     return out
 
 
-def _check_response(full, reduced, eigs, stable: bool, allowed):
+def _check_response(full, reduced, eigs, stable: bool, allowed, schur_full=None):
     """Raise if the reduced frequency response leaves the allowed error (scaled units).
 
     Points: 16 modal frequencies |Im lambda| (all if fewer), 0 and a 16-point log grid; on the
@@ -385,7 +413,9 @@ def _check_response(full, reduced, eigs, stable: bool, allowed):
     if B.shape[1] > 8:
         X = np.linalg.qr(np.random.default_rng(0).standard_normal((B.shape[1], 8)))[0]
         B, Br = B @ X, Br @ X
-    G = _response(*scipy.linalg.schur(A.astype(complex), output="complex"), B, C, pts)
+    if schur_full is None:
+        schur_full = scipy.linalg.schur(A.astype(complex), output="complex")
+    G = _response(*schur_full, B, C, pts)
     Gr = _response(*scipy.linalg.schur(Ar.astype(complex), output="complex"), Br, Cr, pts)
     err = max(np.linalg.norm(G[k] - Gr[k], 2) for k in range(len(pts)))
     peak = max(np.linalg.norm(G[k], 2) for k in range(len(pts)))
@@ -395,6 +425,7 @@ def _check_response(full, reduced, eigs, stable: bool, allowed):
                            "model is numerically ill-conditioned, try a larger tol")
 
 
+@sized_by
 def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
                         ) -> MinimalRealization:
     """Structural projection, then balanced truncation (or Kalman reduction) of a LinearModel.
@@ -405,7 +436,10 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
         Linearisation at an equilibrium (see :func:`elastic_model`).
     order : int, optional
         Reduced order r (0 <= r <= 2 n_e). Default: keep the states whose Hankel singular value
-        exceeds ``tol * hsv[0]``. Only allowed for an asymptotically stable elastic model.
+        exceeds ``tol * hsv[0]``. On an elastic model that is not asymptotically stable the
+        marginal modes (``Re(lambda) >= -1e-9 stability_scale(A)``, with their clusters) are
+        kept exactly and the rest is balanced-truncated to ``order - n_marginal`` states
+        (a design order for lightly damped structures such as prism towers).
     tol : float
         Relative HSV threshold (balanced truncation) or relative PBH rank tolerance (Kalman
         reduction, against ||A||, ||B||, ||C|| of the scaled model with unit input columns and
@@ -445,23 +479,26 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     B1, C1 = np.hstack([em.B, em.E]) / s[:, None] / omega, em.C * s[None, :]
     S, U = scipy.linalg.schur(A1, output="real")
     eigs = np.linalg.eigvals(S)            # cheap on the quasi-triangular factor
-    if n2 == 0 or eigs.real.max() < -_nm.MARGIN * np.linalg.norm(A1):
+    thresh = -_nm.MARGIN * _nm.stability_scale(A1)
+    # a 1e-6 relative floor: lightly damped axial bar modes (zeta ~ 5e-6) leave rounding
+    # errors of ~1e-8 of the peak gain in an untruncated model (compressible T-bar)
+    allowed = lambda peak: bound * (1 + 1e-6) + 1e-6 * peak              # noqa: E731
+    n_marginal = 0
+    if n2 == 0 or eigs.real.max() < thresh:
         V, W, hsv, bound = _balanced_truncation(S, U, B1, C1, order, tol)
-        # a 1e-6 relative floor: lightly damped axial bar modes (zeta ~ 5e-6) leave rounding
-        # errors of ~1e-8 of the peak gain in an untruncated model (compressible T-bar)
-        allowed = lambda peak: bound * (1 + 1e-6) + 1e-6 * peak          # noqa: E731
+    elif order is not None:                # keep the marginal modes, truncate the rest
+        V, W, hsv, bound, n_marginal = _split_truncation(S, U, B1, C1, order, tol, thresh,
+                                                          _nm.CLUSTER * _nm.stability_scale(A1))
     else:
         Ar, _, _, V, W = _nm.kalman_minimal(A1, B1, C1, tol)
         hsv, bound = None, 0.0
-        if order is not None and order != Ar.shape[0]:
-            raise ValueError(f"minimal_realization: order={order} is impossible: the elastic "
-                             "model is not asymptotically stable, so balanced truncation is "
-                             f"undefined; its minimal order is {Ar.shape[0]} (omit order)")
         allowed = lambda peak: max(1e-6, 1e3 * tol) * peak               # noqa: E731
     Ar, Br, Cr = W @ A1 @ V, W @ B1, C1 @ V
-    _check_response((A1, B1, C1), (Ar, Br, Cr), eigs, hsv is not None, allowed)
+    _check_response((A1, B1, C1), (Ar, Br, Cr), eigs, hsv is not None and not n_marginal,
+                    allowed, _sp.complex_schur(S, U))
     r = Ar.shape[0]
     sys = ct.ss(omega * Ar, omega * Br, Cr, 0, inputs=list(em.sys.input_labels),
                 outputs=list(em.sys.output_labels), states=[f"z{i}" for i in range(r)])
     basis, left = em.T @ (s[:, None] * V), (W / s[None, :]) @ em.L
-    return MinimalRealization(sys, hsv, r, n2, em.T.shape[0], basis, left, em, bound)
+    return MinimalRealization(sys, hsv, r, n2, em.T.shape[0], basis, left, em, bound,
+                              n_marginal)

@@ -28,11 +28,12 @@ import control as ct
 from tenscontrol.linear import hinf as _hinf
 from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback, measurement
 from tenscontrol.linear.hinf import HinfDesign
-from tenscontrol.linear.norms import h2_norm
+from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.model.tables import summary_html
 from tenscontrol.model.selection import Selection, check_selection
+from tenscontrol.linear.threads import sized_by
 
 __all__ = ["HinfDesign", "LQRDesign", "hinfsyn", "lqr"]
 
@@ -215,6 +216,40 @@ def _default_weights(p: _Plant, effort: float):
     return Q, R
 
 
+def _riccati_gain(A, B, Q, R):
+    """(K, S) of the stabilizing CARE solution, in time scaled by a reference frequency.
+
+    slycot's sb02md (ct.lqr) first; if it fails or returns a gain whose loop is not Hurwitz
+    (a 192-bar tower at design order 200: modes damped at 1e-9 and barely controllable make
+    the Hamiltonian's split ambiguous), SciPy's balanced QZ solver, checked the same way.
+    """
+    w = _hinf.reference_frequency(A)        # time scaling (control-notes 3); K is invariant
+    A, B, Q, R = A / w, B / w, Q / w, R / w
+    error = "no stabilizing gain"
+    for solve in (_care_slycot, _care_scipy):
+        try:
+            K, S = solve(A, B, Q, R)
+        except Exception as exc:            # slycot/numpy errors: no stabilizing solution
+            error = str(exc).strip().replace("\n", " ")
+            continue
+        if is_hurwitz(A - B @ K):
+            return K, S
+    raise ValueError(f"lqr: the Riccati equation has no stabilizing solution ({error}); an "
+                     "undamped mode is probably not weighted by Q: weight more outputs, or add "
+                     "damping")
+
+
+def _care_slycot(A, B, Q, R):
+    K, S, _ = ct.lqr(A, B, Q, R)
+    return np.asarray(K, dtype=float), np.asarray(S, dtype=float)
+
+
+def _care_scipy(A, B, Q, R):
+    S = scipy.linalg.solve_continuous_are(A, B, Q, R)
+    return np.linalg.solve(R, B.T @ S), S
+
+
+@sized_by
 def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         effort=1.0) -> LQRDesign:
     """Linear-quadratic regulator on the actuated strings (control-notes.md section 5).
@@ -243,7 +278,10 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         Output coordinates replacing the model's (``LinearModel.with_outputs``), and so the
         default Q; the model's outputs by default.
     order : int, optional
-        Order of the minimal realization (default: numerically minimal).
+        Design order: the Riccati equation is solved on the order-r balanced truncation
+        (marginal modes kept exactly, :func:`tenscontrol.minimal_realization`). Default:
+        numerically minimal. A 192-bar tower (768 states) takes about 10 s at full order and
+        under 1 s at r = 200.
     effort : float
         Scale of the default R (> 0); larger means gentler control.
 
@@ -271,14 +309,7 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     T, L = p.mr.basis, p.mr.left_inverse
     Qr = T.T @ Q @ T
     Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
-    w = _hinf.reference_frequency(p.A)      # time scaling (control-notes 3); K is invariant
-    try:
-        Kr, Sr, _ = ct.lqr(p.A / w, p.B / w, Qr / w, R / w)
-    except Exception as exc:                # slycot/numpy errors: no stabilizing solution
-        raise ValueError(f"lqr: the Riccati equation has no stabilizing solution ({exc}); "
-                         "an undamped mode is probably not weighted by Q: weight more "
-                         "outputs, or add damping") from None
-    Kr = np.asarray(Kr, dtype=float)
+    Kr, Sr = _riccati_gain(p.A, p.B, Qr, R)
     poles = np.linalg.eigvals(p.A - p.B @ Kr)
     poles = poles[np.lexsort((poles.imag, poles.real))]
     K = Kr @ L
@@ -342,6 +373,7 @@ def _ss(arrays, inputs, outputs) -> ct.StateSpace:
                  states=[f"z{i}" for i in range(A.shape[0])])
 
 
+@sized_by
 def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection | None = None,
             measurements=None, d_scale=1.0, y_scale=1.0, u_scale=None, rho=0.1, eps=0.01,
             tol=1e-3, order=None, backoff=1.0) -> HinfDesign:
@@ -380,7 +412,11 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
     tol : float
         Relative width of the final gamma bracket.
     order : int, optional
-        Order of the minimal realization.
+        Design order of the minimal realization (default: numerically minimal). Below the
+        elastic order, the controller designed on the truncated model is checked on the full
+        elastic model: it must stabilize it (else RuntimeError), and the loop's norm there is
+        ``full_closed_loop_norm``. For towers of 48 and 96 bars r = 80 and 160 keep gamma
+        within 0.5 % and cut the synthesis from minutes to seconds.
     backoff : float
         Output feedback: return the central controller at ``backoff`` times the optimal gamma
         found (>= 1; see :func:`tenscontrol.hinf.hinf_output_feedback`). Near-optimal H-inf
@@ -461,10 +497,41 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
                               kind=p.kind)
     elapsed = time.perf_counter() - t0
     closed, norm = _hinf.verified_loop(arrays, K, res, w_names, z_names, "hinfsyn")
+    full = None
+    if p.mr.order < p.mr.structural_order:  # designed on a truncated model: check the full one
+        full = _full_loop_norm(p, cols, ds, ys, us, rho, eps, meas, K)
     h2 = None
     if res.h2_controller is not None:
         AK, BK, CK, DK = res.h2_controller
         h2 = h2_norm(ct.ss(*_hinf.closed_loop(arrays, (AK, BK, us[:, None] * CK,
                                                         us[:, None] * DK))))
     return HinfDesign(ctrl, res.gamma, res.gamma_lower, norm, closed, plant, res.iterations,
-                      elapsed, res.rcond, h2, p.mr)
+                      elapsed, res.rcond, h2, p.mr, full)
+
+
+def _full_loop_norm(p: _Plant, cols, ds, ys, us, rho, eps, meas, K) -> float:
+    """||F_l(P_elastic, K)||_inf of a controller designed on a truncated model.
+
+    The generalized plant is rebuilt on the full elastic model (same weights); a state
+    feedback ``u = -F z`` acts through ``z = left_inverse T x_e``. Raises if the loop is not
+    stable there.
+    """
+    em = p.mr.elastic
+    ny, nu, n = p.C.shape[0], p.B.shape[1], em.A.shape[0]
+    Bd = em.E[:, cols] * ds[None, :]
+    C1 = np.vstack([em.C[:ny] / ys[:, None], np.zeros((nu, n))])
+    D12 = np.vstack([np.zeros((ny, nu)), rho * np.diag(1.0 / us)])
+    if meas is None:
+        C2, D21, B1 = p.mr.left_inverse @ em.T, np.zeros((p.A.shape[0], cols.size)), Bd
+    else:
+        C2 = meas.C @ em.T
+        nm = C2.shape[0]
+        B1 = np.hstack([Bd, np.zeros((n, nm))])
+        D21 = np.hstack([np.zeros((nm, cols.size)), eps * np.eye(nm)])
+    arrays = (em.A, B1, em.B, C1, C2, np.zeros((C1.shape[0], B1.shape[1])), D12, D21)
+    Acl, Bcl, Ccl, Dcl = _hinf.closed_loop(arrays, K)
+    if not is_hurwitz(Acl):
+        raise RuntimeError(f"hinfsyn: the controller designed on the order-{p.mr.order} model "
+                           f"does not stabilize the full elastic model ({n} states); raise "
+                           "order")
+    return hinf_norm(ct.ss(Acl, Bcl, Ccl, Dcl))
