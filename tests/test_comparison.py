@@ -59,7 +59,8 @@ def result():
 @pytest.fixture(scope="module")
 def models():
     """Per material: the passive compressible linear model that compare_materials documents, and
-    its minimal realization (theory.md 13; control-notes.md sections 2-4)."""
+    its minimal realization (docs/theory.md, "Linearization: force densities in, nodal forces as
+    disturbances"; control-notes.md sections 2-4)."""
     out = {}
     for name in ("hdpe", "aluminium"):
         s = with_bar_material(table2(), name)
@@ -130,13 +131,15 @@ def test_with_bar_material_takes_preset_keeps_radius_and_rest_length(name):
 
 
 def bar_force_densities_at_rest(s):
-    """psi = k_b (1 - l0/l) [N/m] (theory.md 12.5) from the structure's derived arrays."""
+    """psi = k_b (1 - l0/l) [N/m] (docs/theory.md, "Compressible bars") from the structure's
+    derived arrays."""
     return s.bar_stiffness * (1.0 - s.bar_rest_lengths / s.bar_lengths)
 
 
 @pytest.mark.parametrize("name", ["hdpe", "steel"])
 def test_with_bar_material_keeps_the_bar_force_densities_of_a_prestress(name):
-    # A compressible-bar prestress of the 3-prism (theory.md 14): the bars get rest lengths
+    # A compressible-bar prestress of the 3-prism (docs/theory.md, "Prestress"): the bars get rest
+    # lengths
     # longer than their lengths. The docstring promises the same psi with the new modulus, so
     # that the equilibrium stays one.
     s = tc.equilibrium(catalog.prism(3), gamma_min=1.0, bars="compressible").structure

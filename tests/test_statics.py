@@ -1,4 +1,4 @@
-"""Equilibrium and prestress design (tenscontrol.mechanics.statics; theory.md section 14)."""
+"""Equilibrium and prestress design (tenscontrol.mechanics.statics; docs/theory.md, "Prestress")."""
 
 import dataclasses
 
@@ -26,7 +26,8 @@ BALL_PSI = [-151.332748, -151.332748, -434.456611, -101.020106, -146.592697, -14
 
 
 def dense_equilibrium_matrix(structure, pairs):
-    """Columns Yhat_k q0 built from dense selection matrices (theory.md section 2); tests only."""
+    """Columns Yhat_k q0 built from dense selection matrices (docs/theory.md, "The Lagrangian model
+    in Cartesian nodal coordinates"); tests only."""
     n = structure.n_nodes
     q = structure.nodes.reshape(-1)
     cols = []
@@ -107,7 +108,8 @@ def test_prestressed_structure_stays_put(build):
 
 
 def test_reactions_carry_the_weight():
-    """Internal forces cancel, so the reactions balance gravity plus the loads (theory.md 9)."""
+    """Internal forces cancel, so the reactions balance gravity plus the loads (docs/theory.md,
+    "Rigid bars: constraints and multipliers")."""
     arm = catalog.arm()
     loads = np.zeros((16, 3))
     loads[9, 2] = 100.0  # the arm's tip load direction (examples.md section 4)
@@ -122,7 +124,8 @@ def test_reactions_carry_the_weight():
 
 
 def test_tbar_without_load_has_no_prestress():
-    """No load, no gravity, gamma_min = 0 gives gamma = psi = 0 (theory.md 14, examples.md 6.3)."""
+    """No load, no gravity, gamma_min = 0 gives gamma = psi = 0 (docs/theory.md, "Prestress",
+    examples.md 6.3)."""
     tbar = catalog.tbar(bar_material="hdpe")
     for objective in ("min_sum", "min_norm"):
         for bars in ("rigid", "compressible"):
@@ -173,7 +176,8 @@ def test_min_norm_against_independent_slsqp():
 
 
 def has_kkt_multipliers(A, gamma, lower):
-    """Feasibility LP (theory.md 14): gamma = A^T nu + mu with mu = 0 off the bound, >= 0 on it."""
+    """Feasibility LP (docs/theory.md, "Prestress"): gamma = A^T nu + mu with mu = 0 off the bound,
+    >= 0 on it."""
     off = gamma > lower + 1e-9
     A_ub = np.vstack([A.T[off], -A.T[off], A.T[~off]])
     b_ub = np.concatenate([gamma[off] + 1e-8, 1e-8 - gamma[off], gamma[~off] + 1e-8])
@@ -231,7 +235,8 @@ def test_compressible_bars_enter_the_norm():
 
 
 def test_compressible_prism():
-    """Compressible aluminium bars: psi < 0 via rest lengths longer than the bars (theory.md 12.5).
+    """Compressible aluminium bars: psi < 0 via rest lengths longer than the bars (docs/theory.md,
+    "Compressible bars").
 
     The forces balance with the bar law psi = k_b (1 - l0/l) evaluated from the returned
     structure's bar_stiffness and bar_rest_lengths, and the strings' law from theirs.

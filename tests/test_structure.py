@@ -475,7 +475,7 @@ def test_member_lists_none_and_non_lists():
         Structure(nodes=nodes, fixed=5)
 
 
-# ---- bar rest lengths, stiffness and Poisson's ratio (theory.md 12.1, 12.5) -------------------
+# ---- bar rest lengths, stiffness and Poisson's ratio (docs/theory.md, "Compressible bars") ----
 
 
 def elastic_bars(**changes_of_bar_1):
@@ -496,7 +496,8 @@ def test_bar_explicit_rest_length_and_stiffness():
     assert s.bars[0].rest_length is None and s.bars[1].rest_length == 5.2
     np.testing.assert_allclose(s.bar_rest_lengths, [5.0, 5.2], rtol=1e-15)
     np.testing.assert_allclose(s.bar_lengths, [5.0, 5.0], rtol=1e-15)   # geometry unchanged
-    # k_b = E pi r0^2 / l0 (theory.md 12.5), r0 = 0.05 m, with each bar's own l0
+    # k_b = E pi r0^2 / l0 (docs/theory.md, "Compressible bars"), r0 = 0.05 m, with each bar's own
+    # l0
     np.testing.assert_allclose(s.bar_stiffness, 7e10 * np.pi * 0.05**2 / np.array([5.0, 5.2]),
                                rtol=1e-14)
     np.testing.assert_array_equal(s.bar_poisson, [0.33, 0.33])

@@ -1,6 +1,7 @@
 """The nonlinear model as a python-control ``NonlinearIOSystem``.
 
-:func:`to_iosystem` exports the uncorrected equations of motion (theory.md sections 9 and 12)
+:func:`to_iosystem` exports the uncorrected equations of motion (docs/theory.md, "Rigid bars:
+constraints and multipliers" and "Compressible bars")
 with the actuated strings' force-density commands and the nodal forces as inputs, so that users
 can interconnect the structure with python-control's own blocks. It has no constraint or energy
 correction: :func:`tenscontrol.simulate` stays the reference simulator (control-notes.md
@@ -69,7 +70,8 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     Notes
     -----
     Rigid bars are held by the constraint forces of the KKT solve only; without the
-    correction of theory.md section 10 their lengths drift at the integrator's tolerance.
+    correction of docs/theory.md, "The direct correction with the energy row" their lengths drift
+    at the integrator's tolerance.
     Start simulations from ``X0 = [structure.nodes.ravel(), 0]``.
     """
     import control

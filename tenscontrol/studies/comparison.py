@@ -233,12 +233,13 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     ratio (radius kept), and:
 
     - **bar mass**: sum of rho pi r^2 l over the bars [kg];
-    - **H2, H-inf**: norms of the passive linear model (theory.md section 13: strings and bars
+    - **H2, H-inf**: norms of the passive linear model (docs/theory.md, "Linearization: force
+    densities in, nodal forces as disturbances": strings and bars
       follow their elastic laws) of the compressible structure at its configuration, from the
       disturbance force to the deviations of the output coordinates, computed on its minimal
       realization (structural projection, then balanced truncation);
     - **compliance eigenvalues**: eig(K_red^-1) of the tangent stiffness on the free
-      coordinates (theory.md section 15) [m/N];
+      coordinates (docs/theory.md, "Norms and compliance") [m/N];
     - **natural frequencies**: the lowest sqrt(eig(K_e, M_e)) / 2 pi of the elastic model [Hz];
     - **nonlinear doublet response**: the compressible-bar simulation from rest under
       :func:`tenscontrol.doublet` (`amplitude`, `half_period`) on the disturbance coordinate
@@ -266,7 +267,8 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     kinetic : {"consistent", "paper"}
         Kinetic-energy form of the compressible bars.
     at_rest : {"taut", "slack"}
-        Linear-model rule for strings exactly at their rest length (theory.md section 11.3).
+        Linear-model rule for strings exactly at their rest length (docs/theory.md, "Linearization:
+        force densities in, nodal forces as disturbances").
         ``"taut"`` (the default here, unlike elsewhere: the paper's Table-2 strings sit at
         their rest length, and with ``"slack"`` the model would be a mechanism) takes their
         tension-side stiffness.
