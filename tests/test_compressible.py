@@ -274,7 +274,7 @@ def test_energy_balance_along_a_trajectory(kinetic, include_radius, damping):
     E = CK.energies(Y, kernel)
     E0 = tc.total_energy(structure, bars="compressible", kinetic=kinetic,
                          include_radius=include_radius)
-    assert E[0] == E0                                # examples: E0 ~ 100 J (theory.md 17)
+    assert E[0] == E0                                # E0 ~ 100 J (catalog.tbar docstring)
     drift = np.abs(E - Y[:, -1] - E0).max()
     assert drift <= 1e-9 * abs(E0), drift            # measured ~1e-8 J of E0 ~ 100 J
     if damping == 0:

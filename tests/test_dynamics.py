@@ -187,7 +187,7 @@ def test_damper_power():
 
 
 def test_total_energy_reference_values():
-    # examples.md sections 2.2, 2.3, 3
+    # catalog.tbar("stedy"), catalog.tbar("paper"), catalog.dbar docstrings
     assert tc.total_energy(catalog.tbar("stedy")) == pytest.approx(99.964866, abs=1e-6)
     assert tc.total_energy(catalog.tbar("paper")) == pytest.approx(12.5, rel=1e-13)
     assert tc.total_energy(catalog.dbar()) == pytest.approx(19.99297322, abs=1e-8)

@@ -147,8 +147,8 @@ def jacobians(structure: Structure, q=None, qd=None, *, loads=None, gamma=None,
 
     docs/theory.md, "Compressible bars" and "Linearization: force densities in, nodal forces as
     disturbances": ``d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd)`` and
-    ``d qdd/dqd = W_c d xi_c/dqd``, with ``W_c = Z (Z^T M_qdd Z)^(-1) Z^T`` and N_T (theory.md
-    12.4) on the force side; valid at any state, not only at equilibria. For rigid bars use
+    ``d qdd/dqd = W_c d xi_c/dqd``, with ``W_c = Z (Z^T M_qdd Z)^(-1) Z^T`` and N_T
+    (docs/theory.md, "Compressible bars") on the force side; valid at any state, not only at equilibria. For rigid bars use
     :func:`tenscontrol.linearize`, which has the constraint forces in closed form.
 
     Parameters

@@ -462,8 +462,8 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
     gamma* < k. A string with gamma* = 0 exactly gets l0 = l: it sits at its rest length and is
     slack under the strict ``l > l0`` rule. Rigid bars are returned unchanged.
 
-    The default objective is min_sum (docs/theory.md, "Prestress" names the QP as its default; for
-    the arm and the ball both give the same vector, examples.md sections 4 and 5). Springs in
+    The default objective is min_sum (docs/theory.md, "Prestress" calls both objectives equal there; for
+    the arm and the ball both give the same vector, see catalog.arm and catalog.ball). Springs in
     a self-stress usually make min_sum unbounded (their gamma may fall without limit); use
     min_norm for them.
     """

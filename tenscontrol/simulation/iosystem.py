@@ -4,8 +4,8 @@
 constraints and multipliers" and "Compressible bars")
 with the actuated strings' force-density commands and the nodal forces as inputs, so that users
 can interconnect the structure with python-control's own blocks. It has no constraint or energy
-correction: :func:`tenscontrol.simulate` stays the reference simulator (control-notes.md
-section 1 measures ``input_output_response`` at 1.1-2.1 times a direct integration).
+correction: :func:`tenscontrol.simulate` stays the reference simulator (python-control's
+``input_output_response`` measured at 1.1-2.1 times a direct integration).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :func:`compare_materials` gives each material's bar mass, the linear model's H2 and H-inf norms
 from a disturbance force to chosen outputs, the compliance eigenvalues, the lowest natural
 frequencies, and the nonlinear response to a doublet force. The paper's Table 2 lost the
-definitions of its rows (examples.md section 6.5); the definitions in the docstring of
+definitions of its rows (Hsu et al. (2021), Table 2); the definitions in the docstring of
 :func:`compare_materials` are tenscontrol's and are the reference.
 """
 
