@@ -11,15 +11,15 @@ import tenscontrol as tc
 from tenscontrol.model import catalog
 from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
 
-# The arm's QP prestress (gamma_min = 1 N/m) and bar force densities: computed by tenscontrol's
-# QP and agreeing with HiGHS's min-sum LP to 1e-6 (catalog.arm docstring).
+# The arm's QP prestress (gamma_min = 1 N/m) and bar force densities: a KKT-certified QP solution
+# that SLSQP from another start and HiGHS's min-sum LP reproduce (catalog.arm docstring).
 ARM_GAMMA = [1, 1, 1, 1, 1, 1, 23.654793, 23.654793, 107.638531, 107.638531, 252.951213,
              1, 1, 1, 1, 7.163698, 34.323331, 91.647436]
 ARM_PSI = [-88.815587, -88.815587, 2.002420, -31.491482, -31.491482, 2.002420, -4.831849,
            -3.831849, 1.831849, -21.822944, -2.002420, 4.836689, -79.147049, -2.002420,
            -21.822944, -167.135626]
-# The ball's QP prestress (gamma_min = 10 N/m): computed by tenscontrol's QP and agreeing with
-# HiGHS's min-sum LP (catalog.ball docstring).
+# The ball's QP prestress (gamma_min = 10 N/m): a KKT-certified QP solution that SLSQP from
+# another start and HiGHS's min-sum LP reproduce (catalog.ball docstring).
 BALL_GAMMA = [344.017999, 10, 10, 10, 344.017999, 10, 10, 10, 203.738656, 203.738656, 29.167818,
               75.003989, 75.003989, 29.167818, 121.631922, 120.202906, 197.685250, 25.426607,
               74.458154, 74.458154, 121.631922, 120.202906, 197.685250, 25.426607,
