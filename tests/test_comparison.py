@@ -142,9 +142,8 @@ def bar_force_densities_at_rest(s):
 @pytest.mark.parametrize("name", ["hdpe", "steel"])
 def test_with_bar_material_keeps_the_bar_force_densities_of_a_prestress(name):
     # A compressible-bar prestress of the 3-prism (docs/theory.md, "Prestress"): the bars get rest
-    # lengths
-    # longer than their lengths. The docstring promises the same psi with the new modulus, so
-    # that the equilibrium stays one.
+    # lengths longer than their lengths. The docstring promises the same psi with the new modulus,
+    # so that the equilibrium stays one.
     s = tc.equilibrium(catalog.prism(3), gamma_min=1.0, bars="compressible").structure
     psi = bar_force_densities_at_rest(s)
     assert np.all(psi < 0)                              # bars in compression

@@ -1,6 +1,6 @@
 """Compressible-bar model (docs/theory.md, "Compressible bars"): Euler-Lagrange terms against
-finite differences
-of an independent kinetic energy, analytic Jacobians against finite differences, energy
+finite differences of an independent kinetic energy, analytic Jacobians against finite differences,
+energy
 conservation, the rigid limit, the singular-mass check and input validation."""
 
 import dataclasses

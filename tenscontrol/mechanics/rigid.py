@@ -39,9 +39,9 @@ def rigid_mass_matrix(structure: Structure, include_radius: bool = False) -> np.
     """Consistent mass matrix M (3n, 3n) [kg] of rigid bars plus point masses.
 
     A bar of mass m and length l contributes ``m Xbar^T Xbar + mu H`` (docs/theory.md, "The
-    Lagrangian model in Cartesian nodal coordinates"):
-    translation of its centre plus rotation with transverse inertia ``mu l^2``. By default
-    the bar is a slender rod, mu = m/12, which gives the block
+    Lagrangian model in Cartesian nodal coordinates"): translation of its centre plus rotation with
+    transverse inertia ``mu l^2``. By default the bar is a slender rod, mu = m/12, which gives the
+    block
     ``[[m/3, m/6], [m/6, m/3]] kron I_3`` on its two nodes, as in the paper's reference code.
 
     Parameters

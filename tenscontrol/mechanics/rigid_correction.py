@@ -260,8 +260,8 @@ def correct(y, E0, correction, model):
     """Direct correction of y onto the bar-length, velocity and energy constraints, in place.
 
     Implements docs/theory.md, "The direct correction with the energy row": repeated minimum-norm
-    Newton steps on the free
-    coordinates (fixed coordinates never move, so their constraint rows hold exactly). With
+    Newton steps on the free coordinates (fixed coordinates never move, so their constraint rows
+    hold exactly). With
     ``correction.energy`` False the energy row and the work column are dropped ("geometric"
     mode) and w keeps its integrated value.
 

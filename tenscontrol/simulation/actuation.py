@@ -83,9 +83,9 @@ class Actuators:
         qd (3n,), with the applied and commanded force densities (nu,) [N/m].
 
         A string's damper acts while the string pulls (docs/theory.md, "The Lagrangian model in
-        Cartesian nodal coordinates"): the kernels
-        switch it by length (l > l0), so it is taken out here for a string the command
-        leaves slack, and put in for a string the command pulls although l <= l0.
+        Cartesian nodal coordinates"): the kernels switch it by length (l > l0), so it is taken out
+        here for a string the command leaves slack, and put in for a string the command pulls
+        although l <= l0.
         """
         s, law, active = self.law(q)
         cmd = (law if self.kind == "passive" else self.gamma_ref) + u

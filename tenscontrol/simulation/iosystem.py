@@ -1,10 +1,10 @@
 """The nonlinear model as a python-control ``NonlinearIOSystem``.
 
 :func:`to_iosystem` exports the uncorrected equations of motion (docs/theory.md, "Rigid bars:
-constraints and multipliers" and "Compressible bars")
-with the actuated strings' force-density commands and the nodal forces as inputs, so that users
-can interconnect the structure with python-control's own blocks. It has no constraint or energy
-correction: :func:`tenscontrol.simulate` stays the reference simulator (python-control's
+constraints and multipliers" and "Compressible bars") with the actuated strings' force-density
+commands and the nodal forces as inputs, so that users can interconnect the structure with
+python-control's own blocks. It has no constraint or energy correction: :func:`tenscontrol.simulate`
+stays the reference simulator (python-control's
 ``input_output_response`` measured at 1.1-2.1 times a direct integration).
 """
 
@@ -71,8 +71,7 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     -----
     Rigid bars are held by the constraint forces of the KKT solve only; without the
     correction of docs/theory.md, "The direct correction with the energy row" their lengths drift
-    at the integrator's tolerance.
-    Start simulations from ``X0 = [structure.nodes.ravel(), 0]``.
+    at the integrator's tolerance. Start simulations from ``X0 = [structure.nodes.ravel(), 0]``.
     """
     import control
 

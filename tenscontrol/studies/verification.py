@@ -5,8 +5,7 @@ prediction against the nonlinear response.
 nonlinear structure without and with the controller (:func:`tenscontrol.simulate`, corrected
 for rigid bars), and the closed loop of the controller with the structure's analytic
 linearization (docs/theory.md, "Linearization: force densities in, nodal forces as disturbances").
-It returns a :class:`ClosedLoopReport` that prints as a
-table and plots.
+It returns a :class:`ClosedLoopReport` that prints as a table and plots.
 """
 
 from __future__ import annotations
