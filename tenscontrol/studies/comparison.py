@@ -234,8 +234,8 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
 
     - **bar mass**: sum of rho pi r^2 l over the bars [kg];
     - **H2, H-inf**: norms of the passive linear model (docs/theory.md, "Linearization: force
-    densities in, nodal forces as disturbances": strings and bars
-      follow their elastic laws) of the compressible structure at its configuration, from the
+      densities in, nodal forces as disturbances": strings and bars follow their elastic laws)
+      of the compressible structure at its configuration, from the
       disturbance force to the deviations of the output coordinates, computed on its minimal
       realization (structural projection, then balanced truncation);
     - **compliance eigenvalues**: eig(K_red^-1) of the tangent stiffness on the free
