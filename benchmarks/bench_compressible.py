@@ -14,7 +14,7 @@ Three tables (see benchmarks/README.md):
    rtol = atol = 1e-8, 10 s) for HDPE and aluminium bars with the implicit Radau IIA
    integrator (the default) and the explicit Dormand-Prince 5(4), and a 3-D compressible
    prism; beside the paper's MATLAB figures and the reference code under GNU Octave
-   (examples.md section 6.6);
+   (benchmarks/README.md);
 2. energy: the undamped HDPE T-bar over 10 s, relative energy error |E - w - E0| / E0 and the
    bar strains, in both kinetic-energy forms;
 3. convergence: the largest node distance to the rigid-bar model over 10 s as E grows;
@@ -38,7 +38,7 @@ import numpy as np
 import tenscontrol as tc
 from tenscontrol.model import catalog
 
-# Reference figures for 10 s simulated (examples.md 6.6): paper (MATLAB ode15s) and the
+# Reference figures for 10 s simulated (benchmarks/README.md): paper (MATLAB ode15s) and the
 # reference code under GNU Octave 7.3 (per simulated second, times 10)
 PEER = {"hdpe": ("39.18", "~105"), "aluminium": ("502.2", "~610")}
 TARGET = {"hdpe": 1.0, "aluminium": 5.0}

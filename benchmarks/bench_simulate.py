@@ -14,7 +14,7 @@ Prints machine info, then one row per case: wall time of the whole simulate() ca
 and min of the warm repeats), its CPU time (time.process_time, min of the warm repeats: the
 figure to compare on a busy machine), the solver's work counters, the largest constraint and
 energy violations over the trajectory, and the reference MATLAB code's figure under GNU Octave
-7.3 from shared/examples.md section 2.6 where there is one. Rows "the same, Python step loop"
+7.3, measured on a 2-core Linux machine (benchmarks/README.md), where there is one. Rows "the same, Python step loop"
 rerun the case above with simulate()'s Python step loop (rigid_loop.ENABLED = False), where
 the compiled loop of tenscontrol.simulation.rigid_loop runs by default. Then the cold start of
 the headline case in fresh subprocesses. Timings are informative only: nothing here asserts
@@ -47,7 +47,8 @@ except ImportError:  # pragma: no cover - the catalog is written separately
 
 HEADLINE_TARGET = 0.1  # s, the goal for the headline case (informative, not asserted)
 
-# Reference code under GNU Octave 7.3 (examples.md 2.6): (low, median or None, high) [s], steps
+# Reference code STEDY under GNU Octave 7.3, measured on a 2-core Linux machine (simulation call
+# only, 10 s simulated): (low, median or None, high) [s], steps
 PEER = {
     "tbar-c1-energy-1e-10": ((8.45, 8.9, 11.0), 979),
     "tbar-c1-geometric-1e-10": ((6.5, None, 7.2), 1061),
@@ -246,7 +247,7 @@ def main(argv=None):
     print(f"\nHeadline (first row) median {headline:.4f} s against the target "
           f"<= {HEADLINE_TARGET} s: {'met' if headline <= HEADLINE_TARGET else 'NOT met'}.")
     print("peer = reference MATLAB code under GNU Octave 7.3 on a 2-core machine "
-          "(examples.md 2.6; +-20 % noise).\nThe paper itself (MATLAB, 10 s T-bar): 2.4 s for its method, "
+          "(simulation call only; +-20 % noise).\nThe paper itself (MATLAB, 10 s T-bar): 2.4 s for its method, "
           "1.1 s for Simscape Multibody.")
     cold_start(1 if args.quick else 3, args.cold_compile)
 

@@ -1,6 +1,6 @@
 """H-infinity output feedback on the six-bar ball holding its payload under the 30 sin t loads.
 
-The ball of the paper (examples.md section 5) with string dampers of 1 N s/m is prestressed
+The ball of the paper (`tenscontrol.catalog.ball`, Hsu et al. (2021), Fig. 1c) with string dampers of 1 N s/m is prestressed
 under gravity with every string at 40 N/m or more (at the catalog's 10 N/m floor the 30 N loads
 make strings go slack even in open loop). The controller measures the positions of all free
 nodes and commands all 32 string force densities; the generalized plant weighs the payload

@@ -1,6 +1,6 @@
 """Prestress the ball under gravity, linearize it, reduce it and take its norms.
 
-The six-bar ball carries a 1 kg payload at its centre (examples.md section 5). We find the
+The six-bar ball carries a 1 kg payload at its centre (`tenscontrol.catalog.ball`, Hsu et al. (2021), Fig. 1c). We find the
 least total string force density that holds it under gravity with every string at
 gamma >= 10 N/m, check the equilibrium, then build the passive linear model (strings follow
 their elastic law, dampers 1 N s/m), remove the constraint and fixed directions by structure,

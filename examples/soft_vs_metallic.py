@@ -1,7 +1,7 @@
 """Soft (HDPE) against metallic (aluminium) bars on the T-bar of the paper's Table 2 study.
 
 The T-bar with one-sided strings (E = 2 GPa, radius 1 mm) at their rest length, dampers of
-100 N s/m and no prestress (examples.md section 6.3) is an equilibrium as it stands. For each
+100 N s/m and no prestress (the configuration of Hsu et al. (2021), Table 2) is an equilibrium as it stands. For each
 bar material tenscontrol.compare_materials reports the bar mass, the linear H2 and H-inf norms
 from a vertical force on node 2 to the free node coordinates, the compliance eigenvalues, the
 lowest natural frequencies, and the nonlinear response to a 10 N doublet. The table is printed

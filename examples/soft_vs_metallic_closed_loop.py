@@ -1,6 +1,6 @@
 """Soft (HDPE) against metallic (aluminium) bars in closed loop: one LQR design procedure.
 
-The T-bar (examples.md section 2, dampers of 1 N s/m) is prestressed with compressible bars
+The T-bar (`tenscontrol.catalog.tbar`, the paper's Fig. 1a; dampers of 1 N s/m) is prestressed with compressible bars
 (every string at 10 N/m or more). For each bar material tenscontrol.compare_closed_loop
 linearizes the passive compressible model, designs the LQR with the same weights, and checks it
 on the nonlinear compressible model under a 10 N doublet on node 2 along z: the closed-loop

@@ -1,6 +1,6 @@
 """LQR on the string force densities of the prestressed T-bar, rejecting a doublet force.
 
-The T-bar of the paper (examples.md section 2, dampers of 1 N s/m) is prestressed with the
+The T-bar of the paper (`tenscontrol.catalog.tbar`, Fig. 1a; dampers of 1 N s/m) is prestressed with the
 smallest total force density that keeps every string at 10 N/m or more. An LQR designed on the
 passive linear model (strings elastic, u adds to their force densities) with outputs x, z of
 the free nodes 2 and 3 is checked in closed loop on the corrected nonlinear model: a 10 N

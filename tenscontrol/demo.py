@@ -205,7 +205,7 @@ def _demo_materials(ctx: DemoContext) -> None:
     # the 0.3 defaults, kept so that the demo prints the same figures: atol 1e-10, 1 ms grid
     table = compare_materials(catalog.tbar("table2", damping=100.0), ("hdpe", "aluminium"),
                               atol=1e-10, t_eval=np.linspace(0.0, 10.0, 10001))
-    print("\n== soft against metallic bars (the paper's Table 2 study, examples.md 6) ==")
+    print("\n== soft against metallic bars (the paper's Table 2 study) ==")
     print(table)
     _save(ctx, "tbar-soft-vs-metallic.png", table.plot())
 

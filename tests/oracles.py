@@ -8,7 +8,7 @@ C = 5 * np.cos(np.pi / 4)
 
 
 def tbar_minimal(variant, damping, t_eval, include_radius=False):
-    """Independent two-angle model of the T-bar (examples.md section 2.4).
+    """Independent two-angle model of the T-bar (the benchmark of Hsu et al. (2021), Fig. 2).
 
     theta0: angle of bar 0 at node 0 from +x; theta1: angle of bar 1 at node 1 from -x.
     I theta'' = -sum_active [k (l - l0) + c l'] (dl/dtheta)^T with I = m L^2 / 3.

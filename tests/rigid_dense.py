@@ -3,8 +3,8 @@
 `accelerations` forms W = M^-1 (on the free coordinates), S = J W J^T and solves
 S lambda = -(J W xi + Jdot qd) by least squares (rcond 1e-12; the Cholesky solution when S is
 positive definite); `correction_step` is one minimum-norm Newton step of the direct correction
-by SVD least squares on the dense (2c+1) x (6n+1) matrix A_c (theory.md section 10), the
-columns no row involves left out.
+by SVD least squares on the dense (2c+1) x (6n+1) matrix A_c (docs/theory.md, "The direct
+correction with the energy row"), the columns no row involves left out.
 """
 
 from __future__ import annotations

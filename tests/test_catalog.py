@@ -1,6 +1,8 @@
-"""Tests of tenscontrol.model.catalog against shared/examples.md and against statics identities.
+"""Tests of tenscontrol.model.catalog against the paper's benchmarks and against statics identities.
 
-Reference values cite the section of shared/examples.md they come from (zero-based indices).
+Reference values cite where they come from: Hsu, Tadiparthi & Bhattacharya (2021) (figure or
+table), the authors' reference MATLAB code STEDY, or an independent computation; indices are
+zero-based (the paper's node N is node N-1 here).
 """
 
 import json
@@ -68,30 +70,30 @@ def proper_self_stress(s: Structure):
     return g, is_bar
 
 
-# ---- T-bar (examples.md section 2) ----------------------------------------------------------
+# ---- T-bar (paper Fig. 1a, Table 1; STEDY's T-bar example) ----------------------------------
 
 def test_tbar_stedy_reference_values():
     s = catalog.tbar()
     c = 5 * np.cos(np.pi / 4)
     assert s.name == "tbar-stedy"
-    # examples.md 2.2: k = EA/l0, l0 = rest fractions [1, 0.7, 1, 0.7] of c
+    # STEDY's T-bar example: k = EA/l0, l0 = rest fractions [1, 0.7, 1, 0.7] of c
     np.testing.assert_allclose(s.string_stiffness, [62.2004, 88.8577, 62.2004, 88.8577], rtol=1e-6)
     np.testing.assert_allclose(s.string_rest_lengths, [3.5355339, 2.4748737, 3.5355339, 2.4748737],
                                atol=1e-7)
     np.testing.assert_allclose(s.string_lengths, c, rtol=1e-14)
     assert not s.string_is_spring.any()
-    # examples.md 2.1: bars of length 5, m = 19.634954 kg, no point masses, no gravity
+    # paper Fig. 1a / STEDY: bars of length 5, m = 19.634954 kg, no point masses, no gravity
     np.testing.assert_allclose(s.bar_lengths, [5.0, 5.0], rtol=1e-14)
     np.testing.assert_allclose(s.bar_masses, 19.634954, atol=1e-6)
     assert s.point_masses == () and not s.gravity.any()
     np.testing.assert_array_equal(s.bar_nodes, [[0, 2], [1, 3]])
     np.testing.assert_array_equal(s.string_nodes, [[0, 1], [1, 2], [2, 3], [3, 0]])
-    # examples.md 2.2: E0 = 99.964866 J
+    # STEDY's T-bar example: E0 = 99.964866 J
     assert initial_energy(s) == pytest.approx(99.964866, abs=1e-6)
 
 
 def test_tbar_free_and_fixed_coordinates():
-    # examples.md 2.1: fixed q 0, 1, 2, 3, 4, 5, 7, 10; free q6, q8, q9, q11
+    # paper Fig. 1a: fixed q 0, 1, 2, 3, 4, 5, 7, 10; free q6, q8, q9, q11
     for variant in ("stedy", "paper"):
         s = catalog.tbar(variant)
         np.testing.assert_array_equal(s.free_coordinates, [6, 8, 9, 11])
@@ -103,7 +105,7 @@ def test_tbar_paper_variant():
     assert s.name == "tbar-paper"
     assert s.string_is_spring.all()
     np.testing.assert_array_equal(s.string_stiffness, 100.0)
-    # examples.md 2.3: l0 = [c, 0.9c, c, 0.9c], E0 = 12.5 J exactly
+    # paper Table 1: l0 = [c, 0.9c, c, 0.9c], E0 = 2 * 1/2 * 100 * (0.1c)^2 = 12.5 J exactly
     np.testing.assert_allclose(s.string_rest_lengths, [3.5355339, 3.1819805, 3.5355339, 3.1819805],
                                atol=1e-7)
     assert initial_energy(s) == pytest.approx(12.5, rel=1e-12)
@@ -116,7 +118,7 @@ def test_tbar_damping_and_variant_validation():
         catalog.tbar("simscape")
 
 
-# ---- D-bar (examples.md section 3) ----------------------------------------------------------
+# ---- D-bar (STEDY's user-guide template; not in the paper) ----------------------------------
 
 def test_dbar_reference_values():
     s = catalog.dbar()
@@ -129,7 +131,7 @@ def test_dbar_reference_values():
     assert initial_energy(s) == pytest.approx(19.99297322, abs=1e-8)
 
 
-# ---- arm (examples.md section 4) ------------------------------------------------------------
+# ---- arm (paper Fig. 1b, Figs. 10-12) --------------------------------------------------------
 
 def test_arm_reference_values():
     s = catalog.arm()
@@ -138,8 +140,8 @@ def test_arm_reference_values():
     expected_len = np.ones(16)
     expected_len[short] = V
     np.testing.assert_allclose(s.bar_lengths, expected_len, rtol=1e-14)
-    # examples.md 4: m = rho pi r^2 l = 0.40840704 kg for l = 1. For the short bars it prints
-    # 0.28878674 kg, but rho pi r^2 v with its own rho, r and v is 0.28878739 kg (rel. 2.3e-6
+    # m = rho pi r^2 l = 0.40840704 kg for l = 1. For the short bars a printed 0.28878674 kg is
+    # quoted, but rho pi r^2 v with its own rho, r and v is 0.28878739 kg (rel. 2.3e-6
     # apart); the test holds the formula exactly and the printed value to 3e-6.
     np.testing.assert_allclose(s.bar_masses[np.setdiff1d(np.arange(16), short)], 0.40840704,
                                atol=1e-8)
@@ -161,15 +163,15 @@ def test_arm_load():
     q = np.zeros(48)
     f = force(1.0, q, q)
     assert f.shape == (16, 3)
-    assert f[9, 2] == pytest.approx(100 * np.sin(1.0), rel=1e-15)  # examples.md 4: q index 29
+    assert f[9, 2] == pytest.approx(100 * np.sin(1.0), rel=1e-15)  # paper's tip: q index 29
     assert f.reshape(-1)[29] == f[9, 2]
     assert np.count_nonzero(f) == 1
     assert catalog.arm_load(5.0)(np.pi / 2, q, q)[9, 2] == pytest.approx(5.0)
 
 
-# ---- ball (examples.md section 5) -----------------------------------------------------------
+# ---- ball (paper Fig. 1c, Figs. 13-14) -------------------------------------------------------
 
-BALL_NODES = [  # examples.md 5.2
+BALL_NODES = [  # paper Fig. 1c's construction, evaluated independently of ball_nodes
     [0, 0, 0], [0, 0.618033989, 0], [-0.398939224, 0.309016994, 0.356822090],
     [-0.178411045, 0.309016994, 0.934172359], [-0.110264090, -0.190983006, 0.577350269],
     [0.467086179, -0.190983006, 0.356822090], [0.356822090, 0, 0.934172359],
@@ -181,7 +183,7 @@ BALL_NODES = [  # examples.md 5.2
 
 def test_ball_construction():
     nodes, alpha = catalog.ball_nodes()
-    assert alpha == pytest.approx(-0.364863828, abs=1e-8)  # examples.md 5.1 step 4
+    assert alpha == pytest.approx(-0.364863828, abs=1e-8)  # root nearest 0
     np.testing.assert_allclose(nodes, BALL_NODES, atol=1e-8)
     np.testing.assert_allclose(nodes[[0, 1, 8], 2], 0.0, atol=1e-15)  # the ground triangle
 
@@ -212,7 +214,7 @@ def test_ball_load():
     f = force(0.7, q, q)
     assert f.shape == (13, 3)
     flat = f.reshape(-1)
-    np.testing.assert_allclose(flat[[9, 19, 23]], 30 * np.sin(0.7), rtol=1e-15)  # examples.md 5.3
+    np.testing.assert_allclose(flat[[9, 19, 23]], 30 * np.sin(0.7), rtol=1e-15)  # paper Figs. 13-14
     assert np.count_nonzero(flat) == 3
     assert f[3, 0] == f[6, 1] == f[7, 2]
 
@@ -307,13 +309,13 @@ def test_json_round_trip(build):
     assert again == d
 
 
-# ---- bar materials, the Table-2 T-bar, damping options (examples.md section 6) ---------------
+# ---- bar materials, the Table-2 T-bar, damping options (paper Figs. 15-19, Table 2) ----------
 
 from tenscontrol.model.materials import MATERIALS  # noqa: E402
 
 
 @pytest.mark.parametrize("name, k_b, mass", [
-    ("hdpe", 1.5708e6, 75.398),        # examples.md 6.1: k_b = E pi r0^2 / 5, rho pi r0^2 5 x 2
+    ("hdpe", 1.5708e6, 75.398),        # paper Table 2: k_b = E pi r0^2 / 5, rho pi r0^2 5 x 2
     ("aluminium", 1.0681e8, 212.058),
 ])
 def test_tbar_bar_material(name, k_b, mass):
@@ -336,7 +338,7 @@ def test_tbar_bar_material(name, k_b, mass):
 
 
 def test_tbar_default_bars_are_the_reference_codes():
-    # examples.md 6.1: "200 GPa: 3.1416e8 N/m"; density 500, nu 0.3 (catalog docstring).
+    # STEDY's T-bar bars: 200 GPa, so 3.1416e8 N/m; density 500, nu 0.3 (catalog docstring).
     s = catalog.tbar("paper")
     np.testing.assert_allclose(s.bar_stiffness, 3.1416e8, rtol=5e-5)
     np.testing.assert_array_equal(s.bar_poisson, 0.3)
@@ -352,7 +354,7 @@ def test_tbar_unknown_bar_material():
 def test_tbar_table2_strings():
     s = catalog.tbar("table2")
     assert s.name == "tbar-table2"
-    # examples.md 6.3: one-sided strings, E = 2 GPa, r_s = 1 mm, rest fraction 1: k = 1777.153
+    # paper Table 2: one-sided strings, E = 2 GPa, r_s = 1 mm, rest fraction 1: k = 1777.153
     assert not s.string_is_spring.any()
     assert all(m.youngs_modulus == 2e9 and m.radius == 1e-3 and m.rest_fraction == 1.0
                for m in s.strings)
@@ -360,7 +362,7 @@ def test_tbar_table2_strings():
     np.testing.assert_array_equal(s.string_rest_lengths, s.string_lengths)
     assert initial_energy(s) == 0.0                     # no pretension
     assert not s.string_damping.any() and not s.gravity.any()
-    np.testing.assert_array_equal(s.free_coordinates, [6, 8, 9, 11])   # examples.md 2.1
+    np.testing.assert_array_equal(s.free_coordinates, [6, 8, 9, 11])   # paper Fig. 1a
     np.testing.assert_array_equal(catalog.tbar("table2", damping=100.0).string_damping, 100.0)
     h = catalog.tbar("table2", damping=100.0, bar_material="hdpe")
     assert h.name == "tbar-table2-hdpe" and h.bars[0].youngs_modulus == 1e9

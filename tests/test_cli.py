@@ -18,7 +18,7 @@ FILE_KEYS = NPZ_KEYS + ("structure", "settings")
 
 
 def tbar():
-    """The T-bar of examples.md section 2.2 ("stedy" strings with dampers)."""
+    """The T-bar of catalog.tbar("stedy") (the reference code STEDY's strings, with dampers)."""
     return catalog.tbar("stedy", damping=1.0)
 
 

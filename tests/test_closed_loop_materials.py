@@ -30,7 +30,7 @@ def test_each_material_is_designed_and_checked(table):
 
 def test_heavier_metal_bars_weigh_more_and_the_table_prints(table):
     hdpe, alu = table.rows
-    # same radius and length, rho 960 against 2700 kg/m^3 (tenscontrol.model.materials, examples.md 6)
+    # same radius and length, rho 960 against 2700 kg/m^3 (tenscontrol.model.materials; paper Table 2)
     assert alu.bar_mass / hdpe.bar_mass == pytest.approx(2700 / 960, rel=1e-9)
     text = str(table)
     for label in ("H2 norm, linear", "closed-loop peak [m]", "slack strings", "hdpe",

@@ -1,6 +1,6 @@
 """Tests of tenscontrol.studies.comparison: compare_materials, doublet, with_bar_material, the table.
 
-The structure is the Table-2 T-bar of examples.md section 6.3 (one-sided strings E = 2 GPa,
+The structure is the Table-2 T-bar of Hsu et al. (2021) (catalog.tbar("table2"): one-sided strings E = 2 GPa,
 r = 1 mm, rest fraction 1, dampers c = 100 N s/m, no prestress). The simulated window is
 shortened to 3 s sampled every 10 ms so that the whole file runs in a few seconds; none of the
 checked linear figures depends on the window.
@@ -27,16 +27,19 @@ from tenscontrol import Selection
 
 T_FINAL, DT = 3.0, 1e-2
 T_EVAL = np.linspace(0.0, T_FINAL, int(round(T_FINAL / DT)) + 1)   # 0.3's dt=DT grid
-OUTPUTS = ("x2", "z2", "x3", "z3")     # examples.md 6.4: the free coordinates q6, q8, q9, q11
+OUTPUTS = ("x2", "z2", "x3", "z3")     # paper Fig. 19: the free coordinates q6, q8, q9, q11
 OUTPUT_Q = [6, 8, 9, 11]
-DISTURBANCE_Q = 8                       # examples.md 6.3: z of node 2 is q index 8
+DISTURBANCE_Q = 8                       # paper Fig. 17: z of node 2 is q index 8
 
-# examples.md 6.4 (Fig. 19): eig(C) [m/N] at q0, strings on the tension side (at_rest="taut").
+# Paper Fig. 19: eig(C) [m/N] at q0, strings on the tension side (at_rest="taut", as the reference
+# code STEDY evaluates them), computed by STEDY's procedure outside tenscontrol: the material
+# stiffness K_sys of strings and bars (gamma = psi = 0) reduced to the free coordinates, inverted.
 COMPLIANCE_EIG = {
     "hdpe": [6.35541e-7, 6.36260e-7, 3.75203e-4, 1.12603e-3],
     "aluminium": [9.36182e-9, 9.36198e-9, 3.75133e-4, 1.12540e-3],
 }
-# examples.md 6.1: total bar mass of the two bars, rho pi r0^2 5 m each.
+# Paper Table 2 (which truncates to 75.39 and 212.05): total bar mass of the two bars,
+# rho pi r0^2 5 m each.
 BAR_MASS = {"hdpe": 75.398, "aluminium": 212.058}
 
 
@@ -59,7 +62,8 @@ def result():
 @pytest.fixture(scope="module")
 def models():
     """Per material: the passive compressible linear model that compare_materials documents, and
-    its minimal realization (theory.md 13; control-notes.md sections 2-4)."""
+    its minimal realization (docs/theory.md, "Linearization: force densities in, nodal forces as
+    disturbances", "Minimal realization" and "Norms and compliance")."""
     out = {}
     for name in ("hdpe", "aluminium"):
         s = with_bar_material(table2(), name)
@@ -130,15 +134,16 @@ def test_with_bar_material_takes_preset_keeps_radius_and_rest_length(name):
 
 
 def bar_force_densities_at_rest(s):
-    """psi = k_b (1 - l0/l) [N/m] (theory.md 12.5) from the structure's derived arrays."""
+    """psi = k_b (1 - l0/l) [N/m] (docs/theory.md, "Compressible bars") from the structure's
+    derived arrays."""
     return s.bar_stiffness * (1.0 - s.bar_rest_lengths / s.bar_lengths)
 
 
 @pytest.mark.parametrize("name", ["hdpe", "steel"])
 def test_with_bar_material_keeps_the_bar_force_densities_of_a_prestress(name):
-    # A compressible-bar prestress of the 3-prism (theory.md 14): the bars get rest lengths
-    # longer than their lengths. The docstring promises the same psi with the new modulus, so
-    # that the equilibrium stays one.
+    # A compressible-bar prestress of the 3-prism (docs/theory.md, "Prestress"): the bars get rest
+    # lengths longer than their lengths. The docstring promises the same psi with the new modulus,
+    # so that the equilibrium stays one.
     s = tc.equilibrium(catalog.prism(3), gamma_min=1.0, bars="compressible").structure
     psi = bar_force_densities_at_rest(s)
     assert np.all(psi < 0)                              # bars in compression
@@ -254,7 +259,7 @@ def test_natural_frequencies_from_the_free_coordinate_eigenproblem(result, model
 
 
 def test_string_dominated_compliance_barely_changes(result):
-    # examples.md 6.4 / Fig. 19: eigenvalues 3 and 4 agree to 0.1 % across the materials,
+    # paper Fig. 19: eigenvalues 3 and 4 agree to 0.1 % across the materials,
     # eigenvalues 1 and 2 (bar-dominated) scale nearly with 1/E (68 GPa / 1 GPa).
     h, a = (row(result, n).compliance_eigenvalues for n in ("hdpe", "aluminium"))
     np.testing.assert_allclose(h[2:], a[2:], rtol=1e-3)
@@ -317,9 +322,9 @@ def test_str_table_has_every_row_and_both_materials(result):
         assert len(line[len(label):].split()) == 2, label     # one value per material
     assert len(lines) == 2 + len(ROW_LABELS)
     mass = next(ln for ln in lines if ln.startswith("total bar mass"))
-    assert mass.split()[-2:] == ["75.398", "212.058"]          # examples.md 6.1
+    assert mass.split()[-2:] == ["75.398", "212.058"]          # paper Table 2
     eig1 = next(ln for ln in lines if ln.startswith("compliance eigenvalue 1"))
-    assert eig1.split()[-2:] == ["6.35541e-07", "9.36182e-09"]  # examples.md 6.4
+    assert eig1.split()[-2:] == ["6.35541e-07", "9.36182e-09"]  # paper Fig. 19
     order = next(ln for ln in lines if ln.startswith("minimal order"))
     assert order.split()[-2:] == ["8", "8"]
 

@@ -1,5 +1,6 @@
-"""Compressible-bar model (theory.md section 12): Euler-Lagrange terms against finite differences
-of an independent kinetic energy, analytic Jacobians against finite differences, energy
+"""Compressible-bar model (docs/theory.md, "Compressible bars"): Euler-Lagrange terms against
+finite differences of an independent kinetic energy, analytic Jacobians against finite differences,
+energy
 conservation, the rigid limit, the singular-mass check and input validation."""
 
 import dataclasses
@@ -52,7 +53,8 @@ def random_state(structure, seed, dq=0.01):
     return q, rng.standard_normal(nq) * free, 10 * rng.standard_normal(nq)
 
 
-# ---- independent oracle: T(q, qd) from its physical description (theory.md 12.1-12.2) ------
+# ---- independent oracle: T(q, qd) from its physical description ---------------------------------
+# (docs/theory.md, "Compressible bars")
 
 def kinetic_energy(structure, q, qd, kinetic, include_radius):
     """Plain-numpy kinetic energy [J] of bars (free length) and point masses."""
@@ -254,7 +256,7 @@ def test_kernel_jacobian_matches_finite_differences_of_kernel_rhs(kinetic, inclu
 @pytest.mark.parametrize("kinetic,include_radius", MODES)
 @pytest.mark.parametrize("damping", [0.0, 1.0])
 def test_energy_balance_along_a_trajectory(kinetic, include_radius, damping):
-    """Etot - w is constant (theory.md (35)); the undamped run conserves Etot itself."""
+    """Etot - w is constant (Hsu et al. (2021), eq. (35)); the undamped run conserves Etot."""
     structure = tbar_hdpe(damping)
     kernel = compressible_model(structure, kinetic, include_radius).kernel
     nq = 3 * structure.n_nodes
@@ -272,7 +274,7 @@ def test_energy_balance_along_a_trajectory(kinetic, include_radius, damping):
     E = CK.energies(Y, kernel)
     E0 = tc.total_energy(structure, bars="compressible", kinetic=kinetic,
                          include_radius=include_radius)
-    assert E[0] == E0                                # examples: E0 ~ 100 J (theory.md 17)
+    assert E[0] == E0                                # E0 ~ 100 J (catalog.tbar docstring)
     drift = np.abs(E - Y[:, -1] - E0).max()
     assert drift <= 1e-9 * abs(E0), drift            # measured ~1e-8 J of E0 ~ 100 J
     if damping == 0:
@@ -424,7 +426,9 @@ def test_bar_force_densities_are_negative_in_compression():
     q[6:9] *= 0.999                    # node 2 towards node 0: bar 0 shorter by 0.1 %
     psi = bar_force_densities(structure, q)
     assert psi[0] < 0 and psi[1] == 0.0
-    # psi = k_b (1 - l0/l) with k_b = E pi r^2 / l0 (theory.md 12.5), HDPE E = 1 GPa
+    # psi = k_b (1 - l0/l) with k_b = E pi r^2 / l0 (docs/theory.md, "Compressible bars"), HDPE E =
+    # 1 GPa
     l0 = 5.0
     assert np.isclose(psi[0], 1e9 * np.pi * 0.05**2 / l0 * (1 - l0 / (0.999 * l0)), rtol=1e-12)
-    assert np.isclose(structure.bar_stiffness[0], 1.571e6, rtol=1e-3)   # theory.md 12.7
+    # docs/theory.md, "Compressible bars"
+    assert np.isclose(structure.bar_stiffness[0], 1.571e6, rtol=1e-3)

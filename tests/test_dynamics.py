@@ -11,14 +11,16 @@ from tenscontrol.model import catalog
 
 
 def selection(pairs, n, k):
-    """Dense X_k = (e_k^T C) kron I_3 for member k (theory.md section 2); tests only."""
+    """Dense X_k = (e_k^T C) kron I_3 for member k (docs/theory.md, "The Lagrangian model in
+    Cartesian nodal coordinates"); tests only."""
     C = np.zeros(n)
     C[pairs[k][0]], C[pairs[k][1]] = -1.0, 1.0
     return np.kron(C[None, :], np.eye(3))
 
 
 def dense_model(structure, q, qd, f):
-    """Independent dense implementation of theory.md sections 3-9: M, J_Phi, xi, h."""
+    """Independent dense implementation of docs/theory.md, "The Lagrangian model in Cartesian nodal
+    coordinates" and "Rigid bars: constraints and multipliers": M, J_Phi, xi, h."""
     n = structure.n_nodes
     M = np.zeros((3 * n, 3 * n))
     for k, (m, l) in enumerate(zip(structure.bar_masses, structure.bar_lengths)):
@@ -86,7 +88,8 @@ def test_accelerations_match_dense_kkt_block_solve(make):
 
 
 def test_block_solve_agrees_with_closed_form():
-    # theory.md (22)-(23) with W = M^-1 (every ball node touches a bar or carries mass)
+    # Hsu et al. (2021), eqs. (22)-(23) with W = M^-1 (every ball node touches a bar or carries
+    # mass)
     structure = damped_ball()
     q, qd, f = random_state(structure, 2)
     M, G, J, xi, h = dense_model(structure, q, qd, f)
@@ -111,7 +114,8 @@ def test_mass_matrix_identities():
 
 
 def test_pinned_bar_rotational_inertia():
-    # a bar pinned at node 0 rotating at rate w has T = 1/2 (m L^2 / 3) w^2 (theory.md section 3)
+    # a bar pinned at node 0 rotating at rate w has T = 1/2 (m L^2 / 3) w^2 (docs/theory.md, "The
+    # Lagrangian model in Cartesian nodal coordinates")
     structure = catalog.tbar()
     m, L, w = structure.bar_masses[0], 5.0, 0.7
     qd = np.zeros(12)
@@ -122,7 +126,8 @@ def test_pinned_bar_rotational_inertia():
 
 
 def test_solid_cylinder_inertia():
-    # theory.md section 3: mu = m/12 + m r^2/(4 l^2); translation is unchanged
+    # docs/theory.md, "The Lagrangian model in Cartesian nodal coordinates": mu = m/12 + m r^2/(4 l^2);
+    # translation is unchanged
     structure = catalog.tbar()
     m, L, r, w = structure.bar_masses[0], 5.0, 0.05, 0.7
     qd = np.zeros(12)
@@ -182,7 +187,7 @@ def test_damper_power():
 
 
 def test_total_energy_reference_values():
-    # examples.md sections 2.2, 2.3, 3
+    # catalog.tbar("stedy"), catalog.tbar("paper"), catalog.dbar docstrings
     assert tc.total_energy(catalog.tbar("stedy")) == pytest.approx(99.964866, abs=1e-6)
     assert tc.total_energy(catalog.tbar("paper")) == pytest.approx(12.5, rel=1e-13)
     assert tc.total_energy(catalog.dbar()) == pytest.approx(19.99297322, abs=1e-8)

@@ -1,12 +1,13 @@
 """Form-finding (issue 12 item 3): the force density method against closed forms.
 
-Closed forms (theory.md section 19, derived here): a regular n-prism is prestressable only when
-a bar spans pi/2 + pi/n around the axis (Tibert & Pellegrino 2003, "Review of form-finding
-methods for tensegrity structures", section on the prism; the catalog's prestressable_twist);
-its force densities are then bar/side = -1 and ring/side = 1 / (2 sin(pi/n)). The regular
-expanded octahedron (6-bar icosahedron) with nodes (0, +-a, +-2a) and cyclic permutations has
-bars of length L = 4a and strings of length sqrt(a^2 + a^2 + (2a)^2) = a sqrt(6) = L sqrt(6)/4;
-equilibrium of node (0, a, -2a) along its bar gives bar/string force density = -3/2.
+Closed forms (docs/theory.md, "Static equilibrium under loads and form-finding", derived here): a
+regular n-prism is prestressable only when a bar spans pi/2 + pi/n around the axis (Tibert &
+Pellegrino 2003, "Review of form-finding methods for tensegrity structures", section on the prism;
+the catalog's prestressable_twist); its force densities are then bar/side = -1 and ring/side = 1 /
+(2 sin(pi/n)). The regular expanded octahedron (6-bar icosahedron) with nodes (0, +-a, +-2a) and
+cyclic permutations has bars of length L = 4a and strings of length sqrt(a^2 + a^2 + (2a)^2) = a
+sqrt(6) = L sqrt(6)/4; equilibrium of node (0, a, -2a) along its bar gives bar/string force density
+= -3/2.
 """
 
 import numpy as np

@@ -24,7 +24,7 @@ def close_figures():
 
 
 def tbar():
-    """The T-bar of examples.md section 2.2 ("stedy" strings with dampers)."""
+    """The T-bar of catalog.tbar("stedy") (the reference code STEDY's strings, with dampers)."""
     return catalog.tbar("stedy", damping=1.0)
 
 
@@ -111,7 +111,7 @@ from tenscontrol.plotting import (plot_bar_models, plot_hankel_singular_values, 
 
 @pytest.fixture(scope="module")
 def bar_runs():
-    """Short compressible runs of the damped T-bar with soft and metallic bars (examples.md 6)."""
+    """Short compressible runs of the damped T-bar with soft and metallic bars (paper Table 2)."""
     return [simulate(catalog.tbar("stedy", damping=1.0, bar_material=m), 0.2, bars="compressible",
                      rtol=1e-10, atol=1e-10)
             for m in ("hdpe", "aluminium")]
@@ -171,7 +171,7 @@ def test_bar_models_rejects_no_runs_and_non_trajectories(bar_runs):
 
 @pytest.fixture(scope="module")
 def table2_model():
-    """Passive compressible model of the damped Table-2 T-bar (examples.md 6.3, 6.4)."""
+    """Passive compressible model of the damped Table-2 T-bar (paper Table 2, Fig. 19)."""
     s = catalog.tbar("table2", damping=100.0, bar_material="hdpe")
     return tc.linearize(s, bars="compressible", kind="passive", at_rest="taut")
 

@@ -1,8 +1,9 @@
 """simulate(..., bars="compressible"): energy, convergence to rigid bars, options and errors.
 
-The energy balance is the oracle for the equations of motion (theory.md sections 12.4 and
-16.1: the reference code's equations drift by 2.7e-3 J over 2 s on the HDPE T-bar); the rigid
-model is the oracle for the limit of stiff bars (theory.md section 12, issue 3 item 4).
+The energy balance is the oracle for the equations of motion (docs/theory.md, "Compressible
+bars"; the reference code STEDY's equations drift by 2.7e-3 J over 2 s on the HDPE T-bar); the
+rigid model is the oracle for the limit of stiff bars (docs/theory.md, "Compressible bars",
+issue 3 item 4).
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def test_node_difference_to_rigid_falls_with_youngs_modulus():
 
 
 def test_fixed_coordinates_stay_fixed_to_round_off():
-    # Runge-Kutta methods keep linear invariants up to round-off (theory.md section 12.8)
+    # Runge-Kutta methods keep linear invariants up to round-off (docs/theory.md, "Compressible
+    # bars")
     s = catalog.tbar("stedy", damping=1.0, bar_material="aluminium")
     for integrator in ("radau5", "dopri54"):
         traj = tc.simulate(s, 0.5, bars="compressible", rtol=1e-8, atol=1e-8,

@@ -1,4 +1,4 @@
-"""Equilibrium and prestress design (tenscontrol.mechanics.statics; theory.md section 14)."""
+"""Equilibrium and prestress design (tenscontrol.mechanics.statics; docs/theory.md, "Prestress")."""
 
 import dataclasses
 
@@ -11,13 +11,15 @@ import tenscontrol as tc
 from tenscontrol.model import catalog
 from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
 
-# examples.md section 4: the arm's QP prestress (gamma_min = 1 N/m) and bar force densities.
+# The arm's QP prestress (gamma_min = 1 N/m) and bar force densities: a KKT-certified QP solution
+# that SLSQP from another start and HiGHS's min-sum LP reproduce (catalog.arm docstring).
 ARM_GAMMA = [1, 1, 1, 1, 1, 1, 23.654793, 23.654793, 107.638531, 107.638531, 252.951213,
              1, 1, 1, 1, 7.163698, 34.323331, 91.647436]
 ARM_PSI = [-88.815587, -88.815587, 2.002420, -31.491482, -31.491482, 2.002420, -4.831849,
            -3.831849, 1.831849, -21.822944, -2.002420, 4.836689, -79.147049, -2.002420,
            -21.822944, -167.135626]
-# examples.md section 5.3: the ball's QP prestress (gamma_min = 10 N/m).
+# The ball's QP prestress (gamma_min = 10 N/m): a KKT-certified QP solution that SLSQP from
+# another start and HiGHS's min-sum LP reproduce (catalog.ball docstring).
 BALL_GAMMA = [344.017999, 10, 10, 10, 344.017999, 10, 10, 10, 203.738656, 203.738656, 29.167818,
               75.003989, 75.003989, 29.167818, 121.631922, 120.202906, 197.685250, 25.426607,
               74.458154, 74.458154, 121.631922, 120.202906, 197.685250, 25.426607,
@@ -26,7 +28,8 @@ BALL_PSI = [-151.332748, -151.332748, -434.456611, -101.020106, -146.592697, -14
 
 
 def dense_equilibrium_matrix(structure, pairs):
-    """Columns Yhat_k q0 built from dense selection matrices (theory.md section 2); tests only."""
+    """Columns Yhat_k q0 built from dense selection matrices (docs/theory.md, "The Lagrangian model
+    in Cartesian nodal coordinates"); tests only."""
     n = structure.n_nodes
     q = structure.nodes.reshape(-1)
     cols = []
@@ -47,7 +50,7 @@ def static_force(structure, loads=None):
 
 
 def x_tensegrity():
-    """control-notes.md section 8: planar X of two 1 kg bars (length 2) and four springs."""
+    """The planar free-floating X tensegrity: two 1 kg bars (length 2) and four springs."""
     r = 0.01
     rho = 1.0 / (np.pi * r**2 * 2.0)
     bars = [{"nodes": p, "radius": r, "density": rho} for p in ((0, 1), (2, 3))]
@@ -69,9 +72,9 @@ def check_prestressed(eq, loads=None):
 
 @pytest.mark.parametrize("objective", ["min_sum", "min_norm"])
 def test_arm_prestress(objective):
-    """Arm under gravity, gamma_min = 1 (examples.md section 4).
+    """Arm under gravity, gamma_min = 1 (catalog.arm, paper Fig. 1b).
 
-    examples.md: the self-stress space has dimension 8 and the min-sum LP returns the QP vector
+    catalog.arm docstring: the self-stress space has dimension 8 and the min-sum LP returns the QP vector
     to 1e-6; we find dimension 8 (18 strings minus the rank 10 of the in-plane equations).
     """
     eq = equilibrium(catalog.arm(), gamma_min=1.0, objective=objective)
@@ -87,7 +90,7 @@ def test_arm_prestress(objective):
 
 @pytest.mark.parametrize("objective", ["min_sum", "min_norm"])
 def test_ball_prestress(objective):
-    """Ball under gravity, gamma_min = 10 (examples.md section 5.3: self-stress dimension 8)."""
+    """Ball under gravity, gamma_min = 10 (catalog.ball docstring: self-stress dimension 8)."""
     eq = equilibrium(catalog.ball(), gamma_min=10.0, objective=objective)
     assert eq.residual <= 1e-9
     assert eq.self_stress_dimension == 8
@@ -107,10 +110,11 @@ def test_prestressed_structure_stays_put(build):
 
 
 def test_reactions_carry_the_weight():
-    """Internal forces cancel, so the reactions balance gravity plus the loads (theory.md 9)."""
+    """Internal forces cancel, so the reactions balance gravity plus the loads (docs/theory.md,
+    "Rigid bars: constraints and multipliers")."""
     arm = catalog.arm()
     loads = np.zeros((16, 3))
-    loads[9, 2] = 100.0  # the arm's tip load direction (examples.md section 4)
+    loads[9, 2] = 100.0  # the arm's tip load direction (catalog.arm_load)
     eq = equilibrium(arm, gamma_min=1.0, loads=loads)
     weight = arm.total_mass * np.array(arm.gravity)
     np.testing.assert_allclose(eq.reactions.sum(axis=0), -(weight + loads.sum(axis=0)),
@@ -122,7 +126,8 @@ def test_reactions_carry_the_weight():
 
 
 def test_tbar_without_load_has_no_prestress():
-    """No load, no gravity, gamma_min = 0 gives gamma = psi = 0 (theory.md 14, examples.md 6.3)."""
+    """No load, no gravity, gamma_min = 0 gives gamma = psi = 0 (docs/theory.md, "Prestress";
+    the paper's Table-2 T-bar)."""
     tbar = catalog.tbar(bar_material="hdpe")
     for objective in ("min_sum", "min_norm"):
         for bars in ("rigid", "compressible"):
@@ -173,7 +178,8 @@ def test_min_norm_against_independent_slsqp():
 
 
 def has_kkt_multipliers(A, gamma, lower):
-    """Feasibility LP (theory.md 14): gamma = A^T nu + mu with mu = 0 off the bound, >= 0 on it."""
+    """Feasibility LP (docs/theory.md, "Prestress"): gamma = A^T nu + mu with mu = 0 off the bound,
+    >= 0 on it."""
     off = gamma > lower + 1e-9
     A_ub = np.vstack([A.T[off], -A.T[off], A.T[~off]])
     b_ub = np.concatenate([gamma[off] + 1e-8, 1e-8 - gamma[off], gamma[~off] + 1e-8])
@@ -231,7 +237,8 @@ def test_compressible_bars_enter_the_norm():
 
 
 def test_compressible_prism():
-    """Compressible aluminium bars: psi < 0 via rest lengths longer than the bars (theory.md 12.5).
+    """Compressible aluminium bars: psi < 0 via rest lengths longer than the bars (docs/theory.md,
+    "Compressible bars").
 
     The forces balance with the bar law psi = k_b (1 - l0/l) evaluated from the returned
     structure's bar_stiffness and bar_rest_lengths, and the strings' law from theirs.
@@ -258,7 +265,7 @@ def test_twist_without_self_stress_is_infeasible():
 
 
 def test_bars_in_compression():
-    """The arm needs some bars in tension (examples.md section 4), so strict tensegrity fails."""
+    """The arm needs some bars in tension (catalog.arm docstring), so strict tensegrity fails."""
     with pytest.raises(PrestressError, match="infeasible"):
         equilibrium(catalog.arm(), gamma_min=1.0, bars_in_compression=True)
     eq = equilibrium(catalog.ball(), gamma_min=10.0, bars_in_compression=True,

@@ -7,7 +7,7 @@ import pytest
 
 from tenscontrol import MATERIALS, Bar, PointMass, String, Structure
 
-# T-bar of examples.md: two crossing bars of length 5 in the x-z plane, a square of strings.
+# T-bar of catalog.tbar (paper Fig. 1a): two crossing bars of length 5 in the x-z plane, a square of strings.
 C = 5 * np.cos(np.pi / 4)
 NODES = [[0.0, 0.0, 0.0], [C, 0.0, 0.0], [C, 0.0, C], [0.0, 0.0, C]]
 STRING_PAIRS = [(0, 1), (1, 2), (2, 3), (3, 0)]
@@ -475,7 +475,7 @@ def test_member_lists_none_and_non_lists():
         Structure(nodes=nodes, fixed=5)
 
 
-# ---- bar rest lengths, stiffness and Poisson's ratio (theory.md 12.1, 12.5) -------------------
+# ---- bar rest lengths, stiffness and Poisson's ratio (docs/theory.md, "Compressible bars") ----
 
 
 def elastic_bars(**changes_of_bar_1):
@@ -496,7 +496,8 @@ def test_bar_explicit_rest_length_and_stiffness():
     assert s.bars[0].rest_length is None and s.bars[1].rest_length == 5.2
     np.testing.assert_allclose(s.bar_rest_lengths, [5.0, 5.2], rtol=1e-15)
     np.testing.assert_allclose(s.bar_lengths, [5.0, 5.0], rtol=1e-15)   # geometry unchanged
-    # k_b = E pi r0^2 / l0 (theory.md 12.5), r0 = 0.05 m, with each bar's own l0
+    # k_b = E pi r0^2 / l0 (docs/theory.md, "Compressible bars"), r0 = 0.05 m, with each bar's own
+    # l0
     np.testing.assert_allclose(s.bar_stiffness, 7e10 * np.pi * 0.05**2 / np.array([5.0, 5.2]),
                                rtol=1e-14)
     np.testing.assert_array_equal(s.bar_poisson, [0.33, 0.33])
@@ -511,7 +512,7 @@ def test_bar_explicit_rest_length_and_stiffness():
 def test_bar_stiffness_and_poisson_from_a_material():
     s = tbar(bars=[{"nodes": (0, 2), "material": "hdpe", "radius": 0.05},
                    {"nodes": (1, 3), "material": "aluminium", "radius": 0.05, "poisson": 0.3}])
-    np.testing.assert_allclose(s.bar_stiffness, [1.5708e6, 1.0681e8], rtol=5e-5)  # examples.md 6.1
+    np.testing.assert_allclose(s.bar_stiffness, [1.5708e6, 1.0681e8], rtol=5e-5)  # catalog.tbar docstring
     np.testing.assert_array_equal(s.bar_poisson, [0.46, 0.3])
 
 

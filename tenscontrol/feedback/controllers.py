@@ -2,7 +2,8 @@
 
 A controller commands the force densities of the actuated strings
 (``structure.actuated_strings``). Its output u [N/m] is the change from the operating point
-(theory.md 11.3), read in one of two ways, named like the linear model it was designed on:
+(docs/theory.md, "Linearization: force densities in, nodal forces as disturbances"), read in one of
+two ways, named like the linear model it was designed on:
 
 - ``kind="passive"``: the strings keep their elastic law and u adds to it,
   ``gamma_k = k_k (1 - l0_k / l_k)+ + u_k`` (an actuator in series with an elastic string);

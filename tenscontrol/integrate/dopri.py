@@ -1,8 +1,9 @@
 """The adaptive Dormand-Prince 5(4) integrator, with a correction hook.
 
-Why not scipy's ``RK45``: the direct correction (theory.md section 10) changes the state after
-every accepted step, so the first stage of the next step must be re-evaluated at the corrected
-state; scipy keeps its FSAL derivative and dense-output stages in private attributes.
+Why not scipy's ``RK45``: the direct correction (docs/theory.md, "The direct correction with the
+energy row") changes the state after every accepted step, so the first stage of the next step must
+be re-evaluated at the corrected state; scipy keeps its FSAL derivative and dense-output stages in
+private attributes.
 
 :class:`Dopri54` writes one step of :class:`tenscontrol.integrate.base.Integrator`: the seven
 stages, the max-norm error test of the base, and, after an accepted step, the correction hook

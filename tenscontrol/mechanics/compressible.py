@@ -1,4 +1,5 @@
-"""Compressible-bar Lagrangian dynamics in Cartesian nodal coordinates (theory.md sections 12-13).
+"""Compressible-bar Lagrangian dynamics in Cartesian nodal coordinates (docs/theory.md,
+"Compressible bars" and "Linearization: force densities in, nodal forces as disturbances").
 
 Bars have free lengths: each bar is an axial spring of stiffness ``k_b = E pi r0^2 / l0`` with
 potential ``1/2 k_b (l - l0)^2`` and force density ``psi = k_b (1 - l0/l)`` (negative in
@@ -6,14 +7,15 @@ compression, never slack), and its kinetic energy depends on the configuration. 
 fixed-coordinate constraints remain; they are eliminated (the equations are solved on the
 free coordinates; fixed coordinates have zero acceleration).
 
-Two kinetic energies (theory.md 12.2), per bar
+Two kinetic energies (docs/theory.md, "Compressible bars"), per bar
 ``T = 1/2 m |Xbar qd|^2 + 1/2 mu0 qd^T H qd + 1/2 a(l) (qd^T H qd - ldot^2)``:
 
 - ``"consistent"`` (default; the theory's ``"consistent_rod"``): mu0 = m/12, a = 0, or
   ``m r(l)^2 / (4 l^2)`` with ``include_radius``. Without the radius the mass matrix is constant
   and equal to the rigid one (``tenscontrol.mass_matrix(structure)``).
 - ``"paper"``: mu0 = 0, a = m/12 (+ ``m r(l)^2 / (4 l^2)``). Singular for a bar whose end nodes
-  carry no other mass and are free (theory.md 12.3); :func:`compressible_model` rejects it.
+  carry no other mass and are free (docs/theory.md, "Compressible bars");
+  :func:`compressible_model` rejects it.
 
 The radius follows Poisson's ratio: ``r(l) = r0 (l/l0)^(-nu)``.
 
@@ -58,7 +60,7 @@ class CompressibleBarModel:
     ----------
     structure : Structure
     kinetic : {"consistent", "paper"}
-        Kinetic-energy form (theory.md 12.2).
+        Kinetic-energy form (docs/theory.md, "Compressible bars").
     include_radius : bool
         Whether the bars' transverse inertia includes their (Poisson-varying) radius.
     M0 : ndarray, shape (3n, 3n)
@@ -136,14 +138,16 @@ def _check_mass(structure: Structure, M: np.ndarray, kinetic: str) -> None:
     bars = _singular_bars(structure, M)
     if not bars:
         raise ValueError(f"{structure.name}: the {kinetic!r} kinetic energy gives a singular mass "
-                         "matrix on the free coordinates (theory.md 12.3); use "
+                         "matrix on the free coordinates (docs/theory.md, \"Compressible bars\"); "
+                         "use "
                          "kinetic=\"consistent\", or fix or load the nodes that carry no mass")
     names = "; ".join(f"bar {k} (nodes {structure.bar_nodes[k][0]}->{structure.bar_nodes[k][1]})"
                       for k in bars)
     raise ValueError(
         f"{structure.name}: {names}: the {kinetic!r} kinetic energy gives no inertia to the bar's "
         "axial stretch (its end nodes carry no other bar or point mass and are free), so the "
-        "mass matrix is singular (theory.md 12.3); use kinetic=\"consistent\", or fix or load "
+        "mass matrix is singular (docs/theory.md, \"Compressible bars\"); use "
+        "kinetic=\"consistent\", or fix or load "
         "an end node"
     )
 
@@ -183,7 +187,7 @@ def compressible_model(structure: Structure, kinetic: str = "consistent",
     structure : Structure
         Every bar needs a Young's modulus and a Poisson's ratio (directly or via a material).
     kinetic : {"consistent", "paper"}
-        Kinetic-energy form (theory.md 12.2); see the module docstring.
+        Kinetic-energy form (docs/theory.md, "Compressible bars"); see the module docstring.
     include_radius : bool
         Include the bars' radius r(l) = r0 (l/l0)^(-nu) in their transverse inertia.
 
@@ -209,7 +213,8 @@ def check_kinetic(kinetic) -> None:
 
 
 def mass_at(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
-    """M_qdd(q) (3n, 3n) [kg] of the model at a checked configuration (theory.md 12.2)."""
+    """M_qdd(q) (3n, 3n) [kg] of the model at a checked configuration (docs/theory.md,
+    "Compressible bars")."""
     M = np.empty_like(model.M0)
     CK.mass_matrix(q, model.kernel, M)
     return M
@@ -230,7 +235,8 @@ def _held(name: str, values, n: int):
 
 
 def accelerations_at(model: CompressibleBarModel, q, qd, f):
-    """(qdd (3n,), bar force densities psi (n_bars,)) at a checked state (theory.md 12.6)."""
+    """(qdd (3n,), bar force densities psi (n_bars,)) at a checked state (docs/theory.md,
+    "Compressible bars")."""
     structure = model.structure
     qdd, gamma, psi = np.empty_like(q), np.empty(structure.n_strings), np.empty(structure.n_bars)
     CK.accelerations(q, qd, f, model.kernel, follow_laws(), qdd, gamma, psi)
@@ -238,7 +244,8 @@ def accelerations_at(model: CompressibleBarModel, q, qd, f):
 
 
 def energy_at(model: CompressibleBarModel, q, qd) -> float:
-    """Total energy Etot = T(q, qd) - G^T q + V_s + V_b [J] at a checked state (theory.md 12.6)."""
+    """Total energy Etot = T(q, qd) - G^T q + V_s + V_b [J] at a checked state (docs/theory.md,
+    "Compressible bars")."""
     return float(CK.total_energy(q, qd, model.kernel))
 
 
@@ -251,7 +258,7 @@ def bar_force_densities(structure: Structure, q=None) -> np.ndarray:
 
 
 def _wc(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
-    """W_c = Z (Z^T M_qdd Z)^(-1) Z^T (3n, 3n) [1/kg] at q (theory.md (58))."""
+    """W_c = Z (Z^T M_qdd Z)^(-1) Z^T (3n, 3n) [1/kg] at q (Hsu et al. (2021), eq. (58))."""
     if model.const_mass:
         return model.W.copy()
     M, free = mass_at(model, q), model.free
@@ -261,7 +268,8 @@ def _wc(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
 
 
 def jacobians_at(model: CompressibleBarModel, q, qd, f, gamma=None, psi=None) -> dict:
-    """Analytic partial derivatives of qdd at a checked state (theory.md 11.1, 12.4, 13).
+    """Analytic partial derivatives of qdd at a checked state (docs/theory.md, "Compressible bars"
+    and "Linearization: force densities in, nodal forces as disturbances").
 
     `gamma` (`psi`) None: the strings (bars) follow their elastic laws; given: held at these
     values. The result is documented at :func:`tenscontrol.jacobians`.

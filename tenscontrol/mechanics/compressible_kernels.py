@@ -1,4 +1,5 @@
-"""Compiled kernels of the compressible-bar model (theory.md sections 12-13).
+"""Compiled kernels of the compressible-bar model (docs/theory.md, "Compressible bars" and
+"Linearization: force densities in, nodal forces as disturbances").
 
 :mod:`tenscontrol.mechanics.compressible` wraps them for users; the simulator's implicit integrator calls
 :func:`rhs` and :func:`jacobian` in its step loop, thousands of times on small arrays, hence numba.
@@ -26,7 +27,7 @@ Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible`:
 per-member 3x3 blocks) and ``energy_given``; ``velocity_terms(q, qd, bars,
 out)`` (N_T alone) is there for the tests' Euler-Lagrange check.
 
-Kinetic energy of bar k (theory.md 12.2):
+Kinetic energy of bar k (docs/theory.md, "Compressible bars"):
 ``T_k = 1/2 m |Xbar qd|^2 + 1/2 mu0 qd^T H qd + 1/2 a(l) (qd^T H qd - ldot^2)``, with mu0 in M0.
 All per-bar terms depend on b = n_j - n_i only; node j receives +g(b, bd) and node i -g, so
 each 3x3 derivative D = dg/db enters the (i, j) blocks as [[D, -D], [-D, D]].
@@ -119,7 +120,8 @@ def _string_forces(q, qd, members, held, gamma, xi):
 
 @njit(cache=_CACHE)
 def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
-    """Add -K_b(psi) q (if with_elastic) and -N_T (theory.md 12.4) to xi; fill psi."""
+    """Add -K_b(psi) q (if with_elastic) and -N_T (docs/theory.md, "Compressible bars") to xi; fill
+    psi."""
     bi, bj, ba0, bra, bex, bk, bl0 = bars
     psi_in, hold_p = held.psi, held.hold_psi
     b = np.empty(3)
@@ -150,7 +152,8 @@ def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
 
 @njit(cache=_CACHE)
 def forces(q, qd, fext, model, held, gamma, psi, xi):
-    """xi_c = G + f_ext + f_s + f_d - K_b(psi) q - N_T (theory.md 12.6); returns wdot [W]."""
+    """xi_c = G + f_ext + f_s + f_d - K_b(psi) q - N_T (docs/theory.md, "Compressible bars");
+    returns wdot [W]."""
     G = model.gravity
     power = 0.0
     for a in range(q.shape[0]):
@@ -163,7 +166,8 @@ def forces(q, qd, fext, model, held, gamma, psi, xi):
 
 @njit(cache=_CACHE)
 def mass_matrix(q, model, M):
-    """M_qdd(q) = M0 + sum a(l) (H - H q q^T H / l^2) (theory.md 12.2), written to M."""
+    """M_qdd(q) = M0 + sum a(l) (H - H q q^T H / l^2) (docs/theory.md, "Compressible bars"),
+    written to M."""
     bi, bj, ba0, bra, bex, _, _ = model.bars
     M[:, :] = model.constant_mass
     D = np.empty((3, 3))
@@ -294,7 +298,8 @@ def _times_sparse(Wc, B, D):
 
 @njit(cache=_CACHE)
 def accelerations(q, qd, fext, model, held, qdd, gamma, psi):
-    """qdd = W_c xi_c (theory.md 12.6), gamma and psi; returns (wdot [W], mass_ok).
+    """qdd = W_c xi_c (docs/theory.md, "Compressible bars"), gamma and psi; returns (wdot [W],
+    mass_ok).
 
     With ``held.hold_gamma`` (``held.hold_psi``) the members take the force densities
     ``held.gamma`` (``held.psi``) instead of their elastic laws; a held gamma applies to slack
@@ -316,7 +321,8 @@ def accelerations(q, qd, fext, model, held, qdd, gamma, psi):
 
 @njit(cache=_CACHE)
 def velocity_terms(q, qd, bars, out):
-    """N_T(q, qd) (3n,) [N] of theory.md 12.4, the Euler-Lagrange velocity terms, into out."""
+    """N_T(q, qd) (3n,) [N] of docs/theory.md, "Compressible bars", the Euler-Lagrange velocity
+    terms, into out."""
     out[:] = 0.0
     zero = np.zeros(bars.i.shape[0])
     held = HeldForceDensities(zero, zero, False, True)   # bar forces held at 0: N_T alone
@@ -348,7 +354,8 @@ def rhs(y, fext, model, dy):
 
 @njit(cache=_CACHE)
 def _string_blocks(q, qd, members, gamma, hold_g, Sq, Sqd, pq, pqd):
-    """3x3 blocks d(f_s + f_d)/db, d f_d/dbd of each string (theory.md 11.1) into Sq, Sqd
+    """3x3 blocks d(f_s + f_d)/db, d f_d/dbd of each string (docs/theory.md, "Linearization: force
+    densities in, nodal forces as disturbances") into Sq, Sqd
     (n_strings, 3, 3); adds the damper-power gradients to pq, pqd."""
     si, sj, sk, sl0, sc, ssp = members
     s = np.empty(3)
@@ -471,7 +478,8 @@ def _assemble(Sq, Sqd, ii, jj, Jq, Jqd):
 
 @njit(cache=_CACHE)
 def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
-    """qdd and its partial derivatives D = [d qdd/dq, d qdd/dqd] (3n, 6n) (theory.md 13).
+    """qdd and its partial derivatives D = [d qdd/dq, d qdd/dqd] (3n, 6n) (docs/theory.md,
+    "Linearization: force densities in, nodal forces as disturbances").
 
     d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd), d qdd/dqd = W_c d xi_c/dqd, with the
     members' laws or the held values as in :func:`accelerations`. Also fills
@@ -529,7 +537,8 @@ def jacobian(y, fext, model, J):
 
 @njit(cache=_CACHE)
 def total_energy(q, qd, model):
-    """Etot = T(q, qd) - G^T q + V_s + V_b [J] (theory.md 12.6); slack strings store none."""
+    """Etot = T(q, qd) - G^T q + V_s + V_b [J] (docs/theory.md, "Compressible bars"); slack strings
+    store none."""
     return energy_given(q, qd, model, 0.5 * (qd @ (model.constant_mass @ qd)))
 
 

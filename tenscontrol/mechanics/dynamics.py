@@ -1,6 +1,7 @@
 """The public mechanics of either bar model: mass matrix, accelerations, energy, Jacobians.
 
-Each function takes ``bars="rigid"`` (bar lengths are constraints, theory.md sections 2-9) or
+Each function takes ``bars="rigid"`` (bar lengths are constraints, docs/theory.md, "The Lagrangian
+model in Cartesian nodal coordinates" and "Rigid bars: constraints and multipliers") or
 ``bars="compressible"`` (elastic bars, sections 12-13), validates its arguments here, builds (or
 fetches) the model once and evaluates it with the compiled kernels the simulator uses.
 
@@ -54,10 +55,12 @@ def mass_matrix(structure: Structure, q=None, *, bars: str = "rigid",
                 kinetic: str = "consistent", include_radius: bool = False) -> np.ndarray:
     """Mass matrix M (3n, 3n) [kg]: T = 1/2 qd^T M qd.
 
-    Rigid bars (theory.md section 3): constant. A bar of mass m and length l contributes
+    Rigid bars (docs/theory.md, "The Lagrangian model in Cartesian nodal coordinates"): constant.
+    A bar of mass m and length l contributes
     ``m Xbar^T Xbar + mu H``, translation of its centre plus rotation with transverse inertia
     ``mu l^2``; a slender rod has mu = m/12, the block ``[[m/3, m/6], [m/6, m/3]] kron I_3`` on
-    its two nodes, as in the paper's reference code. Compressible bars (theory.md 12.2):
+    its two nodes, as in the paper's reference code. Compressible bars (docs/theory.md,
+    "Compressible bars"):
     M_qdd(q), equal to the rigid one with ``kinetic="consistent"`` and no radius.
 
     Parameters
@@ -68,7 +71,8 @@ def mass_matrix(structure: Structure, q=None, *, bars: str = "rigid",
         structure's nodes by default.
     bars : {"rigid", "compressible"}
     kinetic : {"consistent", "paper"}
-        Kinetic energy of compressible bars (theory.md 12.2); rigid bars take only
+        Kinetic energy of compressible bars (docs/theory.md, "Compressible bars"); rigid bars
+        take only
         ``"consistent"``.
     include_radius : bool
         Give the bars the transverse inertia of solid cylinders of their radius:
@@ -87,7 +91,8 @@ def mass_matrix(structure: Structure, q=None, *, bars: str = "rigid",
 
 def accelerations(structure: Structure, q=None, qd=None, *, loads=None, bars: str = "rigid",
                   kinetic: str = "consistent", include_radius: bool = False):
-    """Nodal accelerations and bar force densities at a state (theory.md (21)-(23), 12.6).
+    """Nodal accelerations and bar force densities at a state (Hsu et al. (2021), eqs. (21)-(23);
+    docs/theory.md, "Compressible bars").
 
     Parameters
     ----------
@@ -118,7 +123,8 @@ def total_energy(structure: Structure, q=None, qd=None, *, bars: str = "rigid",
                  kinetic: str = "consistent", include_radius: bool = False) -> float:
     """Total energy Etot = T - G^T q + V_s (+ V_b for compressible bars) [J].
 
-    theory.md (34) and 12.6; slack strings store no energy, compressible bars always do.
+    Hsu et al. (2021), eq. (34), and docs/theory.md, "Compressible bars"; slack strings store no
+    energy, compressible bars always do.
 
     Parameters
     ----------
@@ -139,9 +145,10 @@ def jacobians(structure: Structure, q=None, qd=None, *, loads=None, gamma=None,
               kinetic: str = "consistent", include_radius: bool = False) -> dict:
     """Analytic partial derivatives of the compressible model's qdd(q, qd, gamma, psi, f).
 
-    theory.md 11.1, 12.4 and 13: ``d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd)`` and
-    ``d qdd/dqd = W_c d xi_c/dqd``, with ``W_c = Z (Z^T M_qdd Z)^(-1) Z^T`` and N_T (theory.md
-    12.4) on the force side; valid at any state, not only at equilibria. For rigid bars use
+    docs/theory.md, "Compressible bars" and "Linearization: force densities in, nodal forces as
+    disturbances": ``d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd)`` and
+    ``d qdd/dqd = W_c d xi_c/dqd``, with ``W_c = Z (Z^T M_qdd Z)^(-1) Z^T`` and N_T
+    (docs/theory.md, "Compressible bars") on the force side; valid at any state, not only at equilibria. For rigid bars use
     :func:`tenscontrol.linearize`, which has the constraint forces in closed form.
 
     Parameters
@@ -174,7 +181,8 @@ def jacobians(structure: Structure, q=None, qd=None, *, loads=None, gamma=None,
         Damper terms (active members) are included in ``dq`` and ``dqd``; the loads are held
         constant. Rows of fixed coordinates are zero; columns of fixed coordinates hold the
         derivatives with respect to them (restrict with ``structure.free_coordinates`` for a
-        minimal state, theory.md 13).
+        minimal state, docs/theory.md, "Linearization: force densities in, nodal forces as
+        disturbances").
     """
     _check(structure, bars, kinetic, include_radius)
     if bars == "rigid":

@@ -2,7 +2,8 @@
 
 Plain numpy, no compiled kernels and no python-control, so every module may use it. The
 matrices are the theory's Yhat_k (strings) and H_k (bars) applied to a nodal vector
-(theory.md section 2): for a member from node i to node j, ``Yhat_k v`` holds
+(docs/theory.md, "The Lagrangian model in Cartesian nodal coordinates"): for a member from node i
+to node j, ``Yhat_k v`` holds
 ``-(v_j - v_i)`` on node i's three rows and ``+(v_j - v_i)`` on node j's.
 """
 

@@ -1,5 +1,6 @@
-"""Prestress where the built geometry cannot hold the load (theory.md section 19, "prestress goal
-at the loaded state"): ``equilibrium(..., configuration="free")``.
+"""Prestress where the built geometry cannot hold the load (docs/theory.md, "Static equilibrium
+under loads and form-finding", "prestress goal at the loaded state"): ``equilibrium(...,
+configuration="free")``.
 
 Under gravity a structure whose equilibrium matrix is rank-deficient on the free coordinates
 (an icosahedron on a face, a prism with its base fixed) can hold the load only after it sags.

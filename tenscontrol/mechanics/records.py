@@ -84,7 +84,7 @@ class RigidBars(NamedTuple):
 
 
 class CompressibleBars(NamedTuple):
-    """Bars of the compressible model (theory.md 12.2); each (n_bars,).
+    """Bars of the compressible model (docs/theory.md, "Compressible bars"); each (n_bars,).
 
     Attributes
     ----------
@@ -111,7 +111,8 @@ class CompressibleBars(NamedTuple):
 
 
 class Correction(NamedTuple):
-    """Settings of the rigid model's direct correction (theory.md section 10).
+    """Settings of the rigid model's direct correction (docs/theory.md, "The direct correction with
+    the energy row").
 
     Attributes
     ----------

@@ -1,4 +1,5 @@
-"""Rigid-bar Lagrangian dynamics in Cartesian nodal coordinates (theory.md sections 2-9).
+"""Rigid-bar Lagrangian dynamics in Cartesian nodal coordinates (docs/theory.md, "The Lagrangian
+model in Cartesian nodal coordinates" and "Rigid bars: constraints and multipliers").
 
 :func:`rigid_model` turns a :class:`~tenscontrol.Structure` into a :class:`RigidBarModel`: the
 constant mass matrix, gravity vector and member data, with redundant bar-length constraints
@@ -37,9 +38,10 @@ __all__ = [
 def rigid_mass_matrix(structure: Structure, include_radius: bool = False) -> np.ndarray:
     """Consistent mass matrix M (3n, 3n) [kg] of rigid bars plus point masses.
 
-    A bar of mass m and length l contributes ``m Xbar^T Xbar + mu H`` (theory.md section 3):
-    translation of its centre plus rotation with transverse inertia ``mu l^2``. By default
-    the bar is a slender rod, mu = m/12, which gives the block
+    A bar of mass m and length l contributes ``m Xbar^T Xbar + mu H`` (docs/theory.md, "The
+    Lagrangian model in Cartesian nodal coordinates"): translation of its centre plus rotation with
+    transverse inertia ``mu l^2``. By default the bar is a slender rod, mu = m/12, which gives the
+    block
     ``[[m/3, m/6], [m/6, m/3]] kron I_3`` on its two nodes, as in the paper's reference code.
 
     Parameters
@@ -134,7 +136,8 @@ def _clearly_independent(structure: Structure, kkt) -> bool:
 
 
 def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]]:
-    """Bars whose length constraints are independent at q0 (theory.md section 8).
+    """Bars whose length constraints are independent at q0 (docs/theory.md, "Rigid bars:
+    constraints and multipliers").
 
     Each row is divided by its full norm (4 l_k / sqrt 2) first, so the test compares
     directions, not lengths: a bar 1e-11 m long is as independent as a 5 m one. A bar whose

@@ -1,4 +1,5 @@
-"""The rigid model's direct correction (theory.md section 10), on the normal equations' envelope.
+"""The rigid model's direct correction (docs/theory.md, "The direct correction with the energy
+row"), on the normal equations' envelope.
 
 Each Newton iteration takes the minimum-norm step ``dx = A^+ r`` of the linearised bar-length,
 velocity and energy conditions. A = [A_g; a^T]: the geometric rows A_g (two per bar, touching
@@ -258,8 +259,9 @@ def _svd_step(y, E0, with_energy, model, gamma, dx):
 def correct(y, E0, correction, model):
     """Direct correction of y onto the bar-length, velocity and energy constraints, in place.
 
-    Implements theory.md section 10: repeated minimum-norm Newton steps on the free
-    coordinates (fixed coordinates never move, so their constraint rows hold exactly). With
+    Implements docs/theory.md, "The direct correction with the energy row": repeated minimum-norm
+    Newton steps on the free coordinates (fixed coordinates never move, so their constraint rows
+    hold exactly). With
     ``correction.energy`` False the energy row and the work column are dropped ("geometric"
     mode) and w keeps its integrated value.
 

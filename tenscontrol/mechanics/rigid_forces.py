@@ -111,6 +111,6 @@ def kinetic_energy(qd, model):
 
 @njit(cache=_CACHE)
 def total_energy(q, qd, model):
-    """Etot = 1/2 qd^T M qd - G^T q + V_s(q) [J] (theory.md (34))."""
+    """Etot = 1/2 qd^T M qd - G^T q + V_s(q) [J] (Hsu et al. (2021), eq. (34))."""
     return (kinetic_energy(qd, model) - model.gravity @ q
             + spring_potential(q, model.members))

@@ -3,9 +3,10 @@
 These are the only implementations of the rigid-bar mechanics; :mod:`tenscontrol.mechanics.rigid`
 wraps them for users and :mod:`tenscontrol.simulation.simulator` calls them in its step loop. They are
 compiled with numba because the simulator calls them thousands of times per run on small
-arrays, where numpy's per-call overhead would dominate (theory.md section 10.4).
+arrays, where numpy's per-call overhead would dominate (docs/theory.md, "The direct correction with
+the energy row").
 
-Conventions (theory.md section 0): q = vec(N) node by node, force densities positive in
+Conventions (docs/theory.md, "Conventions"): q = vec(N) node by node, force densities positive in
 tension, constraint forces +J^T lambda. The state is y = [q (3n), qd (3n), w (1)].
 The kernels take the model as one record, ``model`` = ``RigidBarModel.kernel`` (a
 :class:`~tenscontrol.mechanics.records.RigidKernelModel`: mass_diagonal, mass_coupling,
@@ -47,7 +48,7 @@ __all__ = ["member_forces", "elastic_forces", "spring_potential", "mass_times", 
 
 @njit(cache=_CACHE)
 def accelerations(q, qd, fext, model, qdd, lam, gamma):
-    """Constrained accelerations of the rigid-bar model (theory.md (21)-(23)).
+    """Constrained accelerations of the rigid-bar model (Hsu et al. (2021), eqs. (21)-(23)).
 
     Fills `qdd` (3n,), the bar-row multipliers `lam` (nc,) and the member force densities
     `gamma` (ns,). Returns the power of the non-conservative forces (f_ext + f_d) . qd [W].

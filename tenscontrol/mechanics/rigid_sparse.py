@@ -1,7 +1,8 @@
 """The sparse pattern of the rigid-bar model: mass couplings, KKT and correction envelopes.
 
 Built once per model, in Python, for the compiled kernels of
-:mod:`~tenscontrol.mechanics.rigid_kernels` (theory.md sections 3, 5 and 10):
+:mod:`~tenscontrol.mechanics.rigid_kernels` (docs/theory.md, "The Lagrangian model in Cartesian
+nodal coordinates" and "The direct correction with the energy row"):
 
 - the mass matrix M = Mn kron I_3 as its node-level diagonal and one off-diagonal per bar
   (:class:`MassCoupling`): a bar couples its two nodes, nothing else does;

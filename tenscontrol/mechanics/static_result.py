@@ -1,5 +1,6 @@
 """What the static solver returns and raises: :class:`StaticEquilibrium`, :class:`NewtonHistory`,
-:class:`StaticsError` and :class:`MechanismError` (theory.md section 19).
+:class:`StaticsError` and :class:`MechanismError` (docs/theory.md, "Static equilibrium under loads
+and form-finding").
 
 Kept apart from the solver (:mod:`tenscontrol.mechanics.static_solve`) so that each module stays
 short; the mechanism diagnosis (which nodes move, along which directions) lives here too, since

@@ -1,4 +1,4 @@
-"""Equilibrium and prestress design at a given configuration (theory.md section 14).
+"""Equilibrium and prestress design at a given configuration (docs/theory.md, "Prestress").
 
 At rest (qd = qdd = 0) the equations of motion are linear in the force densities. With rigid bars,
 ``[Yhat(q), -J_Phi(q)^T] [gamma; lambda] = G + f``; since the bar rows of ``J_Phi^T lambda`` are
@@ -250,7 +250,8 @@ def _eqp(prob: _Problem, x: np.ndarray, side: np.ndarray):
     r = prob.e - prob.E[:, ~free] @ x[~free]
     U, s, Vt = np.linalg.svd(EF, full_matrices=True)
     rank = int(np.sum(s > 1e-12 * s[0])) if s.size and s[0] > 0 else 0
-    # Dependent rows of E drop out here (theory.md section 14: "remove dependent rows by SVD").
+    # Dependent rows of E drop out here (docs/theory.md, "Prestress": "remove dependent rows by
+    # SVD").
     xp = Vt[:rank].T @ ((U[:, :rank].T @ r) / s[:rank])
     Nsp = Vt[rank:].T
     t = np.linalg.lstsq(Nsp.T @ (D[:, None] * Nsp), -Nsp.T @ (D * xp), rcond=None)[0]
@@ -320,7 +321,8 @@ def _multipliers_exist(prob: _Problem, x, side, tol) -> bool:
 
 
 def _certify_qp(prob: _Problem, x, g, side, structure) -> None:
-    """KKT check: bounds hold, and bound multipliers of the right sign exist (theory.md 14)."""
+    """KKT check: bounds hold, and bound multipliers of the right sign exist (docs/theory.md,
+    "Prestress")."""
     scale = max(1.0, np.abs(x).max(initial=0.0))
     tol = 1e-8 * scale
     inside = np.all(x >= prob.lower - 1e-9 * scale) and np.all(x <= prob.upper + 1e-9 * scale)
@@ -334,7 +336,8 @@ def _certify_qp(prob: _Problem, x, g, side, structure) -> None:
 
 
 def rest_length_for(where: str, EA_or_k: float, length: float, density: float, by_modulus: bool):
-    """Rest length giving force density `density` at `length` (theory.md section 5).
+    """Rest length giving force density `density` at `length` (docs/theory.md, "The Lagrangian
+    model in Cartesian nodal coordinates").
 
     Raises PrestressError if none exists, or if it lies outside ``REST_FRACTION_RANGE`` times
     the length (a strain no material takes; the message gives the largest usable density).
@@ -400,7 +403,8 @@ def _validate(structure, objective, bars, gamma_min):
 def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: str = "min_sum",
                 bars: str = "rigid", weights=None, bars_in_compression: bool = False,
                 configuration: str = "fixed") -> Equilibrium:
-    """Design a prestress in equilibrium at the structure's configuration (theory.md section 14).
+    """Design a prestress in equilibrium at the structure's configuration (docs/theory.md,
+    "Prestress").
 
     Parameters
     ----------
@@ -458,8 +462,8 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
     gamma* < k. A string with gamma* = 0 exactly gets l0 = l: it sits at its rest length and is
     slack under the strict ``l > l0`` rule. Rigid bars are returned unchanged.
 
-    The default objective is min_sum (theory.md section 14 names the QP as its default; for
-    the arm and the ball both give the same vector, examples.md sections 4 and 5). Springs in
+    The default objective is min_sum (docs/theory.md, "Prestress" calls both objectives equal there; for
+    the arm and the ball both give the same vector, see catalog.arm and catalog.ball). Springs in
     a self-stress usually make min_sum unbounded (their gamma may fall without limit); use
     min_norm for them.
     """

@@ -1,8 +1,10 @@
 """Ready-made structures: the paper's benchmarks and Snelson prisms.
 
 Every function returns a fresh, validated :class:`tenscontrol.Structure`. The benchmark
-structures (T-bar, D-bar, robotic arm, ball with payload) carry the data of
-``shared/examples.md``, with zero-based node and member indices; the prisms are parametric.
+structures (T-bar, D-bar, robotic arm, ball with payload) carry the data of Hsu, Tadiparthi &
+Bhattacharya, Computational Mechanics 67:139-165 (2021), and of its authors' reference MATLAB
+code STEDY, with zero-based node and member indices (the paper's node N is node N-1 here); each
+function's Notes give the provenance of its values. The prisms are parametric.
 Load functions return callables ``force(t, q, qd) -> (n_nodes, 3)`` [N].
 """
 
@@ -60,14 +62,14 @@ def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None 
         k = 100 N/m, rest fractions [1, 0.9, 1, 0.9] (the paper's Table 1). ``"table2"``:
         one-sided strings, E = 2e9 Pa, radius 1 mm, rest fraction 1 (no pretension: the
         configuration is an equilibrium), the soft-against-metallic study of the paper's
-        Table 2 (examples.md section 6.3, which uses damping 100).
+        Table 2 (and its Figs. 17-19, which use damping 100).
     damping : float
         Damper coefficient on all four members [N s/m]. The reference code's shipped example
         uses 1.0; the default 0.0 gives the conservative benchmark.
     bar_material : str, optional
         A preset of :data:`tenscontrol.materials.MATERIALS` (e.g. ``"hdpe"``,
         ``"aluminium"``) giving the bars' density, Young's modulus and Poisson's ratio, for
-        the compressible-bar studies of examples.md section 6. By default the bars have
+        the compressible-bar studies of the paper's Figs. 15-19 and Table 2. By default the bars have
         density 500 kg/m^3, E = 2e11 Pa and Poisson 0.3 (the reference code's T-bar).
 
     Returns
@@ -83,7 +85,24 @@ def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None 
 
     Notes
     -----
-    Reference: shared/examples.md section 2 (2.1 structure, 2.2 "stedy", 2.3 "paper").
+    The T-bar of Hsu et al. (2021), Fig. 1a and Figs. 2-9. c = 5 cos 45 deg = 3.5355339059 m;
+    fixed q indices 0, 1, 2, 3, 4, 5, 7, 10, free q6 = x2, q8 = z2, q9 = x3, q11 = z3. Bars of
+    density 500 kg/m^3 and radius 0.05 m weigh 19.634954 kg each. The bottom member joins two
+    fixed nodes and is inert; the motion has two degrees of freedom (the bar angles), is
+    symmetric (x3 = c - x2, z3 = z2), and does not start at an equilibrium.
+
+    - ``"stedy"``: the T-bar example of the reference code STEDY: EA = 219.9115 N,
+      l0 = [3.5355339, 2.4748737, 3.5355339, 2.4748737] m, k = EA/l0 =
+      [62.2004, 88.8577, 62.2004, 88.8577] N/m, initial energy E0 = 99.964866 J. The top
+      string sits exactly at its rest length at t = 0.
+    - ``"paper"``: the paper's Table 1: l0 = [c, 0.9c, c, 0.9c], E0 = 12.5 J exactly.
+    - ``"table2"``: strings of k = 1777.153 N/m; with HDPE bars (E = 1 GPa) k_b = 1.5708e6 N/m
+      and the two bars weigh 75.398 kg, with aluminium (68 GPa, 2700 kg/m^3) 1.0681e8 N/m and
+      212.058 kg (the paper's Table 2 truncates to 75.39 and 212.05).
+
+    The two-angle model of the paper's Fig. 2 (pinned-bar inertia m L^2/3 = 163.624617 kg m^2)
+    gives node 2 at t = 10 s as (4.4245370342, 2.3288349090) m for ``"stedy"`` without damping
+    and (4.1781392090, 2.7464800655) m with damping 1; the reference code agrees to 1e-10.
     """
     if variant not in _TBAR_VARIANTS:
         raise ValueError(
@@ -139,7 +158,13 @@ def dbar(damping: float = 0.1) -> Structure:
 
     Notes
     -----
-    Reference: shared/examples.md section 3.
+    The D-bar template of the reference code STEDY's user guide (not in the paper). Bars of
+    0.15707963 kg; strings l0 = [1.41421356, 0.98994949] m, k = [155.500903, 222.144147] N/m;
+    E0 = 19.99297322 J. The motion stays in the x-z plane, symmetric about x = z. End state at
+    t = 10 s (damping 0.1), computed by an independent Cartesian implementation (DOP853,
+    rtol = atol = 1e-12): node 1 = (0.9780824081, 0, -0.2082181620), node 2 =
+    (0.7698642461, 0, 0.7698642461), w(10) = -13.5030039417 J; STEDY under GNU Octave agrees
+    to 1.2e-9.
     """
     nodes = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
     bars = [{"nodes": pair, "density": 500.0, "radius": 0.01}
@@ -185,7 +210,11 @@ def arm(rest_fraction: float = 0.8, damping: float = 0.0) -> Structure:
 
     Notes
     -----
-    Reference: shared/examples.md section 4.
+    Hsu et al. (2021), Fig. 1b and Figs. 10-12 (the paper's node N is node N-1 here). Bars
+    weigh 0.40840704 kg (length 1) and 0.28878739 kg (short); EA = 6283.1853 N. Under gravity
+    with gamma_min = 1 N/m the self-stress space has dimension 8; the least-norm prestress (a
+    QP, certified by its KKT conditions; SLSQP from another start agrees to 2e-9) has
+    sum(gamma) = 658.672327 N/m, and HiGHS's least-sum LP returns the same vector to 1e-6. Some rigid bars come out in tension.
     """
     v = 1.0 / np.sqrt(2.0)
     nodes = [[v * x, 0.0, v * z] for x, z in _ARM_XZ]
@@ -227,7 +256,8 @@ def arm_load(amplitude: float = 100.0) -> Force:
 
     Notes
     -----
-    Reference: shared/examples.md section 4 ("Load").
+    The tip load of Hsu et al. (2021), Figs. 10-12 (the paper's tip node 10, state entry 30);
+    the reference code STEDY's comment calls it downward, but its sign is +z.
     """
     return _sine_load(16, amplitude, [(9, 2)])
 
@@ -243,11 +273,12 @@ _BALL_STRINGS = [
 def ball_nodes() -> tuple[np.ndarray, float]:
     """The ball's (13, 3) node positions [m] and the ground rotation angle alpha [rad].
 
-    Built as in shared/examples.md section 5.1: an icosahedron from golden-ratio points
+    Built as for the paper's Fig. 1c: an icosahedron from golden-ratio points
     (edge 1/phi, so the six bars have length 1 m) plus the centre, reordered so that bar k
     joins node k to node k+6, translated to put node 0 at the origin, then rotated about y by
     the root alpha nearest 0 of ``sin(alpha) x_8 + cos(alpha) z_8 = 0``, which puts nodes 0, 1
-    and 8 on the ground z = 0.
+    and 8 on the ground z = 0. alpha = -0.364863828 rad; the payload node 12 sits at
+    (0.178411045, 0.309016994, 0.467086179) m.
     """
     phi = (1.0 + np.sqrt(5.0)) / 2.0
     t = np.array([[0, -1, phi], [0, -1, -phi], [0, 1, phi], [0, 1, -phi]]) / (2.0 * phi)
@@ -287,7 +318,10 @@ def ball(rest_fraction: float = 0.9, damping: float = 0.0) -> Structure:
 
     Notes
     -----
-    Reference: shared/examples.md section 5 (5.1 construction, 5.3 members).
+    Hsu et al. (2021), Fig. 1c and Figs. 13-14. Bars weigh 0.40840704 kg. Under gravity with
+    gamma_min = 10 N/m the self-stress space has dimension 8; the least-norm prestress (a QP,
+    certified by its KKT conditions; SLSQP from another start agrees to 2e-9) has
+    sum(gamma) = 2579.922035 N/m, and HiGHS's least-sum LP returns the same vector.
     """
     nodes, _ = ball_nodes()
     bar = {"density": 1300.0, "radius": 0.01, "youngs_modulus": 3.5e9, "poisson": 0.36}
@@ -314,7 +348,8 @@ def ball_load(amplitude: float = 30.0) -> Force:
 
     Notes
     -----
-    Reference: shared/examples.md section 5.3 ("Load").
+    The load of Hsu et al. (2021), Figs. 13-14, on the three top nodes (the paper's nodes 4, 7
+    and 8, state entries 10, 20 and 24).
     """
     return _sine_load(13, amplitude, [(3, 0), (6, 1), (7, 2)])
 

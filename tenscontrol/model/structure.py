@@ -359,7 +359,8 @@ class Structure:
 
     @cached_property
     def bar_stiffness(self) -> np.ndarray:
-        """(n_bars,) axial stiffness k_b = E pi r^2 / l0 [N/m] (theory.md section 12.5).
+        """(n_bars,) axial stiffness k_b = E pi r^2 / l0 [N/m] (docs/theory.md, "Compressible
+        bars").
 
         Raises ValueError naming the bar if a bar has no Young's modulus.
         """

@@ -9,7 +9,8 @@ The simulator's mechanics kernels apply every string's elastic law. A controller
 with lower = 0 for one-sided strings (they cannot push) and -inf for two-sided springs. The
 difference ``gamma_applied - law(q)`` enters as an extra nodal force ``-(gamma_applied - law)
 Yhat_k q``, the same force the kernels would apply for that force density, so the rigid-bar
-correction and the energy balance see it as external work (theory.md section 7).
+correction and the energy balance see it as external work (docs/theory.md, "Rigid bars: constraints
+and multipliers").
 """
 
 from __future__ import annotations
@@ -81,9 +82,10 @@ class Actuators:
         """Nodal forces (3n,) [N] of the command u (nu,) [N/m] at positions q and velocities
         qd (3n,), with the applied and commanded force densities (nu,) [N/m].
 
-        A string's damper acts while the string pulls (theory.md section 6): the kernels
-        switch it by length (l > l0), so it is taken out here for a string the command
-        leaves slack, and put in for a string the command pulls although l <= l0.
+        A string's damper acts while the string pulls (docs/theory.md, "The Lagrangian model in
+        Cartesian nodal coordinates"): the kernels switch it by length (l > l0), so it is taken out
+        here for a string the command leaves slack, and put in for a string the command pulls
+        although l <= l0.
         """
         s, law, active = self.law(q)
         cmd = (law if self.kind == "passive" else self.gamma_ref) + u

@@ -1,10 +1,11 @@
 """The nonlinear model as a python-control ``NonlinearIOSystem``.
 
-:func:`to_iosystem` exports the uncorrected equations of motion (theory.md sections 9 and 12)
-with the actuated strings' force-density commands and the nodal forces as inputs, so that users
-can interconnect the structure with python-control's own blocks. It has no constraint or energy
-correction: :func:`tenscontrol.simulate` stays the reference simulator (control-notes.md
-section 1 measures ``input_output_response`` at 1.1-2.1 times a direct integration).
+:func:`to_iosystem` exports the uncorrected equations of motion (docs/theory.md, "Rigid bars:
+constraints and multipliers" and "Compressible bars") with the actuated strings' force-density
+commands and the nodal forces as inputs, so that users can interconnect the structure with
+python-control's own blocks. It has no constraint or energy correction: :func:`tenscontrol.simulate`
+stays the reference simulator (python-control's
+``input_output_response`` measured at 1.1-2.1 times a direct integration).
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     Notes
     -----
     Rigid bars are held by the constraint forces of the KKT solve only; without the
-    correction of theory.md section 10 their lengths drift at the integrator's tolerance.
-    Start simulations from ``X0 = [structure.nodes.ravel(), 0]``.
+    correction of docs/theory.md, "The direct correction with the energy row" their lengths drift
+    at the integrator's tolerance. Start simulations from ``X0 = [structure.nodes.ravel(), 0]``.
     """
     import control
 

@@ -1,11 +1,11 @@
 """The two bar models in simulate()'s step loop: state layout, derivative, correction, output.
 
 :class:`RigidRun` (the compiled kernels of :mod:`tenscontrol.mechanics.rigid_kernels`, with the direct
-correction of theory.md section 10 after every accepted step) and :class:`CompressibleRun`
-(:mod:`tenscontrol.mechanics.compressible_kernels` with the analytic Jacobian for the implicit
-integrator) share :class:`Run`: the state ``y = [q, qd, w, xc]`` with the closed loop's
-controller states xc last. :class:`Recorder` collects output states; :func:`trajectory`
-assembles the :class:`tenscontrol.Trajectory`.
+correction of docs/theory.md, "The direct correction with the energy row" after every accepted
+step) and :class:`CompressibleRun` (:mod:`tenscontrol.mechanics.compressible_kernels` with the
+analytic Jacobian for the implicit integrator) share :class:`Run`: the state ``y = [q, qd, w, xc]``
+with the closed loop's controller states xc last. :class:`Recorder` collects output states;
+:func:`trajectory` assembles the :class:`tenscontrol.Trajectory`.
 """
 
 from __future__ import annotations

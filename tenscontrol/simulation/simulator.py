@@ -1,16 +1,16 @@
 """simulate(): the nonlinear simulation of a tensegrity structure, rigid or compressible bars.
 
 Rigid bars: step -> correct -> record, with the project's own Dormand-Prince 5(4) integrator
-(:mod:`tenscontrol.integrate.dopri`) and the direct correction of theory.md section 10 after every
-accepted step; the compiled kernels of :mod:`tenscontrol.mechanics.rigid_kernels` do the mechanics.
-Without Python per derivative evaluation (loads None or an array; no controller or a plain
-StateFeedback) the whole step loop runs compiled (:mod:`tenscontrol.simulation.rigid_loop`),
-taking the same steps.
-Compressible bars (theory.md section 12): the stiff axial bar modes call for the implicit
-Radau IIA integrator of :mod:`tenscontrol.integrate.radau` with the analytic Jacobian of
-:mod:`tenscontrol.mechanics.compressible_kernels`; only the linear fixed-coordinate constraints remain,
-and they are eliminated, so no correction is needed (theory.md section 12.8). The two models'
-step-loop code lives in :mod:`tenscontrol.simulation.models`; a controller closes the loop through
+(:mod:`tenscontrol.integrate.dopri`) and the direct correction of docs/theory.md, "The direct
+correction with the energy row" after every accepted step; the compiled kernels of
+:mod:`tenscontrol.mechanics.rigid_kernels` do the mechanics. Without Python per derivative
+evaluation (loads None or an array; no controller or a plain StateFeedback) the whole step loop runs
+compiled (:mod:`tenscontrol.simulation.rigid_loop`), taking the same steps.
+Compressible bars (docs/theory.md, "Compressible bars"): the stiff axial bar modes call for the
+implicit Radau IIA integrator of :mod:`tenscontrol.integrate.radau` with the analytic Jacobian of
+:mod:`tenscontrol.mechanics.compressible_kernels`; only the linear fixed-coordinate constraints
+remain, and they are eliminated, so no correction is needed. The two models' step-loop code
+lives in :mod:`tenscontrol.simulation.models`; a controller closes the loop through
 :mod:`tenscontrol.simulation.actuation`.
 """
 
@@ -62,7 +62,8 @@ def _model_options(bars, correction, integrator):
     elif correction not in (None, "none"):
         raise ValueError(f"correction={correction!r} is not available for compressible bars: only "
                          "the linear fixed-coordinate constraints remain, and they are eliminated "
-                         "exactly (theory.md section 12.8); leave correction unset or 'none'")
+                         "exactly (docs/theory.md, \"Compressible bars\"); leave correction unset "
+                         "or 'none'")
     else:
         correction = "none"
     integrator = _INTEGRATORS[bars][0] if integrator is None else integrator
@@ -200,12 +201,14 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         RADAU5 does (:meth:`tenscontrol.integrate.Radau5.error_test_tolerances`), so that both
         integrators give errors of the same size at the same tolerances.
     bars : {"rigid", "compressible"}
-        ``"rigid"``: bar lengths are constraints (theory.md sections 8-10).
+        ``"rigid"``: bar lengths are constraints (docs/theory.md, "Rigid bars: constraints and
+        multipliers" and "The direct correction with the energy row").
         ``"compressible"``: elastic bars with each bar's Young's modulus and Poisson's ratio,
-        bar lengths free (theory.md section 12).
+        bar lengths free (docs/theory.md, "Compressible bars").
     correction : {"energy", "geometric", "none"}, optional
         Rigid bars, after every accepted step: ``"energy"`` (the default) corrects positions,
-        velocities, energy and work (the paper's scheme, theory.md section 10);
+        velocities, energy and work (the paper's scheme, docs/theory.md, "The direct correction
+        with the energy row");
         ``"geometric"`` positions and velocities only (w keeps its integrated value);
         ``"none"`` nothing. Compressible bars take no correction (``"none"``).
     integrator : {"dopri54", "radau5"}, optional
@@ -217,7 +220,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         than the tolerance both must resolve them and ``"dopri54"`` is cheaper per step
         (HDPE T-bar released from rest, 10 s at 1e-8: 0.48 s against 0.88 s).
     kinetic : {"consistent", "paper"}
-        Kinetic energy of compressible bars (theory.md section 12.2): ``"consistent"``, the
+        Kinetic energy of compressible bars (docs/theory.md, "Compressible bars"):
+        ``"consistent"``, the
         uniform rod with axial stretch (always positive definite), or ``"paper"``, the paper's
         translation + rotation, singular for a bar whose end nodes carry no other mass.
     loads : array_like (n_nodes, 3) or callable, optional
@@ -249,14 +253,14 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         for longer runs of stiff structures.
     correction_tol : float
         Tolerance of the correction on each residual: bar rows in m^2, velocity rows in
-        m^2/s, energy in J (theory.md section 10.4).
+        m^2/s, energy in J (docs/theory.md, "The direct correction with the energy row").
     max_correction_iterations : int
         Cap on the correction's Newton iterations per step; a step that hits it is counted
         in ``stats.correction_failures`` and a warning is issued once.
     include_radius : bool
         Give bars the transverse inertia of solid cylinders of their radius instead of
         slender rods (see :func:`tenscontrol.mass_matrix`; for compressible bars with the
-        Poisson radius change of theory.md section 12.1).
+        Poisson radius change of docs/theory.md, "Compressible bars").
     controller : Controller, optional
         Close the loop (:mod:`tenscontrol.feedback.controllers`): at every derivative evaluation the
         controller's command sets the force densities of the strings it commands, clipped to

@@ -3,7 +3,7 @@
 :func:`compare_materials` gives each material's bar mass, the linear model's H2 and H-inf norms
 from a disturbance force to chosen outputs, the compliance eigenvalues, the lowest natural
 frequencies, and the nonlinear response to a doublet force. The paper's Table 2 lost the
-definitions of its rows (examples.md section 6.5); the definitions in the docstring of
+definitions of its rows (Hsu et al. (2021), Table 2); the definitions in the docstring of
 :func:`compare_materials` are tenscontrol's and are the reference.
 """
 
@@ -233,12 +233,13 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     ratio (radius kept), and:
 
     - **bar mass**: sum of rho pi r^2 l over the bars [kg];
-    - **H2, H-inf**: norms of the passive linear model (theory.md section 13: strings and bars
-      follow their elastic laws) of the compressible structure at its configuration, from the
+    - **H2, H-inf**: norms of the passive linear model (docs/theory.md, "Linearization: force
+      densities in, nodal forces as disturbances": strings and bars follow their elastic laws)
+      of the compressible structure at its configuration, from the
       disturbance force to the deviations of the output coordinates, computed on its minimal
       realization (structural projection, then balanced truncation);
     - **compliance eigenvalues**: eig(K_red^-1) of the tangent stiffness on the free
-      coordinates (theory.md section 15) [m/N];
+      coordinates (docs/theory.md, "Norms and compliance") [m/N];
     - **natural frequencies**: the lowest sqrt(eig(K_e, M_e)) / 2 pi of the elastic model [Hz];
     - **nonlinear doublet response**: the compressible-bar simulation from rest under
       :func:`tenscontrol.doublet` (`amplitude`, `half_period`) on the disturbance coordinate
@@ -266,7 +267,8 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     kinetic : {"consistent", "paper"}
         Kinetic-energy form of the compressible bars.
     at_rest : {"taut", "slack"}
-        Linear-model rule for strings exactly at their rest length (theory.md section 11.3).
+        Linear-model rule for strings exactly at their rest length (docs/theory.md, "Linearization:
+        force densities in, nodal forces as disturbances").
         ``"taut"`` (the default here, unlike elsewhere: the paper's Table-2 strings sit at
         their rest length, and with ``"slack"`` the model would be a mechanism) takes their
         tension-side stiffness.

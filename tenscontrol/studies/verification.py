@@ -4,8 +4,8 @@ prediction against the nonlinear response.
 :func:`verify` runs three simulations of the same disturbance from the operating point: the
 nonlinear structure without and with the controller (:func:`tenscontrol.simulate`, corrected
 for rigid bars), and the closed loop of the controller with the structure's analytic
-linearization (theory.md section 11). It returns a :class:`ClosedLoopReport` that prints as a
-table and plots.
+linearization (docs/theory.md, "Linearization: force densities in, nodal forces as disturbances").
+It returns a :class:`ClosedLoopReport` that prints as a table and plots.
 """
 
 from __future__ import annotations
