@@ -2,8 +2,9 @@
 
 A Cartesian linearisation (docs/theory.md, "Linearization: force densities in, nodal forces as
 disturbances") is never minimal: every constraint adds an uncontrollable double eigenvalue at 0,
-and a free-floating structure adds rigid-body modes that the nodal forces d excite. Thresholds on eigenvalues cannot separate these reliably, so the
-reduction is done in two stages (docs/theory.md, "Minimal realization" and "Norms and compliance"):
+and a free-floating structure adds rigid-body modes that the nodal forces d excite. Thresholds on
+eigenvalues cannot separate these reliably, so the reduction is done in two stages
+(docs/theory.md, "Minimal realization" and "Norms and compliance"):
 
 1. **Structural projection** (:func:`elastic_model`, exact, no eigenvalue thresholds): Galerkin
    projection on the elastic subspace ``Z = null([J; R_t^T M])`` of the constraint tangent space,
