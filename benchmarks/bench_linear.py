@@ -41,7 +41,7 @@ PIPELINE_TARGET = 2.0   # s, linearize + minimal_realization + h2 + hinf (inform
 NORM_TARGET = 1e-6      # relative difference of the norms to the sweep (informative)
 DRIFT_TARGET = 1e-8     # m, node drift over 1 s from a prestressed equilibrium (informative)
 MARGIN = 1e-9           # asymptotically stable iff max Re(lambda) < -MARGIN max |lambda|
-# examples.md section 6.5 (values as published; row definitions lost)
+# the paper's Table 2 (values as published; row definitions lost)
 TABLE2 = {"bar mass [kg]": (75.39, 212.05), "linear norm, row 1": (0.1059, 0.1752),
           "linear norm, row 2": (0.1718, 0.4832), "nonlinear ratio, row 1": (4.79, 5.3),
           "nonlinear ratio, row 2": (7.22, 8.14)}
@@ -345,10 +345,10 @@ def prestress_table():
     print("\n4. Prestress under gravity (tc.equilibrium, catalog structures, damping 0), then "
           "tc.simulate(eq.structure, 1.0), no load")
     print_table(["structure", "gmin", "residual [N]", "min gamma", "objective", "sum gamma",
-                 "examples.md", "self-stress dim", "max drift [m]", f"<= {DRIFT_TARGET:g}",
+                 "reference Σγ", "self-stress dim", "max drift [m]", f"<= {DRIFT_TARGET:g}",
                  "sim [s]"], rows)
-    print("   sum gamma [N/m]: the min_sum objective; examples.md sections 4 and 5 give it for "
-          "the arm (gamma >= 1) and the ball (gamma >= 10).")
+    print("   sum gamma [N/m]: the min_sum objective; the catalog.arm and catalog.ball docstrings "
+          "give it for the arm (gamma >= 1) and the ball (gamma >= 10).")
 
 
 # ---- 5. timing -------------------------------------------------------------------------------
@@ -433,7 +433,7 @@ def table2():
                "nonlinear ratio, row 1": "peak/|u|2", "nonlinear ratio, row 2": "|y|2/|u|2"}
     rows = [[k, meaning[k], f"{TABLE2[k][0]:g}", f"{ours[k][0]:.5g}", f"{TABLE2[k][1]:g}",
              f"{ours[k][1]:.5g}"] for k in TABLE2]
-    print("\n   The paper's Table 2 (examples.md 6.5) beside ours:")
+    print("\n   The paper's Table 2 beside ours:")
     print_table(["paper row", "ours", "paper HDPE", "ours HDPE", "paper Al", "ours Al"], rows,
                 right_from=2)
     for r in res.rows:
@@ -441,7 +441,7 @@ def table2():
               f"{r.peak_ratio / r.h2:.3g}, |y|2/|u|2 / Hinf = {r.energy_ratio / r.hinf:.3g} "
               "(a linear system gives <= 1)")
     print("   Caveat: the paper's row definitions were lost and its nonlinear ratios are not "
-          "reproducible from the reference\n   code (examples.md 6.5); compare orders of "
+          "reproducible from the reference\n   code STEDY; compare orders of "
           "magnitude only. Ours are defined in compare_materials' docstring.")
 
 

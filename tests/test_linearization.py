@@ -1,9 +1,11 @@
-"""Analytic linearization (theory.md 11, 13) against central differences of independent models.
+"""Analytic linearization against central differences of independent models.
 
-The oracle is a plain dense KKT solve of theory.md (21) written here (selection matrices of
-theory.md 2, no library kernels), with the force densities held (control model) or following
-the elastic law plus an additive increment (passive model). ``fd_errors`` returns the maximum
-relative errors of A, B and E so that a script can print them too.
+See docs/theory.md, "Linearization: force densities in, nodal forces as disturbances".
+The oracle is a plain dense KKT solve of Hsu et al. (2021), eq. (21), written here (selection
+matrices of docs/theory.md, "The Lagrangian model in Cartesian nodal coordinates", no library
+kernels), with the force densities held (control model) or following the elastic law plus an
+additive increment (passive model). ``fd_errors`` returns the maximum relative errors of A, B and E
+so that a script can print them too.
 """
 
 import dataclasses
@@ -18,10 +20,12 @@ from tenscontrol.model import catalog
 from tenscontrol import Selection
 from tenscontrol.linear.linearization import LinearModel, linearize
 
-FD_TOL = 1e-7   # theory.md 11.3 reports <= 3e-9; central differences here reach ~1e-9
+FD_TOL = 1e-7   # analytic vs central differences measured <= 3e-9; here they reach ~1e-9
 
 
-# ---- an independent dense model (theory.md 2-9, 12.6 with constant mass) --------------------
+# ---- an independent dense model (docs/theory.md, "The Lagrangian model in Cartesian nodal
+# coordinates", "Rigid bars: constraints and multipliers" and "Compressible bars" with constant
+# mass) ------------------------------------------------------------------------------------
 
 
 def selection(pairs, k, n):
@@ -54,7 +58,7 @@ def active_set(structure, q, at_rest="slack"):
 
 
 def oracle_qdd(structure, q, qd, f, u, active, law, bars):
-    """qdd of the dense KKT system (theory.md (21)); the active set is frozen.
+    """qdd of the dense KKT system (Hsu et al. (2021), eq. (21)); the active set is frozen.
 
     u: force densities (strings, then bars if compressible); held if not `law`, else added to
     the elastic laws k (1 - l0/l) (tension-side formula on frozen active strings).
@@ -144,7 +148,7 @@ def prestressed_prism(bars):
     """prism(3) with rest lengths that give its self-stress (bar forces -> 10 N/m scale).
 
     The self-stress is the null vector of the free-standing prism's equilibrium matrix
-    [Yhat(q) Xhat(q)] (theory.md 14); with the base fixed, q0 is then an equilibrium.
+    [Yhat(q) Xhat(q)] (docs/theory.md, "Prestress"); with the base fixed, q0 is then an equilibrium.
     """
     base = catalog.prism(3)
     q = base.nodes.reshape(-1)
@@ -174,7 +178,7 @@ def prestressed_prism(bars):
 
 
 def x_tensegrity():
-    """The planar X tensegrity of control-notes.md section 8."""
+    """The planar free-floating X tensegrity: two 1 kg bars of length 2, four springs k = 11."""
     nodes = [(-1, 0, 0), (1, 0, 0), (0, -1, 0), (0, 1, 0)]
     r = 0.01
     bar = {"radius": r, "density": 1 / (np.pi * r**2 * 2)}  # 1 kg at length 2
@@ -331,7 +335,7 @@ def test_stiffness_damping_mass_reproduce_A_on_the_tangent_space(bars, kind):
 
 
 def test_x_tensegrity_passive_elastic_eigenvalues():
-    # control-notes.md section 8: eig(A_e) = -0.1 +- 6.9274815j (double), -0.3 +- 10.9503425j
+    # eig(A_e) = -0.1 +- 6.9274815j (double), -0.3 +- 10.9503425j (omega^2 = 48, 48, 120)
     model = linearize(x_tensegrity(), kind="passive")
     assert model.at_equilibrium and model.kind == "passive"
     np.testing.assert_allclose(model.bar_force_densities, [-1.0, -1.0], rtol=1e-12)
@@ -344,8 +348,9 @@ def test_x_tensegrity_passive_elastic_eigenvalues():
     # everything else is a constraint or rigid zero mode
     others = eig[np.abs(eig.imag) < 1.0]
     assert np.abs(others).max() < 1e-5
-    # elastic subspace Z = null([J; R_t^T M]) (control-notes.md 2): eig(Z^T M Z) = 1/6, 1/2, 1/2
-    # and eig(Z^T K_t Z) = 20, 24, 24 (control-notes.md 8); K_t R_t = 0 (theory.md 15)
+    # elastic subspace Z = null([J; R_t^T M]) (docs/theory.md, "Minimal realization"):
+    # eig(Z^T M Z) = 1/6, 1/2, 1/2 and eig(Z^T K_t Z) = 20, 24, 24; K_t R_t = 0 ("Norms and
+    # compliance")
     N = model.q.reshape(-1, 3)
     R = np.column_stack([np.tile([1.0, 0, 0], 4), np.tile([0, 1.0, 0], 4),
                          np.cross([0, 0, 1.0], N).reshape(-1)])

@@ -1,4 +1,4 @@
-"""Robust H2 and H-infinity norms (control-notes.md sections 1 and 4).
+"""Robust H2 and H-infinity norms (docs/theory.md, "Norms and compliance").
 
 Oracles: python-control on stable random systems, the dual Gramian, the numerically integrated
 impulse-response energy, and a refined dense frequency sweep.

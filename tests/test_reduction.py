@@ -1,7 +1,10 @@
-"""Structural reduction and minimal realisation (control-notes.md sections 2-4, 8).
+"""Structural reduction and minimal realisation (docs/theory.md, "Minimal realization").
 
-The X tensegrity of control-notes.md section 8 is assembled here by hand from theory.md sections
-11.2, 11.3 and 15 (no mechanics code), as a duck-typed LinearModel.
+The planar free-floating X tensegrity (two 1 kg bars of length 2, four springs) is assembled here
+by hand from docs/theory.md, "Linearization: force densities in, nodal forces as disturbances"
+and "Norms and compliance" (no mechanics code), as a duck-typed LinearModel. Its reference
+values were computed three independent ways (Galerkin projection, spectral split, Euclidean
+projection, which coincide on the symmetric X); the closed forms are given where they exist.
 """
 
 from dataclasses import dataclass
@@ -43,7 +46,10 @@ class FakeLinearModel:
 
 
 def assemble(M, K, D, F_u, J, C, q, qd=None, at_equilibrium=True, kind="passive"):
-    """LinearModel of theory.md 11.2/11.3: A = [[0, I], [-W P K, -W P D]], B, E = [0; W P (.)]."""
+    """LinearModel: A = [[0, I], [-W P K, -W P D]], B, E = [0; W P (.)].
+
+    See docs/theory.md, "Linearization: force densities in, nodal forces as disturbances".
+    """
     nq = M.shape[0]
     W = np.linalg.inv(M)
     P = np.eye(nq) - J.T @ np.linalg.solve(J @ W @ J.T, J @ W) if J.shape[0] else np.eye(nq)
@@ -61,14 +67,17 @@ def assemble(M, K, D, F_u, J, C, q, qd=None, at_equilibrium=True, kind="passive"
 
 
 def yhat(i, j, n):
-    """Yhat_k = X_k^T X_k of a member i->j (theory.md section 2), shape (3n, 3n)."""
+    """Yhat_k = X_k^T X_k of a member i->j, shape (3n, 3n).
+
+    See docs/theory.md, "The Lagrangian model in Cartesian nodal coordinates".
+    """
     c = np.zeros(n)
     c[i], c[j] = -1.0, 1.0
     return np.kron(np.outer(c, c), np.eye(3))
 
 
 def x_tensegrity(bar_masses=(1.0, 1.0), c=0.05):
-    """Planar free-floating X tensegrity, passive model (control-notes.md section 8)."""
+    """Planar free-floating X tensegrity, passive model: 1 kg bars of length 2, springs k = 11."""
     q = np.array([-1, 0, 0, 1, 0, 0, 0, -1, 0, 0, 1, 0], float)
     n, nq = 4, 12
     bars, springs = [(0, 1), (2, 3)], [(0, 2), (2, 1), (1, 3), (3, 0)]
@@ -127,7 +136,7 @@ def random_mechanical(n_e, seed, n_u=4, n_y=6, zeta_scale=0.05):
 def test_x_tensegrity_elastic_basis_dimensions_and_gauge():
     m = x_tensegrity()
     Z, R_t = elastic_basis(m.constraint_jacobian, m.mass_matrix, m.q)
-    # 12 coordinates - 6 constraints - 3 planar rigid modes (control-notes.md section 8)
+    # 12 coordinates - 6 constraints - 3 planar rigid modes
     assert Z.shape == (12, 3) and R_t.shape == (12, 3)
     assert np.allclose(Z.T @ Z, np.eye(3), atol=1e-13)
     assert np.allclose(m.constraint_jacobian @ Z, 0, atol=1e-13)
@@ -140,7 +149,7 @@ def test_x_tensegrity_elastic_model_reference_values():
     em = elastic_model(x_tensegrity())
     assert isinstance(em, ElasticModel) and em.n_e == 3 and em.A.shape == (6, 6)
     assert em.invariance_residual < 1e-12
-    # control-notes.md section 8 table; eig(Z^T M Z) in the mass-weighted gauge of section 2
+    # reference values of the X; eig(Z^T M Z) in the mass-weighted gauge of the projection
     assert np.allclose(np.sort(np.linalg.eigvalsh(em.M_e)), [1 / 6, 1 / 2, 1 / 2], atol=1e-12)
     assert np.allclose(np.sort(np.linalg.eigvalsh(em.K_e)), [20, 24, 24], atol=1e-10)
     assert np.allclose(np.sort(scipy.linalg.eigvalsh(em.K_e, em.M_e)), [48, 48, 120], atol=1e-9)
@@ -156,7 +165,7 @@ def test_x_tensegrity_elastic_model_reference_values():
 
 
 @pytest.mark.parametrize("masses, ref", [
-    # control-notes.md section 8: [u d] -> y, u -> y, d -> y (H2, H-inf)
+    # [u d] -> y, u -> y, d -> y (H2, H-inf); H2 = sqrt(10/3), sqrt(8/3), sqrt(2/3)
     ((1.0, 1.0), [(1.825742, 3.227822), (1.632993, 2.887052), (0.816497, 1.443526)]),
     # X-asym variant: checks the E map L_q = (Z^T M Z)^-1 Z^T M
     ((1.0, 3.0), [(2.091650, 4.528870), (1.825742, 3.953122), (1.020621, 2.209862)]),
@@ -174,7 +183,7 @@ def test_x_tensegrity_norms(masses, ref):
 
 
 def test_euclidean_e_map_would_fail_the_asymmetric_reference():
-    """With pinv(T) E instead of L E the d channel is off (control-notes.md section 8: 1.169)."""
+    """With pinv(T) E instead of L E the d channel is off (H2 1.169 against 1.020621)."""
     m = x_tensegrity(bar_masses=(1.0, 3.0))
     em = elastic_model(m)
     wrong = ct.ss(em.A, np.linalg.pinv(em.T) @ m.E, em.C, 0)
@@ -290,8 +299,9 @@ def test_undamped_x_tensegrity_kalman_realization():
 
 
 def test_control_model_with_zero_stiffness_direction():
-    """Control model (geometric stiffness only, theory.md 11.3): the breathing mode of the X has
-    K_e = 0 and is damped, an eigenvalue at 0 -> Kalman path; u excites it, so norms are inf."""
+    """Control model (geometric stiffness only; docs/theory.md, "Linearization: force densities
+    in, nodal forces as disturbances"): the breathing mode of the X has K_e = 0 and is damped, an
+    eigenvalue at 0 -> Kalman path; u excites it, so norms are inf."""
     m = x_tensegrity()
     springs, bars = [(0, 2), (2, 1), (1, 3), (3, 0)], [(0, 1), (2, 3)]
     K_geo = sum(yhat(i, j, 4) for i, j in springs) - sum(yhat(i, j, 4) for i, j in bars)

@@ -1,4 +1,5 @@
-"""Tangent stiffness and compliance (tenscontrol.mechanics.stiffness; theory.md section 15)."""
+"""Tangent stiffness and compliance (tenscontrol.mechanics.stiffness; docs/theory.md, "Norms and
+compliance")."""
 
 import dataclasses
 import warnings
@@ -11,8 +12,9 @@ from tenscontrol.model import catalog
 from tenscontrol.mechanics.statics import equilibrium
 from tenscontrol.mechanics.stiffness import Compliance, compliance, rigid_fields, tangent_stiffness
 
-# examples.md section 6.4 (Fig. 19): eig(C) [m/N] and delta (x2, z2, x3, z3) [m] for +100 N in
-# z at nodes 2 and 3, compressible T-bar, strings E = 2 GPa, r = 1 mm, at rest, at_rest="taut".
+# Paper Fig. 19: eig(C) [m/N] and delta (x2, z2, x3, z3) [m] for +100 N in z at nodes 2 and 3,
+# compressible T-bar, strings E = 2 GPa, r = 1 mm, at rest, at_rest="taut"; the values agree with
+# the reference code STEDY's stiffness routine (material stiffness on the free coordinates).
 TABLE_6_4 = {
     "hdpe": ([6.35541e-7, 6.36260e-7, 3.75203e-4, 1.12603e-3],
              [-0.0187283, 0.0188131, 0.0187283, 0.0188131]),
@@ -24,7 +26,7 @@ TABLE_6_4 = {
 
 
 def study_tbar(bar_material):
-    """examples.md 6.3: one-sided strings E = 2 GPa, r_s = 1 mm, rest fraction 1, no gravity."""
+    """Paper Table 2 T-bar: one-sided strings E = 2 GPa, r_s = 1 mm, rest fraction 1, no gravity."""
     tbar = catalog.tbar(bar_material=bar_material)
     strings = [dataclasses.replace(s, youngs_modulus=2e9, radius=1e-3, rest_fraction=1.0,
                                    damping=100.0) for s in tbar.strings]
@@ -32,7 +34,7 @@ def study_tbar(bar_material):
 
 
 def x_tensegrity():
-    """control-notes.md section 8: two 1 kg bars of length 2, springs k = 11, l0 = 10 sqrt2/11."""
+    """Planar free-floating X: two 1 kg bars of length 2, springs k = 11, l0 = 10 sqrt2/11."""
     r = 0.01
     rho = 1.0 / (np.pi * r**2 * 2.0)  # m = rho pi r^2 l = 1 kg
     bars = [{"nodes": p, "radius": r, "density": rho} for p in ((0, 1), (2, 3))]
@@ -92,9 +94,9 @@ def generic_prism_state(seed=1):
 
 @pytest.mark.parametrize("material", sorted(TABLE_6_4))
 def test_compressible_tbar_compliance_table(material):
-    """examples.md 6.4: eig(C) and the static response, to the table's printed digits."""
+    """Paper Fig. 19: eig(C) and the static response, to the table's printed digits."""
     tbar = study_tbar(material)
-    np.testing.assert_allclose(tbar.string_stiffness, 1777.153, rtol=1e-6)  # examples.md 6.3
+    np.testing.assert_allclose(tbar.string_stiffness, 1777.153, rtol=1e-6)  # catalog.tbar("table2")
     C = compliance(tbar, bars="compressible", at_rest="taut")
     assert isinstance(C, Compliance) and C.matrix.shape == (4, 4)
     np.testing.assert_array_equal(np.flatnonzero(C.basis.any(axis=1)), [6, 8, 9, 11])
@@ -120,7 +122,8 @@ def test_at_rest_slack_warns_and_is_singular():
 
 
 def test_x_tensegrity_compliance():
-    """control-notes.md section 8: eig(Z^T K Z) = 20, 24, 24; eig(C) = 0.05, 1/24, 1/24.
+    """Planar X (values as in tests/test_reduction.py): eig(Z^T K Z) = 20, 24, 24; eig(C) = 0.05,
+    1/24, 1/24.
 
     Rigid bars, free-floating in the x-y plane (3 rigid fields), Euclidean gauge; the bars'
     force densities come out -1 N/m (lambda = 0.5) from the static balance.
@@ -157,7 +160,8 @@ def test_free_floating_loads_must_be_self_equilibrated():
 
 
 def test_rigid_tangent_matches_finite_differences():
-    """K_t = -d(xi + J^T lambda)/dq with lambda held (theory.md 15), at a generic q."""
+    """K_t = -d(xi + J^T lambda)/dq with lambda held (docs/theory.md, "Norms and
+    compliance"), at a generic q."""
     prism, q = generic_prism_state()
     G = tc.gravity_vector(prism)
     strings = string_law(prism)
@@ -206,7 +210,8 @@ def test_given_gamma_replaces_the_geometric_term():
 
 
 def test_prestressed_arm_compliance():
-    """The prestressed arm (examples.md 4) is stiff in its plane: C is positive definite.
+    """The prestressed arm (catalog.arm, paper Fig. 1b) is stiff in its plane: C is positive
+    definite.
 
     The response to a tip load is tangent to the constraints and solves Z^T (K dq - f) = 0.
     Out of its plane only geometric stiffness acts, and the compressed bars make it negative

@@ -1,8 +1,10 @@
 """LQR and H-infinity design (tenscontrol.linear.synthesis, tenscontrol.linear.hinf).
 
-Reference values: control-notes.md section 8 (planar X tensegrity, checked there three ways).
-The X is the duck-typed FakeLinearModel of tests/test_reduction.py (assembled by hand from
-theory.md; imported like tests/oracles.py, the tests directory is on sys.path under pytest).
+Reference values: the planar free-floating X tensegrity (two 1 kg bars of length 2, four springs),
+its elastic model computed three independent ways (Galerkin projection, spectral split, Euclidean
+projection, which coincide there), designs by python-control on that elastic model. The X is the
+duck-typed FakeLinearModel of tests/test_reduction.py (assembled by hand from docs/theory.md;
+imported like tests/oracles.py, the tests directory is on sys.path under pytest).
 """
 
 from dataclasses import replace
@@ -19,7 +21,7 @@ from tenscontrol.linear.norms import hinf_norm
 from tenscontrol.linear.synthesis import HinfDesign, LQRDesign, hinfsyn, lqr
 from test_reduction import x_tensegrity
 
-IN_PLANE = [3 * node + axis for node in range(4) for axis in (0, 1)]   # y of section 8
+IN_PLANE = [3 * node + axis for node in range(4) for axis in (0, 1)]   # y: in-plane x, y
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +58,7 @@ def elastic_loop(em, c, d_cols, nz, rho=0.1, eps=0.01, u_scale=1.0, d_scale=1.0)
 def test_lqr_x_tensegrity_reference(xmodel):
     d = lqr(xmodel, Q=np.eye(24), R=np.eye(4))
     assert isinstance(d, LQRDesign) and isinstance(d.controller, StateFeedback)
-    # control-notes.md section 8: -6.0323505 +- 9.17656j, -2.023163 +- 6.638764j (double)
+    # ct.lqr on the hand-built elastic X: -6.0323505 +- 9.17656j, -2.023163 +- 6.638764j (double)
     ref = np.array([-6.0323505 - 9.17656j, -6.0323505 + 9.17656j]
                    + [-2.023163 - 6.638764j, -2.023163 + 6.638764j] * 2)
     got = d.poles
@@ -79,7 +81,10 @@ def test_lqr_x_tensegrity_reference(xmodel):
 
 
 def test_lqr_gain_is_basis_independent(xmodel):
-    """A Cartesian Q gives the same Cartesian K whatever the reduced coordinates (section 5)."""
+    """A Cartesian Q gives the same Cartesian K whatever the reduced coordinates.
+
+    See docs/theory.md, "Control on force densities".
+    """
     d6 = lqr(xmodel, Q=np.eye(24), R=np.eye(4))
     em = d6.minimal.elastic
     # the exact elastic-model LQR in coordinates a (T = blkdiag(Z, Z))
@@ -129,19 +134,19 @@ def test_lqr_rejects_non_equilibrium_and_unweighted_undamped_modes(xmodel):
 
 @pytest.fixture(scope="module")
 def x_hinf(xmodel):
-    # z = [y; 0.1 u], w = [d; v], y_m = y + 0.01 v (control-notes.md section 8)
+    # z = [y; 0.1 u], w = [d; v], y_m = y + 0.01 v (the plant of the reference values)
     return hinfsyn(xmodel, measurements=x_measurement(xmodel))
 
 
 def test_hinf_output_feedback_x_reference(xmodel, x_hinf):
     h = x_hinf
     assert isinstance(h, HinfDesign) and isinstance(h.controller, OutputFeedback)
-    # gamma_opt 0.05705 (section 8: bisection and ct.hinfsyn 0.057047) lies in the bracket
+    # gamma_opt 0.05705 (sb10fd bisection; ct.hinfsyn 0.057047) lies in the bracket
     assert h.gamma_lower <= 0.057047 <= h.gamma
     assert h.gamma - h.gamma_lower <= 1e-3 * h.gamma
     assert h.closed_loop_norm <= h.gamma * (1 + 1e-6)
     assert h.closed_loop_norm >= 0.99 * h.gamma
-    assert h.h2_norm == pytest.approx(0.28238, abs=1e-5)     # h2syn loop, section 8
+    assert h.h2_norm == pytest.approx(0.28238, abs=1e-5)     # ct.h2syn loop on the same plant
     assert h.plant.ninputs == 8 + 8 + 4 and h.plant.noutputs == 8 + 4 + 8
     assert h.closed_loop.ninputs == 16 and h.closed_loop.noutputs == 12
     assert h.controller.n_states == h.plant.nstates == 6
@@ -158,7 +163,7 @@ def test_hinf_controller_closes_the_elastic_model_in_physical_units(xmodel, x_hi
 def test_hinf_state_feedback_x_reference(xmodel):
     h = hinfsyn(xmodel)                         # w = d (8 in-plane forces), z = [y; 0.1 u]
     assert isinstance(h.controller, StateFeedback)
-    assert h.gamma == pytest.approx(0.0500, rel=2e-3)      # section 8: gamma* ~ 0.0500
+    assert h.gamma == pytest.approx(0.0500, rel=2e-3)      # reference: gamma* ~ 0.0500
     assert h.closed_loop_norm <= h.gamma * (1 + 1e-6)
     R_t = h.minimal.elastic.R_t
     assert np.abs(h.controller.K @ np.vstack([R_t, 0 * R_t])).max() < 1e-12
@@ -170,7 +175,7 @@ def test_hinf_state_feedback_x_reference(xmodel):
 def test_hinf_agrees_with_control_hinfsyn_on_a_random_plant(seed):
     """Seeded random stable plant, n = 5. Measured: seed 7 both give 1.43755 (ours 1.43762 at
     tol 1e-4); seed 1 ct.hinfsyn reports gamma 0.2160 but its own loop has norm 0.4774, ours
-    0.2656 (control-notes.md section 1: its gamma is not always achieved)."""
+    0.2656 (python-control issue #152: its gamma is not always achieved)."""
     rng = np.random.default_rng(seed)
     n, nd, nu, ny, nz = 5, 2, 2, 2, 2
     A = rng.standard_normal((n, n))

@@ -1,4 +1,6 @@
-"""H-infinity synthesis on plain generalized plants, by bisection (control-notes.md section 6).
+"""H-infinity synthesis on plain generalized plants, by bisection.
+
+See docs/theory.md, "Control on force densities".
 
 The array-level core behind :func:`tenscontrol.synthesis.hinfsyn`; it knows nothing about
 tensegrities. A generalized plant is partitioned as
@@ -9,12 +11,12 @@ and a controller ``K = (AK, BK, CK, DK)`` closes it with positive feedback ``u =
 
 - :func:`hinf_output_feedback`: bisection on slycot ``sb10fd`` at fixed gamma. ``ct.hinfsyn``
   (``sb10ad`` started at gamma = 1e100) is slow beyond ~20 states and its gamma is not always
-  what the closed loop achieves (control-notes.md section 1), so each trial gamma is accepted
+  what the closed loop achieves (python-control issue #152), so each trial gamma is accepted
   only if ``sb10fd`` succeeds *and* the closed loop is Hurwitz.
 - :func:`hinf_state_feedback`: bisection on the indefinite CARE of the full-information problem.
 
-Both scale time by a reference frequency before the numerics (control-notes.md section 3) and
-undo it on the result; the H-infinity norm does not depend on the time unit.
+Both scale time by a reference frequency before the numerics (docs/theory.md, "Minimal
+realization") and undo it on the result; the H-infinity norm does not depend on the time unit.
 """
 
 from __future__ import annotations

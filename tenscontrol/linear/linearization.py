@@ -1,4 +1,6 @@
-"""Analytic linearization of the tensegrity dynamics about an operating point (theory.md 11, 13).
+"""Analytic linearization of the tensegrity dynamics about an operating point.
+
+See docs/theory.md, "Linearization: force densities in, nodal forces as disturbances".
 
 :func:`linearize` returns a :class:`LinearModel`
 
@@ -6,10 +8,10 @@
 
 with the state x = [q; qd] (3n positions node by node, then 3n velocities), u the member force
 densities (strings; for compressible bars also the bars) and d the 3n nodal forces. Rigid bars
-use theory.md (49)-(52) at any operating point, moving or not; compressible bars use (58)-(59)
-through :func:`tenscontrol.jacobians` (``bars="compressible"``).
+use Hsu et al. (2021), eqs. (49)-(52), at any operating point, moving or not; compressible bars
+use eqs. (58)-(59) through :func:`tenscontrol.jacobians` (``bars="compressible"``).
 
-Two models (theory.md 11.3): the "control" model holds the force densities at their
+Two models (same section): the "control" model holds the force densities at their
 operating-point values inside A (geometric stiffness only, u = the commanded force density);
 the "passive" model lets the members follow their elastic law with u an additive increment,
 ``A_p = A + B [du_law/dq, 0]``. :meth:`LinearModel.passive` turns one into the other.
@@ -71,7 +73,8 @@ class LinearModel:
         Rigid: -2 lambda_b (0 for redundant bars); compressible: psi [N/m]. Negative = compression.
     bars : {"rigid", "compressible"}
     kind : {"control", "passive"}
-        Which model of theory.md 11.3 / 13 this is.
+        Which model of docs/theory.md, "Linearization: force densities in, nodal forces as
+        disturbances" this is.
     at_equilibrium : bool
         qd = 0 and |qdd| <= 1e-8 times the acceleration scale of the forces at the point.
     constraint_jacobian : ndarray, shape (c, nq)
@@ -172,7 +175,9 @@ class LinearModel:
         return np.concatenate([free, self.q.size + free]).astype(np.int64)
 
     def passive(self) -> LinearModel:
-        """The passive model (theory.md 11.3): members follow their elastic law, u adds to it.
+        """The passive model: members follow their elastic law, u adds to it.
+
+        See docs/theory.md, "Linearization: force densities in, nodal forces as disturbances".
 
         ``A_p = A + B [du_law/dq, 0]``; B, E unchanged; the stiffness gains the material terms
         ``(k l0 / l^3) Yhat_k q q^T Yhat_k``. A passive model returns itself.
@@ -275,7 +280,10 @@ def _string_lengths(structure: Structure, q: np.ndarray) -> np.ndarray:
 
 
 def _dampers(structure: Structure, q, qd, c) -> tuple:
-    """(d f_d/dq, d f_d/dqd, f_d) of dampers with coefficients `c` (theory.md 11.1)."""
+    """(d f_d/dq, d f_d/dqd, f_d) of dampers with coefficients `c`.
+
+    See docs/theory.md, "Linearization: force densities in, nodal forces as disturbances".
+    """
     pairs = structure.string_nodes
     Yh, Yd = member_columns(pairs, q), member_columns(pairs, qd)
     ell = _string_lengths(structure, q) ** 2
@@ -376,7 +384,7 @@ def _inverse_spd(S: np.ndarray) -> np.ndarray:
 
 
 def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dict:
-    """theory.md (49)-(52) in closed form, vectorized over the coordinates."""
+    """Hsu et al. (2021), eqs. (49)-(52) in closed form, vectorized over the coordinates."""
     model = rigid_model(structure, include_radius)
     W, n = model.W, structure.n_nodes
     cb = model.constrained_bars
@@ -406,7 +414,8 @@ def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dic
 
 
 def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radius) -> dict:
-    """theory.md (58)-(59) from tenscontrol.mechanics.compressible, with gamma and psi held."""
+    """Hsu et al. (2021), eqs. (58)-(59) from tenscontrol.mechanics.compressible, gamma and psi
+    held."""
     from tenscontrol.mechanics import compressible, dynamics  # imported only when asked for
 
     n, p = structure.n_nodes, structure.bar_nodes
@@ -508,7 +517,9 @@ def _warn_if_not_at_rest(structure, qdd, scale) -> bool:
 def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, bars="rigid",
               kind="passive", kinetic="consistent", include_radius=False, at_rest="slack",
               outputs: Selection | None = None) -> LinearModel:
-    """Linearize the dynamics of `structure` about an operating point (theory.md 11, 13).
+    """Linearize the dynamics of `structure` about an operating point.
+
+    See docs/theory.md, "Linearization: force densities in, nodal forces as disturbances".
 
     Parameters
     ----------
@@ -524,20 +535,20 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
     loads : array_like, shape (3n,) or (n, 3), optional
         External nodal forces at the operating point [N]; zero by default.
     bars : {"rigid", "compressible"}
-        Rigid bars (theory.md 11; `kinetic` is ignored) or compressible bars (theory.md 13;
-        psi from the bar law at q, held in the control model).
+        Rigid bars (`kinetic` is ignored) or compressible bars (docs/theory.md, "Compressible
+        bars"; psi from the bar law at q, held in the control model).
     kind : {"passive", "control"}
-        The model of theory.md 11.3: ``"passive"`` (default), the members follow their elastic
+        The model (see the section above): ``"passive"`` (default), the members follow their elastic
         laws and u adds to them; ``"control"``, the force densities are the commands (see
         :meth:`LinearModel.passive`).
     kinetic : {"consistent", "paper"}
-        Kinetic-energy form of the compressible bars (theory.md 12.2; see
+        Kinetic-energy form of the compressible bars (docs/theory.md, "Compressible bars"; see
         :mod:`tenscontrol.mechanics.compressible`).
     include_radius : bool
         Solid-cylinder bar inertia (see :func:`tenscontrol.mass_matrix`).
     at_rest : {"slack", "taut"}
         A string with l == l0 (to 1e-12 relative) sits on the kink of its one-sided law.
-        ``"slack"`` (default, the strict l > l0 rule of theory.md 5, with a warning listing the
+        ``"slack"`` (default, the strict l > l0 rule of the string law, with a warning listing the
         strings): gamma 0, no damper, zero input column, zero law gradient, so neither model
         gets its material stiffness. ``"taut"``: the tension-side limit: gamma 0, damper on,
         input column -Yhat_k q, law gradient (k/l^2) s^T, so the passive model gets its
@@ -553,8 +564,8 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
     Notes
     -----
     Rigid bars: the closed form ``d qdd = W P (d xi + dJ^T lambda) - W J^T Mt dJ qdd`` of
-    theory.md (49), dense and vectorized; the constraints are the fixed coordinates (through
-    W) and the independent bars of ``rigid_model(structure).constrained_bars``.
+    Hsu et al. (2021), eq. (49), dense and vectorized; the constraints are the fixed coordinates
+    (through W) and the independent bars of ``rigid_model(structure).constrained_bars``.
     Compressible bars: A from ``tenscontrol.jacobians`` with gamma and psi held; B, E from its
     W_c. Under ``at_rest="taut"`` the dampers of strings at rest are added as ``W_c d f_d``,
     exact at qd = 0 and whenever M_qdd is constant (``kinetic="consistent"`` without radius).

@@ -1,7 +1,7 @@
 """H2 and H-infinity norms of continuous-time state-space models, done robustly.
 
 python-control's ``norm`` and ``linfnorm`` are unsafe on raw tensegrity linearisations
-(control-notes.md sections 1 and 4): ``linfnorm`` does no stability check at all, and ``norm``
+(docs/theory.md, "Norms and compliance"): ``linfnorm`` does no stability check at all, and ``norm``
 uses an absolute 1e-8 threshold on Re(lambda), so its verdict depends on the time unit. The two
 functions here first classify the spectrum with a *relative* threshold and a PBH-type test:
 
@@ -46,7 +46,8 @@ MARGIN = 1e-9
 MAGNITUDE = 1e100
 #: Relative PBH tolerance for "hidden" marginal modes. It must stay well above sqrt(eps): the
 #: constraint Jordan blocks of a Cartesian model split into +-sqrt(eps ||A||) pairs whose
-#: computed couplings to B and C are O(sqrt(eps)) instead of 0 (control-notes.md section 2).
+#: computed couplings to B and C are O(sqrt(eps)) instead of 0 (docs/theory.md, "Minimal
+#: realization").
 PBH_TOL = 1e-6
 #: Eigenvalues closer than CLUSTER * ||A|| to a marginal one are tested with it, so that a
 #: numerically split Jordan block is never cut in two.
@@ -290,9 +291,9 @@ def h2_norm(sys) -> float:
     float
         ``sqrt(trace(C P C^T))`` with P the controllability Gramian,
         ``A P + P A^T + B B^T = 0`` (SciPy's ``solve_continuous_lyapunov(A, -B B^T)``; mind the
-        sign, control-notes.md section 1). Units [y]/[u] s^-1/2. ``inf`` if a marginal or unstable
-        mode is controllable and observable, and ``inf`` if D != 0 (a continuous-time system with
-        feedthrough has an impulse response with a Dirac part, so infinite energy).
+        sign: it solves ``A X + X A^T = Q``). Units [y]/[u] s^-1/2. ``inf`` if a marginal or
+        unstable mode is controllable and observable, and ``inf`` if D != 0 (a continuous-time
+        system with feedthrough has an impulse response with a Dirac part, so infinite energy).
 
     Raises
     ------

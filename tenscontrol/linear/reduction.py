@@ -1,9 +1,10 @@
 """Structural reduction and minimal realisation of tensegrity linear models.
 
-A Cartesian linearisation (theory.md sections 11 and 13) is never minimal: every constraint adds
-an uncontrollable double eigenvalue at 0, and a free-floating structure adds rigid-body modes that
-the nodal forces d excite. Thresholds on eigenvalues cannot separate these reliably, so the
-reduction is done in two stages (control-notes.md sections 2-4):
+A Cartesian linearisation (docs/theory.md, "Linearization: force densities in, nodal forces as
+disturbances") is never minimal: every constraint adds an uncontrollable double eigenvalue at 0,
+and a free-floating structure adds rigid-body modes that the nodal forces d excite. Thresholds on
+eigenvalues cannot separate these reliably, so the reduction is done in two stages
+(docs/theory.md, "Minimal realization" and "Norms and compliance"):
 
 1. **Structural projection** (:func:`elastic_model`, exact, no eigenvalue thresholds): Galerkin
    projection on the elastic subspace ``Z = null([J; R_t^T M])`` of the constraint tangent space,
@@ -63,7 +64,7 @@ def _rigid_fields(q: np.ndarray, rtol: float) -> np.ndarray:
 
 
 def elastic_basis(constraint_jacobian, mass_matrix, q, *, rtol: float = 1e-9):
-    """Elastic subspace Z and compatible rigid fields R_t (control-notes.md section 2).
+    """Elastic subspace Z and compatible rigid fields R_t (docs/theory.md, "Minimal realization").
 
     Parameters
     ----------
@@ -120,7 +121,8 @@ def elastic_basis(constraint_jacobian, mass_matrix, q, *, rtol: float = 1e-9):
 
 @dataclass(frozen=True, eq=False)
 class ElasticModel:
-    """Exact Galerkin elastic model ``x_e = [a; a_dot]``, ``dq = Z a`` (control-notes.md section 2).
+    """Exact Galerkin elastic model ``x_e = [a; a_dot]``, ``dq = Z a`` (docs/theory.md, "Minimal
+    realization").
 
     ``M_e a'' + D_e a' + K_e a = Z^T F_u du + Z^T dd``; as a first-order system
     ``x_e' = A x_e + B du + E dd``, ``dy = C x_e``.
@@ -452,7 +454,8 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     Notes
     -----
     The elastic model is scaled first (time by a reference frequency w, positions by the rms
-    node distance from the centroid, velocities by that times w; control-notes.md section 3)
+    node distance from the centroid, velocities by that times w; docs/theory.md, "Minimal
+    realization")
     so that balancing and rank decisions see O(1) numbers. HSVs, the bound and the frequency
     response are invariant under this scaling, and the returned model is scaled back to
     physical units. HSVs and truncation matrices come from slycot ``ab09ax`` (the square-root
@@ -464,7 +467,8 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     balanced truncation is impossible; only uncontrollable or unobservable modes are removed
     (PBH tests cluster by cluster in modal form), ``hsv`` is None and ``error_bound`` 0. Rigid
     body motion of a free-floating structure is not in the model: z describes the elastic
-    deformation in the mass-weighted gauge ``R_t^T M dq = 0`` (control-notes.md section 2).
+    deformation in the mass-weighted gauge ``R_t^T M dq = 0`` (docs/theory.md, "Minimal
+    realization").
     """
     if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and 0 < tol < 1):
         raise ValueError(f"minimal_realization: tol must be in (0, 1), got {tol!r}")

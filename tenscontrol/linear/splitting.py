@@ -7,8 +7,9 @@ for them, yet the rest of the model can be truncated. :func:`marginal_split` reo
 Schur form (LAPACK ``trsen``) so that the marginal eigenvalues come first and decouples the two
 blocks with the Sylvester equation of the quasi-triangular factors (LAPACK ``trsyl``), the
 construction of MATLAB's ``stabsep``. It runs after the structural projection, so no rigid
-or constraint mode reaches it (control-notes.md section 2). :func:`complex_schur` turns a real
-Schur form into a complex one in O(n^2) work, for frequency responses by triangular solves.
+or constraint mode reaches it (docs/theory.md, "Minimal realization"). :func:`complex_schur`
+turns a real Schur form into a complex one in O(n^2) work, for frequency responses by
+triangular solves.
 """
 
 from __future__ import annotations

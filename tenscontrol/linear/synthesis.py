@@ -1,9 +1,11 @@
-"""LQR and H-infinity design for tensegrity linear models (control-notes.md sections 2, 3, 5, 6).
+"""LQR and H-infinity design for tensegrity linear models.
+
+See docs/theory.md, "Minimal realization" and "Control on force densities".
 
 Both designs work on the structurally reduced minimal realization of the model
 (:func:`tenscontrol.minimal_realization`): a Riccati equation on the Cartesian model fails,
 because every constraint and rigid-body mode is an uncontrollable eigenvalue on the imaginary
-axis (control-notes.md section 1). Weights and results are Cartesian: a weight on
+axis (docs/theory.md, "Control on force densities"). Weights and results are Cartesian: a weight on
 ``x - x* = [dq; dqd]`` is projected with ``basis``, and a reduced gain is mapped back with
 ``left_inverse``, so the returned gain annihilates rigid motion and does not depend on the
 reduced coordinates chosen.
@@ -252,7 +254,8 @@ def _care_scipy(A, B, Q, R):
 @sized_by
 def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         effort=1.0) -> LQRDesign:
-    """Linear-quadratic regulator on the actuated strings (control-notes.md section 5).
+    """Linear-quadratic regulator on the actuated strings (docs/theory.md, "Control on force
+    densities").
 
     Minimizes ``int (x - x*)^T Q (x - x*) + u^T R u dt`` on the minimal realization of
     ``model.actuated()`` and maps the gain back to Cartesian states.
@@ -377,7 +380,7 @@ def _ss(arrays, inputs, outputs) -> ct.StateSpace:
 def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection | None = None,
             measurements=None, d_scale=1.0, y_scale=1.0, u_scale=None, rho=0.1, eps=0.01,
             tol=1e-3, order=None, backoff=1.0) -> HinfDesign:
-    """H-infinity design on the actuated strings (control-notes.md section 6).
+    """H-infinity design on the actuated strings (docs/theory.md, "Control on force densities").
 
     Generalized plant on the minimal realization of ``model.actuated().with_outputs(outputs)``
     (reduced state x_r, ``x - x* ~= basis x_r``; it keeps the modes the measurements see):
@@ -441,7 +444,7 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
     Output feedback: :func:`tenscontrol.hinf.hinf_output_feedback`, gamma bisection on slycot
     sb10fd from ``1.01 ||F_l(P, K_H2)||_inf`` down to ``(hi - lo) <= tol hi``. The controller
     returned is the one synthesized at ``backoff`` times the final upper bound (no
-    enlargement by default, where control-notes.md suggests 1.05): every accepted gamma
+    enlargement by default, where 1.05 is the customary margin): every accepted gamma
     already passed the Hurwitz test, the rcond floor and a norm check, and the loop norm is
     recomputed here. State feedback:
     :func:`tenscontrol.hinf.hinf_state_feedback`, ``K = u_scale F_r left_inverse``. Slycot

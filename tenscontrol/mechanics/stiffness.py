@@ -1,4 +1,6 @@
-"""Tangent stiffness and compliance of the passive structure (theory.md section 15).
+"""Tangent stiffness and compliance of the passive structure.
+
+See docs/theory.md, "Norms and compliance".
 
 The tangent stiffness is ``K = -d(total static nodal force)/dq``: every active tension member
 contributes geometric stiffness ``gamma_k Yhat_k`` and material stiffness
@@ -6,7 +8,7 @@ contributes geometric stiffness ``gamma_k Yhat_k`` and material stiffness
 ``psi_b H_b`` of their reactions (``psi_b = -2 lambda_b``, lambda held), compressible bars
 ``psi_j H_j + (k_b l0_j / l_j^3) H_j q q^T H_j``. Compliance is the inverse of K restricted to the
 admissible displacements: the constraint tangent space, less the rigid-body motions of a
-free-floating structure (Euclidean gauge, control-notes.md section 2).
+free-floating structure (Euclidean gauge, same section).
 """
 
 from __future__ import annotations
@@ -103,7 +105,9 @@ def _rigid_bar_densities(structure, q, gamma, loads) -> np.ndarray:
 
 def tangent_stiffness(structure: Structure, q=None, *, gamma=None, bar_force_densities=None,
                       bars: str = "rigid", at_rest: str = "slack", loads=None) -> np.ndarray:
-    """Tangent stiffness K (3n, 3n) [N/m] of the passive structure (theory.md section 15).
+    """Tangent stiffness K (3n, 3n) [N/m] of the passive structure.
+
+    See docs/theory.md, "Norms and compliance".
 
     Parameters
     ----------
@@ -178,9 +182,9 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     """Orthonormal rigid-body displacement fields (3n, n_r) compatible with the constraints.
 
     Translations and rotations ``omega x (n_i - c)`` about the centroid c, restricted to the
-    combinations that satisfy the linearised constraints: ``R null(J R)`` (control-notes.md
-    section 2). Empty (n_r = 0) for a pinned structure. `bars` selects J: all constraint rows
-    (rigid) or only the fixed coordinates (compressible).
+    combinations that satisfy the linearised constraints: ``R null(J R)`` (docs/theory.md,
+    "Minimal realization"). Empty (n_r = 0) for a pinned structure. `bars` selects J: all
+    constraint rows (rigid) or only the fixed coordinates (compressible).
     """
     _validate(structure, bars, "slack")
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
@@ -219,7 +223,9 @@ def _reduced_basis(structure, q, bars):
 
 @dataclass(frozen=True, eq=False)
 class Compliance:
-    """Static compliance of a structure about a configuration (theory.md section 15).
+    """Static compliance of a structure about a configuration.
+
+    See docs/theory.md, "Norms and compliance".
 
     Attributes
     ----------
@@ -274,7 +280,9 @@ class Compliance:
 
 def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: str = "slack",
                loads=None, gamma=None, bar_force_densities=None) -> Compliance:
-    """Compliance ``C = (Z^T K Z)^{-1}`` of the passive structure (theory.md section 15).
+    """Compliance ``C = (Z^T K Z)^{-1}`` of the passive structure.
+
+    See docs/theory.md, "Norms and compliance".
 
     Parameters are those of :func:`tangent_stiffness`. With rigid bars Z spans
     ``null(J_Phi(q))``, with compressible bars the free coordinates; for a free-floating
