@@ -42,6 +42,8 @@ _BAR_MODELS = ("rigid", "compressible")
 #: Intermediate load steps converge to this relative residual; only the full load needs rtol.
 _STAGE_RTOL = 1e-8
 _MAX_HALVINGS = 7
+#: Steps cut short in a row after which the line search judges by the total potential.
+_CUTS = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,6 +230,11 @@ def _line_search(p, q, dq, r, offset, merit=None):
                                       and -alpha * dpi <= noise)
             if decrease:
                 return alpha, trial, state
+            if merit is not None and change > 0:
+                # the minimizer of the quadratic through Pi(0), Pi'(0) and Pi(alpha), kept
+                # within [0.1, 0.5] alpha (Nocedal & Wright, backtracking by interpolation)
+                alpha *= min(max(-0.5 * alpha * dpi / (change - alpha * dpi), 0.1), 0.5)
+                continue
         alpha *= 0.5
     return None
 
@@ -235,12 +242,14 @@ def _line_search(p, q, dq, r, offset, merit=None):
 def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=False):
     """Newton at load factor t from q; returns (converged, q).
 
-    With `energy` the line search's merit is the total potential (conservative structures:
-    rigid bars or none), and the Levenberg shift is raised until the step descends it, so
-    that only a minimum, a stable equilibrium, is found; otherwise the merit is |r|.
+    The line search's merit is |r|. With `energy`, once _CUTS steps in a row were cut short
+    (|r| is a poor guide: soft slender towers), it is the total potential (conservative
+    structures: rigid bars or none), and the Levenberg shift is raised until the step
+    descends it, so that only a minimum, a stable equilibrium, is found. Newton's easy cases
+    keep their |r| path.
     """
     state = _forces(p, q, offset)
-    mu = 0.0
+    mu, cuts = 0.0, 0
     for _ in range(max_iterations):
         r, _, gamma, psi = state
         res = np.abs(r).max(initial=0.0)
@@ -249,11 +258,12 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=Fa
             return True, q
         K = static_tangent(p.structure, q, psi, p.bars)
         mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12)
-        found = _step(p, q, K, r, mu, mu_scale, offset, energy)
+        found = _step(p, q, K, r, mu, mu_scale, offset, energy and cuts >= _CUTS)
         if found is None:
             log.rows.append((t, res, 0.0, mu, 0))
             return False, q
         alpha, q_new, new, mu = found
+        cuts = cuts + 1 if alpha < 1.0 else 0
         switches = int(np.sum((gamma > 0) != (new[2] > 0)))
         log.rows.append((t, res, alpha, mu, switches))
         q, state = q_new, new
