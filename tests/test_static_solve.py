@@ -102,7 +102,7 @@ def test_load_stepping_when_the_full_load_fails():
     s = prestressed(tc.catalog.prism_tower(5))
     f = np.zeros((s.n_nodes, 3))
     f[-3:, 0] = 20.0
-    # the potential-merit line search takes the full load in 23 steps: a budget of 12 fails it
+    # the potential-merit line search takes the full load in ~20 steps: 12 are too few
     r = tc.static_equilibrium(s, loads=f, max_iterations=12)
     assert r.history.failed_load_steps[0] == 1.0 and len(r.history.load_steps) > 1
     assert r.history.load_steps[-1] == 1.0 and r.relative_residual <= 1e-10
@@ -167,12 +167,12 @@ def test_repr_and_summary():
 
 def test_soft_slender_tower_converges_without_load_steps():
     # 96 bars, 0.01 N across the top: the |r| line search cut 20 of 23 steps; judged by the
-    # total potential after 3 cut steps, 7 Newton steps (measured) and no load stepping
+    # total potential after the first cut step, 5 Newton steps (measured), no load stepping
     s = prestressed(tc.catalog.prism_tower(32))
     f = np.zeros((s.n_nodes, 3))
     f[-3:, 0] = 0.01
     r = tc.static_equilibrium(s, loads=f)
-    assert r.history.iterations < 12 and r.history.failed_load_steps == ()
+    assert r.history.iterations < 10 and r.history.failed_load_steps == ()
     assert r.relative_residual <= 1e-8 and r.stable
     assert r.displacement == pytest.approx(0.1893, abs=1e-4)
 
