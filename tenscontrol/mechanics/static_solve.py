@@ -14,8 +14,10 @@ a Levenberg shift of K_t (raised when no step length is accepted) globalizes it.
 search judges a step by ``|R|`` until it has to cut one; then, for conservative structures
 (rigid bars or none), by Armijo's decrease of the total potential (static_merit), the shift
 raised until the step descends it: ``|R|`` is a poor merit on soft slender towers (a 192-bar
-tower took 809 cut steps and load stepping, 15 by the potential). A stable equilibrium is a
-minimum of the potential; should that path fail (an unstable one), the ``|R|`` path runs. When Newton fails at the full load, the imbalance at the start is applied in load steps
+tower took 809 cut steps and load stepping, 10 by the potential). A stable equilibrium is a
+minimum of the potential; should that path fail (an unstable one), the ``|R|`` path runs from
+the same start. When Newton fails at the full load, the imbalance at the start is applied in
+load steps
 (a Newton homotopy: the factor t scales it from 0, where the start is in equilibrium, to 1),
 halving a step that fails and doubling one that works.
 """
