@@ -101,7 +101,7 @@ def timing():
     print("\nCPU time of static_equilibrium (towers prestressed at 20 N/m, no gravity, 0.01 N "
           "along x on each top node)")
     print(f"{'tower':<22}{'bars':>6}{'coords':>8}{'its':>5}{'CPU [s]':>9}{'residual rel.':>15}"
-          f"{'top moved [m]':>15}")
+          f"{'top moved [m]':>15}{'failed load steps':>19}")
     for stages in (10, 32, 64):
         s = tc.equilibrium(tc.catalog.prism_tower(stages), gamma_min=20.0).structure
         f = np.zeros((s.n_nodes, 3))
@@ -110,7 +110,8 @@ def timing():
         r = tc.static_equilibrium(s, loads=f)
         cpu = time.process_time() - t0
         print(f"{s.name:<22}{s.n_bars:>6}{3 * s.n_nodes:>8}{r.history.iterations:>5}"
-              f"{cpu:>9.3f}{r.relative_residual:>15.2e}{r.displacement:>15.4f}")
+              f"{cpu:>9.3f}{r.relative_residual:>15.2e}{r.displacement:>15.4f}"
+              f"{len(r.history.failed_load_steps):>19}")
 
 
 if __name__ == "__main__":

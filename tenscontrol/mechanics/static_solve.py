@@ -9,9 +9,15 @@ with gamma the strings' elastic law (slack below the rest length: the active set
 configuration), psi the compressible bars' law or, for rigid bars, the least-squares multipliers
 at q. Newton solves ``K_t dq + X dpsi = R``, ``X^T dq = 0`` (the KKT step; K_t the tangent
 stiffness of :func:`tenscontrol.tangent_stiffness` with psi held, so that ``K_t = -dR/dq``),
-each trial point is put back on the bar-length manifold, and a backtracking line search on
-``|R|`` with a Levenberg shift of K_t (raised when no step length reduces ``|R|``) globalizes
-it. When Newton fails at the full load, the imbalance at the start is applied in load steps
+each trial point is put back on the bar-length manifold, and a backtracking line search with
+a Levenberg shift of K_t (raised when no step length is accepted) globalizes it. The line
+search judges a step by ``|R|`` until it has to cut one; then, for conservative structures
+(rigid bars or none), by Armijo's decrease of the total potential (static_merit), the shift
+raised until the step descends it: ``|R|`` is a poor merit on soft slender towers (a 192-bar
+tower took 809 cut steps and load stepping, 10 by the potential). A stable equilibrium is a
+minimum of the potential; should that path fail (an unstable one), the ``|R|`` path runs from
+the same start. When Newton fails at the full load, the imbalance at the start is applied in
+load steps
 (a Newton homotopy: the factor t scales it from 0, where the start is in equilibrium, to 1),
 halving a step that fails and doubling one that works.
 """
@@ -32,6 +38,7 @@ from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
                                                  describe_motion, loaded_zero_modes)
 from tenscontrol.mechanics.static_linalg import BarGram, bar_columns, kkt_solve
+from tenscontrol.mechanics.static_merit import total_potential
 from tenscontrol.mechanics.stiffness import rigid_fields, tangent_stiffness
 from tenscontrol.model.structure import Structure
 
@@ -41,6 +48,9 @@ _BAR_MODELS = ("rigid", "compressible")
 #: Intermediate load steps converge to this relative residual; only the full load needs rtol.
 _STAGE_RTOL = 1e-8
 _MAX_HALVINGS = 7
+#: Steps cut short in a row after which the line search judges by the total potential: a
+#: full Newton step keeps Newton's own path (and quadratic tail) wherever |r| accepts it.
+_CUTS = 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -199,8 +209,14 @@ class _Log:
                              np.array(cols[4], int), tuple(self.load_steps), tuple(self.failed))
 
 
-def _line_search(p, q, dq, r, offset):
-    """(alpha, q_new, state) of the first halving of the step that reduces |r|, or None."""
+def _line_search(p, q, dq, r, offset, merit=None):
+    """(alpha, q_new, state) of the first halving of the step that is accepted, or None.
+
+    Without `merit`, a step is accepted when it reduces |r|; with ``merit = (Pi, noise,
+    slope)`` (the potential at q, its rounding error and its derivative along dq, negative),
+    when Pi decreases by Armijo's test, or, where the change of Pi is below its rounding
+    error (near the solution), when |r| decreases.
+    """
     norm = np.linalg.norm(r)
     alpha = 1.0
     l, slope = None, None
@@ -212,16 +228,30 @@ def _line_search(p, q, dq, r, offset):
         if np.all(_bar_lengths(p.structure, trial) > 0) and np.all(
                 np.linalg.norm(member_columns(p.structure.string_nodes, trial), axis=0) > 0):
             state = _forces(p, trial, offset)
-            if np.linalg.norm(state[0]) <= (1.0 - 1e-4 * alpha) * norm:
+            decrease = np.linalg.norm(state[0]) <= (1.0 - 1e-4 * alpha) * norm
+            if merit is not None:
+                pi, noise, dpi = merit
+                change = total_potential(p.structure, trial, p.load, p.free, offset)[0] - pi
+                armijo = change <= 1e-4 * alpha * dpi
+                decrease = armijo or (decrease and abs(change) <= noise
+                                      and -alpha * dpi <= noise)
+            if decrease:
                 return alpha, trial, state
         alpha *= 0.5
     return None
 
 
-def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
-    """Newton at load factor t from q; returns (converged, q)."""
+def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=False):
+    """Newton at load factor t from q; returns (converged, q).
+
+    The line search's merit is |r|. With `energy`, once _CUTS step(s) in a row were cut short
+    (|r| is a poor guide: soft slender towers), it is the total potential (conservative
+    structures: rigid bars or none), and the Levenberg shift is raised until the step
+    descends it, so that only a minimum, a stable equilibrium, is found. Newton's easy cases
+    keep their |r| path.
+    """
     state = _forces(p, q, offset)
-    mu = 0.0
+    mu, cuts = 0.0, 0
     for _ in range(max_iterations):
         r, _, gamma, psi = state
         res = np.abs(r).max(initial=0.0)
@@ -230,17 +260,12 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
             return True, q
         K = static_tangent(p.structure, q, psi, p.bars)
         mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12)
-        dq = _kkt_step(p, q, K, r, mu)
-        while True:
-            found = _line_search(p, q, dq, r, offset)
-            if found is not None:
-                break
-            mu = 1e-6 * mu_scale if mu == 0.0 else 10.0 * mu
-            if mu > 1e8 * mu_scale:
-                log.rows.append((t, res, 0.0, mu, 0))
-                return False, q
-            dq = _kkt_step(p, q, K, r, mu)
-        alpha, q_new, new = found
+        found = _step(p, q, K, r, mu, mu_scale, offset, energy and cuts >= _CUTS)
+        if found is None:
+            log.rows.append((t, res, 0.0, mu, 0))
+            return False, q
+        alpha, q_new, new, mu = found
+        cuts = cuts + 1 if alpha < 1.0 else 0
         switches = int(np.sum((gamma > 0) != (new[2] > 0)))
         log.rows.append((t, res, alpha, mu, switches))
         q, state = q_new, new
@@ -249,6 +274,35 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
             return False, q  # runs away: nothing holds it
     r = state[0]
     return bool(np.abs(r).max(initial=0.0) <= tol), q
+
+
+def _solve(p: _Problem, q, t, offset, tol, max_iterations, log: _Log):
+    """Newton with the potential as merit where the structure is conservative (rigid bars or
+    none: the loads are constant), and, if that fails (an unstable equilibrium is no
+    minimum), Newton with the |r| merit from the same start; returns (converged, q)."""
+    if p.rigid or not p.structure.n_bars:
+        ok, q_new = _newton(p, q, t, offset, tol, max_iterations, log, energy=True)
+        if ok:
+            return ok, q_new
+    return _newton(p, q, t, offset, tol, max_iterations, log)
+
+
+def _step(p, q, K, r, mu, mu_scale, offset, energy):
+    """(alpha, q_new, state, mu) of an accepted step, raising the Levenberg shift mu until
+    the line search accepts one (and, with `energy`, until the step descends Pi); None when
+    mu passes 1e8 times the largest diagonal stiffness."""
+    merit = total_potential(p.structure, q, p.load, p.free, offset) if energy else None
+    while True:
+        dq = _kkt_step(p, q, K, r, mu)
+        slope = -float(r @ dq[p.free])  # dPi along dq: dq^T (K + mu) dq > 0 on descent
+        if not energy or slope < 0:
+            found = _line_search(p, q, dq, r, offset, None if merit is None
+                                 else (*merit, slope))
+            if found is not None:
+                return (*found, mu)
+        mu = 1e-6 * mu_scale if mu == 0.0 else 10.0 * mu
+        if mu > 1e8 * mu_scale:
+            return None
 
 
 def _scale(p: _Problem, q, members: bool = False) -> float:
@@ -314,9 +368,9 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
     while t < 1.0:
         target = min(1.0, t + dt)
         final = target == 1.0
-        ok, q_new = _newton(p, q, target, (1.0 - target) * r0,
-                            tol if final else max(tol, _STAGE_RTOL * _scale(p, q, True)),
-                            max_iterations, log)
+        ok, q_new = _solve(p, q, target, (1.0 - target) * r0,
+                           tol if final else max(tol, _STAGE_RTOL * _scale(p, q, True)),
+                           max_iterations, log)
         if ok:
             q, t, dt = q_new, target, 2.0 * dt
             log.load_steps.append(target)
@@ -394,7 +448,7 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     _check_rigid_motion(p)
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
-    ok, q_end = _newton(p, q0, 1.0, np.zeros(p.free.size), tol, max_iterations, log)
+    ok, q_end = _solve(p, q0, 1.0, np.zeros(p.free.size), tol, max_iterations, log)
     if ok:
         log.load_steps.append(1.0)
     else:
