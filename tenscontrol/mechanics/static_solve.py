@@ -1,4 +1,6 @@
-"""Static equilibrium under loads at given rest lengths (theory.md section 19).
+"""Static equilibrium under loads at given rest lengths.
+
+The method: docs/theory.md, "Static equilibrium under loads and form-finding".
 
 Unknowns: the free coordinates of q and, for rigid bars, the bar force densities psi (the
 multipliers of the bar-length constraints, ``psi = -2 lambda``). The unbalanced force is
@@ -396,7 +398,7 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
                        rtol: float = 1e-12, max_iterations: int = 50) -> StaticEquilibrium:
     """The configuration near q where gravity, loads, strings, springs and bars balance.
 
-    The rest lengths are the structure's; only the configuration changes (theory.md 19).
+    The rest lengths are the structure's; only the configuration changes.
 
     Parameters
     ----------
