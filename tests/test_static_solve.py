@@ -196,3 +196,20 @@ def test_total_potential_is_minus_the_residual_by_finite_differences():
         grad[i] = (total_potential(s, q + e, gravity_vector(s) + f, free, offset)[0]
                    - total_potential(s, q - e, gravity_vector(s) + f, free, offset)[0]) / (2 * h)
     assert np.abs(grad + R).max() <= 1e-8 * np.abs(R).max()
+
+
+def test_unstable_equilibrium_near_the_start_is_still_found():
+    # an upright pendulum between two soft horizontal springs (2 k < m g / L): Newton's full
+    # steps reach the upright, unstable equilibrium; the potential merit (which only finds
+    # minima) takes over only after a cut step, so it is found as before, with the warning
+    s = tc.Structure([[0, 0, 0], [0, 0, 1.0], [2, 0, 1], [-2, 0, 1]],
+                     bars=[{"nodes": (0, 1), "density": 500.0, "radius": 0.01}],
+                     strings=[{"nodes": (1, j), "kind": "spring", "stiffness": 3.0,
+                               "rest_length": 2.0} for j in (2, 3)],
+                     fixed={0: "xyz", 1: "y", 2: "xyz", 3: "xyz"},
+                     point_masses=[{"node": 1, "mass": 1.0}], gravity=G)
+    q = s.nodes.reshape(-1).copy()
+    q[3], q[5] = 0.1, np.sqrt(1 - 0.1 ** 2)
+    with pytest.warns(UserWarning, match="unstable"):
+        r = tc.static_equilibrium(s, q=q)
+    assert r.q[3:6] == pytest.approx([0.0, 0.0, 1.0], abs=1e-12) and not r.stable
