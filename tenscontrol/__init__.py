@@ -16,6 +16,7 @@ studies); pyproject.toml's import-linter contracts keep their import direction.
 from tenscontrol.model import catalog, materials
 from tenscontrol.model.io import (load_structure, save_structure, structure_from_dict,
                                   structure_to_dict)
+from tenscontrol.model.form_finding import FormFinding, form_find
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.materials import MATERIALS, Material
 from tenscontrol.model.mjcf import to_mjcf
@@ -29,7 +30,6 @@ from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibri
 from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError)
 from tenscontrol.mechanics.static_solve import static_equilibrium
-from tenscontrol.model.form_finding import FormFinding, form_find
 from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stiffness
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
@@ -52,13 +52,13 @@ __all__ = [
     # model
     "Bar", "MATERIALS", "Material", "PointMass", "Selection", "String", "Structure", "catalog",
     "doublet", "load_structure", "materials", "save_structure", "structure_from_dict",
-    "structure_to_dict", "to_mjcf",
+    "structure_to_dict", "to_mjcf", "FormFinding", "form_find",
     # mechanics
     "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
     "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
     "jacobians", "mass_matrix", "tangent_stiffness", "total_energy",
-    "FormFinding", "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
-    "form_find", "static_equilibrium",
+    "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
+    "static_equilibrium",
     # feedback and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
