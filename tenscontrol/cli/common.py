@@ -15,7 +15,7 @@ import numpy as np
 from tenscontrol.feedback.storage import load_controller
 
 __all__ = ["Failed", "Parser", "check_target", "nonzero", "one_line", "os_error",
-           "positive_float", "read_controller", "read_loads", "read_velocities"]
+           "positive_float", "read_controller", "read_loads", "read_velocities", "whole_number"]
 
 #: Largest loads or velocities file read [bytes]: far above any structure's (n, 3) array.
 INPUT_LIMIT = 64 * 2**20
@@ -53,6 +53,20 @@ def nonzero(text: str) -> bool:
     """Whether a number written as `text` has a non-zero digit before its exponent."""
     mantissa = text.lower().split("e")[0]
     return any(c in "123456789" for c in mantissa) and not mantissa.strip().startswith("-")
+
+
+def whole_number(minimum: int):
+    """argparse type: an integer >= `minimum` (argparse prefixes the option's name)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number >= {minimum}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {text!r}")
+        return value
+    return parse
 
 
 def positive_float(text: str) -> float:

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from tenscontrol.cli.common import Failed
+from tenscontrol.cli.common import Failed, whole_number
 
 __all__ = ["add_parsers"]
 
 _EXECUTORS = ("serial", "processes", "dask")
-
-
-def _workers(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
-    return value
 
 
 def add_parsers(commands) -> None:
@@ -38,7 +27,7 @@ def add_parsers(commands) -> None:
     sweep.add_argument("--executor", choices=_EXECUTORS,
                        help="replaces the file's [executor] table: serial, processes (a process "
                             "pool) or dask (a LocalCluster, or --address)")
-    sweep.add_argument("--workers", type=_workers, metavar="N",
+    sweep.add_argument("--workers", type=whole_number(1), metavar="N",
                        help="worker processes for processes or a local dask cluster")
     sweep.add_argument("--address", metavar="URL",
                        help="a dask scheduler, e.g. tcp://scheduler:8786 (with --executor dask)")

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
-from tenscontrol.cli.common import Failed, check_target, positive_float
+from tenscontrol.cli.common import Failed, check_target, positive_float, whole_number
 from tenscontrol.simulation.trajectory_io import load_trajectory
 
 __all__ = ["add_parsers", "violations_path"]
 
 _IMAGES = (".png", ".pdf", ".svg")
 _MOVIES = (".gif", ".mp4")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 2, got {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be >= 2, got {text!r}")
-    return value
 
 
 def add_parsers(commands) -> None:
@@ -48,7 +37,7 @@ def add_parsers(commands) -> None:
                       help="frames per second of the movie (default: %(default)g)")
     anim.add_argument("--speed", type=positive_float, default=1.0,
                       help="simulated seconds per second of movie (default: %(default)g)")
-    anim.add_argument("--max-frames", type=_positive_int, default=300, metavar="N",
+    anim.add_argument("--max-frames", type=whole_number(2), default=300, metavar="N",
                       help="at most this many frames (default: %(default)s)")
     anim.set_defaults(run=_cmd_animate)
 
