@@ -18,7 +18,7 @@ from numba import njit
 
 from tenscontrol.integrate.base import Integrator, Step
 
-__all__ = ["C", "A", "B5", "B4", "E", "DENSE", "Dopri54", "DopriStep"]
+__all__ = ["C", "A", "B5", "B4", "E", "DENSE", "Dopri54", "DopriStep", "error_norm"]
 
 # Butcher tableau of Dormand & Prince (1980), "A family of embedded Runge-Kutta formulae".
 C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
@@ -51,7 +51,7 @@ def _stage(y0, K, s, h, out):
 
 
 @njit(cache=True)
-def _error_norm(y0, y1, K, h, rtol, atol):
+def error_norm(y0, y1, K, h, rtol, atol):
     """max_i |h (E . K)_i| / (atol_i + rtol max(|y0_i|, |y1_i|))."""
     err = 0.0
     for i in range(y0.shape[0]):
@@ -139,7 +139,7 @@ class Dopri54(Integrator):
             if last:
                 h = t_final - t
             y_new = self._attempt(h)
-            err = _error_norm(y, y_new, self.K, h, self.rtol, self.atol)
+            err = error_norm(y, y_new, self.K, h, self.rtol, self.atol)
             if not np.isfinite(err):
                 err = np.inf
             if err <= 1.0:
