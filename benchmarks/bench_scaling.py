@@ -31,9 +31,9 @@ import time
 import numpy as np
 
 import tenscontrol as tc
-from tenscontrol.mechanics import rigid_kernels as K
-from tenscontrol.mechanics.records import Correction
-from tenscontrol.mechanics.rigid import rigid_model
+from tenscontrol.mechanics.rigid import kernels as K
+from tenscontrol.mechanics.kernels.records import Correction
+from tenscontrol.mechanics.rigid.model import rigid_model
 from tenscontrol.model import catalog
 
 GRAVITY = (0.0, 0.0, -9.81)

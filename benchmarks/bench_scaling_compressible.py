@@ -19,7 +19,7 @@ Columns: CPU per simulated second of each path, their ratio, accepted steps, LU
 decompositions, and the largest difference of the final node positions between the two paths
 [m]. Then the growth exponent of CPU per simulated second (least squares on log-log) from 48
 bars up, for each path. The default threshold of ``simulate`` is
-``tenscontrol.mechanics.compressible_banded.BANDED_MIN_COORDINATES`` (printed). The script
+``tenscontrol.mechanics.compressible.banded.BANDED_MIN_COORDINATES`` (printed). The script
 measures only; it asserts nothing.
 """
 
@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 import tenscontrol as tc
-from tenscontrol.mechanics import compressible_banded as CB
+from tenscontrol.mechanics.compressible import banded as CB
 from tenscontrol.model import catalog
 
 GRAVITY = (0.0, 0.0, -9.81)

@@ -23,14 +23,14 @@ from tenscontrol.model.mjcf import to_mjcf
 from tenscontrol.model.selection import Selection
 from tenscontrol.model.structure import Bar, PointMass, String, Structure
 # mechanics: what it does physically
-from tenscontrol.mechanics.compressible import bar_force_densities
+from tenscontrol.mechanics.compressible.model import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
-from tenscontrol.mechanics.rigid import constraint_jacobian, force_densities, gravity_vector
-from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
-from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
+from tenscontrol.mechanics.rigid.model import constraint_jacobian, force_densities, gravity_vector
+from tenscontrol.statics.prestress import Equilibrium, PrestressError, equilibrium
+from tenscontrol.statics.result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError)
-from tenscontrol.mechanics.static_solve import static_equilibrium
-from tenscontrol.mechanics.stiffness import Compliance, compliance, tangent_stiffness
+from tenscontrol.statics.solve import static_equilibrium
+from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffness
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)

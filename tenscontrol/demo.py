@@ -157,7 +157,7 @@ DEMO_GAMMA_MIN = 10.0  # N/m, the prestress floor of the demo's T-bar
 
 
 def _demo_prestress(ctx: DemoContext) -> None:
-    from tenscontrol.mechanics.statics import equilibrium
+    from tenscontrol.statics.prestress import equilibrium
 
     for bars in ("rigid", "compressible"):
         eq = equilibrium(ctx.structure, gamma_min=DEMO_GAMMA_MIN, bars=bars)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 import tenscontrol as tc
-from tenscontrol.mechanics.compressible import compressible_model
-from tenscontrol.mechanics.rigid import rigid_model
+from tenscontrol.mechanics.compressible.model import compressible_model
+from tenscontrol.mechanics.rigid.model import rigid_model
 
 T_FINAL = 1.0          # [s] every simulated window
 OUTPUTS = tc.Selection(nodes=[2, 3], axes="xz")

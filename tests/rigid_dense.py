@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tenscontrol.mechanics import rigid_kernels as K
+from tenscontrol.mechanics.rigid import kernels as K
 
 
 def _bar_rows(model, q):

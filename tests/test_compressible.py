@@ -10,9 +10,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 import tenscontrol as tc
-from tenscontrol.mechanics import compressible_kernels as CK
+from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.model import catalog
-from tenscontrol.mechanics.compressible import bar_force_densities, compressible_model
+from tenscontrol.mechanics.compressible.model import bar_force_densities, compressible_model
 
 MODES = [(kin, rad) for kin in ("consistent", "paper") for rad in (False, True)]
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.mechanics import compressible_banded as CB
-from tenscontrol.mechanics import compressible_kernels as CK
-from tenscontrol.mechanics.compressible import compressible_model
+from tenscontrol.mechanics.compressible import banded as CB
+from tenscontrol.mechanics.compressible import kernels as CK
+from tenscontrol.mechanics.compressible.model import compressible_model
 from tenscontrol.model import catalog
 
 

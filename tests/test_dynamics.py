@@ -5,8 +5,8 @@ import pytest
 
 import tenscontrol as tc
 from tenscontrol.model.io import structure_to_dict
-from tenscontrol.mechanics import rigid_kernels
-from tenscontrol.mechanics.rigid import rigid_model
+from tenscontrol.mechanics.rigid import kernels as rigid_kernels
+from tenscontrol.mechanics.rigid.model import rigid_model
 from tenscontrol.model import catalog
 
 

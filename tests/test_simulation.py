@@ -16,7 +16,7 @@ import tenscontrol as tc
 from tenscontrol.model.io import structure_to_dict
 from tenscontrol.model import catalog
 from tenscontrol.simulation import models
-from tenscontrol.mechanics.rigid import rigid_model
+from tenscontrol.mechanics.rigid.model import rigid_model
 
 from oracles import tbar_minimal
 
@@ -525,7 +525,7 @@ if os.getuid() == 0:  # root writes anywhere: let numba find only the temporary 
     caching._CacheLocator.ensure_cache_path = only_temporary
 import tenscontrol as tc
 from numba.core import config
-from tenscontrol.mechanics import kernel_cache
+from tenscontrol.mechanics.kernels import cache as kernel_cache
 traj = tc.simulate(tc.catalog.tbar(), 0.05)
 print(tc.__file__.startswith(sys.argv[1]), kernel_cache.CACHE,
       config.CACHE_DIR == kernel_cache.cache_folder(), len(traj.t) > 1)

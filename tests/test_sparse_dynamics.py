@@ -16,11 +16,11 @@ import rigid_dense
 from numba import njit
 
 import tenscontrol as tc
-from tenscontrol.mechanics import rigid_kernels as K
-from tenscontrol.mechanics.banded import (band_matrix, dense_from_band, envelope, ldl_factor,
+from tenscontrol.mechanics.rigid import kernels as K
+from tenscontrol.mechanics.kernels.banded import (band_matrix, dense_from_band, envelope, ldl_factor,
                                           ldl_solve)
-from tenscontrol.mechanics.records import Correction
-from tenscontrol.mechanics.rigid import rigid_model
+from tenscontrol.mechanics.kernels.records import Correction
+from tenscontrol.mechanics.rigid.model import rigid_model
 from tenscontrol.model import catalog
 
 

@@ -4,7 +4,7 @@ import numpy as np
 
 import tenscontrol as tc
 from tenscontrol.mechanics.geometry import member_columns
-from tenscontrol.mechanics.static_linalg import BarGram, bar_columns, kkt_solve
+from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
 
 
 def _tower():

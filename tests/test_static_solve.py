@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.mechanics.static_solve import static_tangent, unbalanced_force
+from tenscontrol.statics.solve import static_tangent, unbalanced_force
 
 G = (0.0, 0.0, -9.806)
 
@@ -178,8 +178,8 @@ def test_soft_slender_tower_converges_without_load_steps():
 
 
 def test_total_potential_is_minus_the_residual_by_finite_differences():
-    from tenscontrol.mechanics.rigid import gravity_vector
-    from tenscontrol.mechanics.static_merit import total_potential
+    from tenscontrol.mechanics.rigid.model import gravity_vector
+    from tenscontrol.statics.merit import total_potential
     s = prestressed(tc.catalog.prism_tower(3)).with_gravity(G)
     rng = np.random.default_rng(0)
     q = s.nodes.reshape(-1) + 0.01 * rng.standard_normal(3 * s.n_nodes)

@@ -1,4 +1,4 @@
-"""Equilibrium and prestress design (tenscontrol.mechanics.statics; docs/theory.md, "Prestress")."""
+"""Equilibrium and prestress design (tenscontrol.statics.prestress; docs/theory.md, "Prestress")."""
 
 import dataclasses
 
@@ -9,7 +9,7 @@ import scipy.optimize
 
 import tenscontrol as tc
 from tenscontrol.model import catalog
-from tenscontrol.mechanics.statics import Equilibrium, PrestressError, equilibrium
+from tenscontrol.statics.prestress import Equilibrium, PrestressError, equilibrium
 
 # The arm's QP prestress (gamma_min = 1 N/m) and bar force densities: a KKT-certified QP solution
 # that SLSQP from another start and HiGHS's min-sum LP reproduce (catalog.arm docstring).

@@ -1,4 +1,4 @@
-"""Tangent stiffness and compliance (tenscontrol.mechanics.stiffness; docs/theory.md, "Norms and
+"""Tangent stiffness and compliance (tenscontrol.statics.stiffness; docs/theory.md, "Norms and
 compliance")."""
 
 import dataclasses
@@ -9,8 +9,8 @@ import pytest
 
 import tenscontrol as tc
 from tenscontrol.model import catalog
-from tenscontrol.mechanics.statics import equilibrium
-from tenscontrol.mechanics.stiffness import Compliance, compliance, rigid_fields, tangent_stiffness
+from tenscontrol.statics.prestress import equilibrium
+from tenscontrol.statics.stiffness import Compliance, compliance, rigid_fields, tangent_stiffness
 
 # Paper Fig. 19: eig(C) [m/N] and delta (x2, z2, x3, z3) [m] for +100 N in z at nodes 2 and 3,
 # compressible T-bar, strings E = 2 GPa, r = 1 mm, at rest, at_rest="taut"; the values agree with

@@ -74,11 +74,11 @@ CASES = [
     ("5 mm T-bar (scaled by 1e-3) keeps both bars", _TBAR +
      "import warnings\nwarnings.simplefilter('error')\n"
      "d['nodes'] = (np.array(d['nodes']) * 1e-3).tolist()\n"
-     "s = tc.structure_from_dict(d)\nfrom tenscontrol.mechanics.rigid import rigid_model\n"
+     "s = tc.structure_from_dict(d)\nfrom tenscontrol.mechanics.rigid.model import rigid_model\n"
      "print('dropped bars:', rigid_model(s).dropped_bars)"),
     ("redundant bar (both ends fixed) still dropped", _TBAR +
      "d['bars'].append({'nodes': [0, 1], 'density': 500, 'radius': 0.05})\n"
-     "s = tc.structure_from_dict(d)\nfrom tenscontrol.mechanics.rigid import rigid_model\n"
+     "s = tc.structure_from_dict(d)\nfrom tenscontrol.mechanics.rigid.model import rigid_model\n"
      "import warnings\nwith warnings.catch_warnings(record=True):\n"
      "    warnings.simplefilter('always')\n"
      "    print('dropped bars:', rigid_model(s).dropped_bars)"),
@@ -92,7 +92,7 @@ CASES = [
 ]
 
 CASES += [
-    ("include_radius='no' to the rigid model", "from tenscontrol.mechanics.rigid import "
+    ("include_radius='no' to the rigid model", "from tenscontrol.mechanics.rigid.model import "
      "rigid_model\nrigid_model(tc.catalog.tbar(), include_radius='no')"),
     ("a valid file still loads and simulates", _TBAR + _LOAD +
      "s = load(json.dumps(d))\nprint(tc.simulate(s, 0.1))"),

@@ -189,7 +189,7 @@ def _cmd_catalog(args) -> int:
 
 
 def _cmd_equilibrium(args) -> int:
-    from tenscontrol.mechanics.statics import equilibrium
+    from tenscontrol.statics.prestress import equilibrium
 
     source, out = Path(args.file), Path(args.out)
     check_target(out, "--out", source, suffixes=(".json",))

@@ -29,9 +29,9 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol.mechanics.checks import check_members
-from tenscontrol.mechanics.rigid import gravity_vector, rigid_model
+from tenscontrol.mechanics.rigid.model import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
-from tenscontrol.mechanics.stiffness import string_activity
+from tenscontrol.statics.stiffness import string_activity
 from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
 from tenscontrol.linear.threads import sized_by
@@ -43,7 +43,7 @@ _EQUILIBRIUM_RTOL = 1e-8
 #: A fixed coordinate's velocity up to this times max(1 m/s, max |qd|) is round-off (another
 #: integrator's output at rest: qd = 9.8e-15 on z0) and is set to zero; above, it is an error.
 _FIXED_VELOCITY_RTOL = 1e-9
-_KINETIC = ("consistent", "paper")  # tenscontrol.mechanics.compressible's kinetic-energy modes
+_KINETIC = ("consistent", "paper")  # tenscontrol.mechanics.compressible.model's kinetic-energy modes
 
 
 @dataclass(frozen=True, eq=False)
@@ -414,9 +414,10 @@ def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dic
 
 
 def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radius) -> dict:
-    """Hsu et al. (2021), eqs. (58)-(59) from tenscontrol.mechanics.compressible, gamma and psi
+    """Hsu et al. (2021), eqs. (58)-(59) from tenscontrol.mechanics.compressible.model, gamma and psi
     held."""
-    from tenscontrol.mechanics import compressible, dynamics  # imported only when asked for
+    from tenscontrol.mechanics import dynamics  # imported only when asked for
+    from tenscontrol.mechanics.compressible import model as compressible
 
     n, p = structure.n_nodes, structure.bar_nodes
     psi = np.asarray(compressible.bar_force_densities(structure, q), dtype=float)
@@ -543,7 +544,7 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
         :meth:`LinearModel.passive`).
     kinetic : {"consistent", "paper"}
         Kinetic-energy form of the compressible bars (docs/theory.md, "Compressible bars"; see
-        :mod:`tenscontrol.mechanics.compressible`).
+        :mod:`tenscontrol.mechanics.compressible.model`).
     include_radius : bool
         Solid-cylinder bar inertia (see :func:`tenscontrol.mass_matrix`).
     at_rest : {"slack", "taut"}

@@ -1,2 +1,3 @@
-"""What a structure does physically: geometry, rigid and compressible bars (with their compiled
-kernels), statics and stiffness. Imports only tenscontrol.model; never python-control."""
+"""What a structure does physically: geometry, rigid bars (``rigid/``) and compressible bars
+(``compressible/``) with their compiled kernels, and the kernels' infrastructure (``kernels/``).
+Imports only tenscontrol.model; never python-control."""

@@ -15,8 +15,9 @@ import difflib
 
 import numpy as np
 
-from tenscontrol.mechanics import compressible, rigid
-from tenscontrol.mechanics.compressible import check_kinetic
+from tenscontrol.mechanics.compressible import model as compressible
+from tenscontrol.mechanics.rigid import model as rigid
+from tenscontrol.mechanics.compressible.model import check_kinetic
 from tenscontrol.mechanics.geometry import state_vectors
 from tenscontrol.model.structure import Structure
 

@@ -13,8 +13,8 @@ from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
-from tenscontrol.mechanics.compressible import bar_force_densities
-from tenscontrol.mechanics.rigid import force_densities
+from tenscontrol.mechanics.compressible.model import bar_force_densities
+from tenscontrol.mechanics.rigid.model import force_densities
 from tenscontrol.plotting.common import check_trajectory
 from tenscontrol.plotting.structures import set_cube_limits
 from tenscontrol.simulation.options import positive_count, positive_number

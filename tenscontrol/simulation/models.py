@@ -1,8 +1,8 @@
 """The two bar models in simulate()'s step loop: state layout, derivative, correction, output.
 
-:class:`RigidRun` (the compiled kernels of :mod:`tenscontrol.mechanics.rigid_kernels`, with the direct
+:class:`RigidRun` (the compiled kernels of :mod:`tenscontrol.mechanics.rigid.kernels`, with the direct
 correction of docs/theory.md, "The direct correction with the energy row" after every accepted
-step) and :class:`CompressibleRun` (:mod:`tenscontrol.mechanics.compressible_kernels` with the
+step) and :class:`CompressibleRun` (:mod:`tenscontrol.mechanics.compressible.kernels` with the
 analytic Jacobian for the implicit integrator) share :class:`Run`: the state ``y = [q, qd, w, xc]``
 with the closed loop's controller states xc last. :class:`Recorder` collects output states;
 :func:`trajectory` assembles the :class:`tenscontrol.Trajectory`.
@@ -14,12 +14,12 @@ import warnings
 
 import numpy as np
 
-from tenscontrol.mechanics import compressible_banded as CB
-from tenscontrol.mechanics import compressible_kernels as CK
-from tenscontrol.mechanics import rigid_kernels as K
-from tenscontrol.mechanics.compressible import compressible_model
-from tenscontrol.mechanics.records import Correction, rigid_bars_record
-from tenscontrol.mechanics.rigid import rigid_model
+from tenscontrol.mechanics.compressible import banded as CB
+from tenscontrol.mechanics.compressible import kernels as CK
+from tenscontrol.mechanics.rigid import kernels as K
+from tenscontrol.mechanics.compressible.model import compressible_model
+from tenscontrol.mechanics.kernels.records import Correction, rigid_bars_record
+from tenscontrol.mechanics.rigid.model import rigid_model
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
 __all__ = ["CompressibleRun", "Recorder", "RigidRun", "Run", "trajectory"]
@@ -116,8 +116,8 @@ class RigidRun(Run):
 class CompressibleRun(Run):
     """The compressible-bar model in the step loop: derivative and its analytic Jacobian.
 
-    A model with at least ``compressible_banded.BANDED_MIN_COORDINATES`` coordinates takes the
-    band path of :mod:`tenscontrol.mechanics.compressible_banded`: band mass solves in the
+    A model with at least ``compressible.banded.BANDED_MIN_COORDINATES`` coordinates takes the
+    band path of :mod:`tenscontrol.mechanics.compressible.banded`: band mass solves in the
     derivative and, without a controller, a structured Jacobian whose Newton solves cost O(n)
     (the closed loop keeps the dense Jacobian, to which the controller's coupling is added).
     """

@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 from tenscontrol.feedback.controllers import StateFeedback
-from tenscontrol.mechanics import rigid_kernels as K
-from tenscontrol.mechanics.kernel_cache import CACHE
+from tenscontrol.mechanics.rigid import kernels as K
+from tenscontrol.mechanics.kernels.cache import CACHE
 
 __all__ = ["FeedbackRecord", "compiled_feedback", "derivative", "feedback_forces",
            "feedback_record"]

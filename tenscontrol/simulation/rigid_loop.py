@@ -6,7 +6,7 @@ simulate()'s Python loop (:class:`tenscontrol.integrate.dopri.Dopri54` calling
 Python: on the T-bar the kernels need about a quarter of it. :func:`advance` runs the same
 loop compiled: the stages and error test of :mod:`tenscontrol.integrate.dopri_kernel`, the
 derivative and correction of
-:mod:`tenscontrol.mechanics.rigid_kernels`, and the recording of every accepted step (or of the
+:mod:`tenscontrol.mechanics.rigid.kernels`, and the recording of every accepted step (or of the
 dense output at t_eval, corrected as the steps are) into preallocated arrays. It takes the same
 steps as the Python loop (the same arithmetic; the dense output sums in another order, to
 rounding). :class:`RigidLoop` drives it in chunks
@@ -36,8 +36,8 @@ from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, CORRECTIONS, DONE, F
 from tenscontrol.integrate.dopri import C
 from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
                                                 rejected_step, stage_state, step_too_small)
-from tenscontrol.mechanics import rigid_kernels as K
-from tenscontrol.mechanics.kernel_cache import CACHE
+from tenscontrol.mechanics.rigid import kernels as K
+from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.simulation.actuation import ControllerError
 from tenscontrol.simulation import rigid_feedback
 from tenscontrol.simulation.models import RigidRun
@@ -287,9 +287,9 @@ def _refresh_cache() -> None:
     except AttributeError:
         return
     digest = hashlib.sha256()
-    mechanics = os.path.dirname(K.__file__)  # the kernels and every module they call
-    sources = sorted(os.path.join(mechanics, name) for name in os.listdir(mechanics)
-                     if name.endswith(".py"))
+    mechanics = os.path.dirname(os.path.dirname(K.__file__))  # every kernel the loop calls
+    sources = sorted(os.path.join(root, name) for root, _, names in os.walk(mechanics)
+                     for name in names if name.endswith(".py"))
     for path in sources + [dopri.__file__, dopri_kernel.__file__, rigid_feedback.__file__]:
         with open(path, "rb") as source:
             digest.update(source.read())

@@ -3,12 +3,12 @@
 Rigid bars: step -> correct -> record, with the project's own Dormand-Prince 5(4) integrator
 (:mod:`tenscontrol.integrate.dopri`) and the direct correction of docs/theory.md, "The direct
 correction with the energy row" after every accepted step; the compiled kernels of
-:mod:`tenscontrol.mechanics.rigid_kernels` do the mechanics. Without Python per derivative
+:mod:`tenscontrol.mechanics.rigid.kernels` do the mechanics. Without Python per derivative
 evaluation (loads None or an array; no controller or a plain StateFeedback) the whole step loop runs
 compiled (:mod:`tenscontrol.simulation.rigid_loop`), taking the same steps.
 Compressible bars (docs/theory.md, "Compressible bars"): the stiff axial bar modes call for the
 implicit Radau IIA integrator of :mod:`tenscontrol.integrate.radau` with the analytic Jacobian of
-:mod:`tenscontrol.mechanics.compressible_kernels`; only the linear fixed-coordinate constraints
+:mod:`tenscontrol.mechanics.compressible.kernels`; only the linear fixed-coordinate constraints
 remain, and they are eliminated, so no correction is needed. The two models' step-loop code
 lives in :mod:`tenscontrol.simulation.models`; a controller closes the loop through
 :mod:`tenscontrol.simulation.actuation`.

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.mechanics.compressible import bar_force_densities
+from tenscontrol.mechanics.compressible.model import bar_force_densities
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.materials import material
@@ -24,8 +24,8 @@ from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
 from tenscontrol.simulation.options import real_number
 from tenscontrol.simulation.simulator import simulate
-from tenscontrol.mechanics.statics import rest_length_for
-from tenscontrol.mechanics.stiffness import compliance
+from tenscontrol.statics.prestress import rest_length_for
+from tenscontrol.statics.stiffness import compliance
 from tenscontrol.model.structure import Structure
 from tenscontrol.model.tables import html_table
 from tenscontrol.studies.verification import output_grid

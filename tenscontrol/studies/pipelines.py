@@ -34,8 +34,8 @@ from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
 from tenscontrol.linear.synthesis import lqr
 from tenscontrol.mechanics.dynamics import accelerations, mass_matrix
-from tenscontrol.mechanics.statics import equilibrium
-from tenscontrol.mechanics.stiffness import tangent_stiffness
+from tenscontrol.statics.prestress import equilibrium
+from tenscontrol.statics.stiffness import tangent_stiffness
 from tenscontrol.model.io import structure_from_dict, structure_to_dict
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.selection import Selection

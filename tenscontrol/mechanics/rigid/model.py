@@ -21,12 +21,12 @@ from functools import cached_property, lru_cache
 import numpy as np
 import scipy.linalg
 
-from tenscontrol.mechanics import rigid_kernels as K
-from tenscontrol.mechanics.banded import ldl_factor
+from tenscontrol.mechanics.rigid import kernels as K
+from tenscontrol.mechanics.kernels.banded import ldl_factor
 from tenscontrol.mechanics.geometry import member_columns, state_vectors
-from tenscontrol.mechanics.records import (Members, RigidBars, RigidKernelModel, members_record,
+from tenscontrol.mechanics.kernels.records import (Members, RigidBars, RigidKernelModel, members_record,
                                            rigid_bars_record)
-from tenscontrol.mechanics.rigid_sparse import MassCoupling, kkt_pattern, normal_pattern
+from tenscontrol.mechanics.rigid.sparse import MassCoupling, kkt_pattern, normal_pattern
 from tenscontrol.model.structure import Structure
 
 __all__ = [
@@ -183,9 +183,9 @@ class RigidBarModel:
     bars : RigidBars
         The constrained bars (`constrained_bars`).
     kernel : RigidKernelModel
-        The record every kernel of :mod:`~tenscontrol.mechanics.rigid_kernels` takes; it holds
+        The record every kernel of :mod:`~tenscontrol.mechanics.rigid.kernels` takes; it holds
         G, col, `bars` and `members` themselves (not copies), the mass matrix in sparse form
-        and the ordering of the sparse solves (:mod:`~tenscontrol.mechanics.rigid_sparse`).
+        and the ordering of the sparse solves (:mod:`~tenscontrol.mechanics.rigid.sparse`).
 
     The dense M and W below are built on first use only (the linear tools read them); the
     simulation never forms them.

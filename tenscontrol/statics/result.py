@@ -2,7 +2,7 @@
 :class:`StaticsError` and :class:`MechanismError` (docs/theory.md, "Static equilibrium under loads
 and form-finding").
 
-Kept apart from the solver (:mod:`tenscontrol.mechanics.static_solve`) so that each module stays
+Kept apart from the solver (:mod:`tenscontrol.statics.solve`) so that each module stays
 short; the mechanism diagnosis (which nodes move, along which directions) lives here too, since
 it only reads a stiffness matrix and a residual.
 """

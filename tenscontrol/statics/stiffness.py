@@ -20,7 +20,7 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol.mechanics.checks import check_members
-from tenscontrol.mechanics.rigid import constraint_jacobian, gravity_vector
+from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
 from tenscontrol.model.structure import Structure
 

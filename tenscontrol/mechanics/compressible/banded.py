@@ -1,15 +1,15 @@
 """Compressible bars at scale: the mass matrix and the Newton matrices in band storage.
 
-The dense path (:mod:`~tenscontrol.mechanics.compressible_kernels`) applies the (3n, 3n)
+The dense path (:mod:`~tenscontrol.mechanics.compressible.kernels`) applies the (3n, 3n)
 inverse mass in every derivative and builds a dense (6n+1)^2 Jacobian that the Radau integrator
 factors twice, O(n^2) and O(n^3) per call. Bars and strings couple only their two end nodes, so
-after a reverse Cuthill-McKee order of the nodes (:func:`~tenscontrol.mechanics.banded.node_order`,
+after a reverse Cuthill-McKee order of the nodes (:func:`~tenscontrol.mechanics.kernels.banded.node_order`,
 once per structure) every matrix of the model lies in a band of half-width w = 3 dn + 2 (dn the
 largest node distance of a member in that order; 8-11 coordinates for a prism tower of any
 height). Here:
 
 - the accelerations solve M qdd = xi with an envelope LDL^T of M
-  (:func:`~tenscontrol.mechanics.banded.ldl_factor`), factored once when M is constant, else per
+  (:func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`), factored once when M is constant, else per
   evaluation (a singular M falls back to the dense pseudo-inverse path);
 - the Jacobian is kept as its parts: M, B_q = d xi/dq - d(M qdd)/dq, B_qd = d xi/dqd (band, in the
   node order, fixed rows zero) and the work row pw. With J = [[0, I, 0], [W B_q, W B_qd, 0],
@@ -36,10 +36,10 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 
-from tenscontrol.mechanics import compressible_kernels as CK
-from tenscontrol.mechanics.banded import envelope, ldl_factor, ldl_solve, node_order
-from tenscontrol.mechanics.kernel_cache import CACHE
-from tenscontrol.mechanics.records import HeldForceDensities
+from tenscontrol.mechanics.compressible import kernels as CK
+from tenscontrol.mechanics.kernels.banded import envelope, ldl_factor, ldl_solve, node_order
+from tenscontrol.mechanics.kernels.cache import CACHE
+from tenscontrol.mechanics.kernels.records import HeldForceDensities
 
 __all__ = ["BANDED_MIN_COORDINATES", "BandPattern", "BandedJacobian", "band_pattern", "rhs",
            "accelerations", "jacobian_parts", "energies", "k_factor", "k_solve"]
@@ -100,7 +100,7 @@ def _envelope_of(dense, perm, first):
 
 
 def band_pattern(model) -> BandPattern:
-    """The :class:`BandPattern` of a :class:`~tenscontrol.mechanics.compressible.CompressibleBarModel`."""
+    """The :class:`BandPattern` of a :class:`~tenscontrol.mechanics.compressible.model.CompressibleBarModel`."""
     s, nq = model.structure, model.n_coordinates
     edges = np.vstack([s.bar_nodes.reshape(-1, 2), s.string_nodes.reshape(-1, 2)])
     order = node_order(s.n_nodes, edges)
@@ -162,7 +162,7 @@ def _mass_band(q, model, pat, A):
 
 @njit(cache=CACHE)
 def accelerations(q, qd, fext, model, pat, held, qdd, gamma, psi):
-    """:func:`compressible_kernels.accelerations` with the band mass solve; (wdot [W], ok)."""
+    """:func:`kernels.accelerations` with the band mass solve; (wdot [W], ok)."""
     nq = q.shape[0]
     xi = np.empty(nq)
     power = CK.forces(q, qd, fext, model, held, gamma, psi, xi)
@@ -187,7 +187,7 @@ def accelerations(q, qd, fext, model, pat, held, qdd, gamma, psi):
 
 @njit(cache=CACHE)
 def rhs(y, fext, model, pat, dy):
-    """dy = [qd; qdd; wdot] of y = [q; qd; w], as :func:`compressible_kernels.rhs`."""
+    """dy = [qd; qdd; wdot] of y = [q; qd; w], as :func:`kernels.rhs`."""
     nq = (y.shape[0] - 1) // 2
     gamma = np.empty(model.members.i.shape[0])
     psi = np.empty(model.bars.i.shape[0])
@@ -320,7 +320,7 @@ def k_solve(K, Mb, Bqd, pw, perm, c, r, x):
 
 @njit(cache=CACHE)
 def energies(Y, model, pat):
-    """Total energy [J] of each row of Y, as :func:`compressible_kernels.energies`."""
+    """Total energy [J] of each row of Y, as :func:`kernels.energies`."""
     nq = pat.perm.shape[0]
     A, first, perm = pat.kinetic, pat.first, pat.perm
     wm = A.shape[1] - 1

@@ -19,7 +19,7 @@ Two kinetic energies (docs/theory.md, "Compressible bars"), per bar
 
 The radius follows Poisson's ratio: ``r(l) = r0 (l/l0)^(-nu)``.
 
-The simulator calls the compiled kernels of :mod:`tenscontrol.mechanics.compressible_kernels` with
+The simulator calls the compiled kernels of :mod:`tenscontrol.mechanics.compressible.kernels` with
 the model's record ``CompressibleBarModel.kernel`` (see that module for the calling convention):
 ``rhs(y, f, model.kernel, dy)``, ``jacobian(y, f, model.kernel, J)``,
 ``energies(Y, model.kernel)``, with y = [q, qd, w]. The public functions
@@ -36,12 +36,12 @@ from functools import lru_cache
 import numpy as np
 import scipy.linalg
 
-from tenscontrol.mechanics import compressible_kernels as CK
+from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
-from tenscontrol.mechanics.records import (CompressibleBars, CompressibleKernelModel,
+from tenscontrol.mechanics.kernels.records import (CompressibleBars, CompressibleKernelModel,
                                            HeldForceDensities, Members, follow_laws,
                                            members_record)
-from tenscontrol.mechanics.rigid import bar_mass_matrix, free_inverse, gravity_vector
+from tenscontrol.mechanics.rigid.model import bar_mass_matrix, free_inverse, gravity_vector
 from tenscontrol.model.structure import Structure
 
 __all__ = [
@@ -80,7 +80,7 @@ class CompressibleBarModel:
     members : Members
         The tension members.
     kernel : CompressibleKernelModel
-        The record every kernel of :mod:`~tenscontrol.mechanics.compressible_kernels` takes;
+        The record every kernel of :mod:`~tenscontrol.mechanics.compressible.kernels` takes;
         it holds M0, W, G, free, const_mass, `bars` and `members` themselves (not copies).
     """
 

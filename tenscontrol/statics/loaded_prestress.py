@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from tenscontrol.mechanics.static_solve import static_equilibrium
+from tenscontrol.statics.solve import static_equilibrium
 from tenscontrol.model.structure import Structure
 
 __all__ = ["loaded_prestress"]

@@ -1,6 +1,6 @@
 """Compiled kernels of the rigid-bar model: forces, accelerations, energy and correction.
 
-These are the only implementations of the rigid-bar mechanics; :mod:`tenscontrol.mechanics.rigid`
+These are the only implementations of the rigid-bar mechanics; :mod:`tenscontrol.mechanics.rigid.model`
 wraps them for users and :mod:`tenscontrol.simulation.simulator` calls them in its step loop. They are
 compiled with numba because the simulator calls them thousands of times per run on small
 arrays, where numpy's per-call overhead would dominate (docs/theory.md, "The direct correction with
@@ -9,10 +9,10 @@ the energy row").
 Conventions (docs/theory.md, "Conventions"): q = vec(N) node by node, force densities positive in
 tension, constraint forces +J^T lambda. The state is y = [q (3n), qd (3n), w (1)].
 The kernels take the model as one record, ``model`` = ``RigidBarModel.kernel`` (a
-:class:`~tenscontrol.mechanics.records.RigidKernelModel`: mass_diagonal, mass_coupling,
+:class:`~tenscontrol.mechanics.kernels.records.RigidKernelModel`: mass_diagonal, mass_coupling,
 gravity, free_column, bars, members, kkt, normal), or the leaf records
-:class:`~tenscontrol.mechanics.records.Members` and
-:class:`~tenscontrol.mechanics.records.RigidBars`; the loops unpack them into the theory's symbols (G; bi, bj the constrained bars; si, sj, sk,
+:class:`~tenscontrol.mechanics.kernels.records.Members` and
+:class:`~tenscontrol.mechanics.kernels.records.RigidBars`; the loops unpack them into the theory's symbols (G; bi, bj the constrained bars; si, sj, sk,
 sl0, sc, ssp the members)::
 
     rhs(y, fext, model, dy)                dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
@@ -23,11 +23,11 @@ sl0, sc, ssp the members)::
     bar_violations(Y, bars)                bars: a records.RigidBars
 
 No kernel forms a (3n, 3n) array: M is held as its node diagonal and one coupling per bar, and
-the accelerations (here) and the correction (:mod:`~tenscontrol.mechanics.rigid_correction`)
+the accelerations (here) and the correction (:mod:`~tenscontrol.mechanics.rigid.correction`)
 factor sparse systems in the envelope of the model's ordering
-(:mod:`~tenscontrol.mechanics.rigid_sparse`, :mod:`~tenscontrol.mechanics.banded`), at a cost
+(:mod:`~tenscontrol.mechanics.rigid.sparse`, :mod:`~tenscontrol.mechanics.kernels.banded`), at a cost
 linear in the bars for a bounded band. The forces and energy live in
-:mod:`~tenscontrol.mechanics.rigid_forces` and the correction in its own module; both are
+:mod:`~tenscontrol.mechanics.rigid.forces` and the correction in its own module; both are
 re-exported here, so this module stays the one entry point of the rigid kernels.
 """
 
@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tenscontrol.mechanics.banded import ldl_factor, ldl_solve
-from tenscontrol.mechanics.kernel_cache import CACHE as _CACHE
-from tenscontrol.mechanics.rigid_correction import correct
-from tenscontrol.mechanics.rigid_forces import (elastic_forces, kinetic_energy, mass_times,
+from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
+from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.rigid.correction import correct
+from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
                                                 member_forces, spring_potential, total_energy)
 
 __all__ = ["member_forces", "elastic_forces", "spring_potential", "mass_times", "kinetic_energy",

@@ -7,7 +7,7 @@ only the bar's two nodes) and the dense energy row a. The step is
 
     dx = A_g^T y1 + a y2,   [B c; c^T s] [y1; y2] = r,   B = A_g A_g^T, c = A_g a, s = a.a,
 
-with B factored by the envelope LDL^T of :mod:`~tenscontrol.mechanics.banded` (the rows of
+with B factored by the envelope LDL^T of :mod:`~tenscontrol.mechanics.kernels.banded` (the rows of
 each bar interleaved, the bars in the KKT order of the model: a band of constant width for a
 tower) and the energy row eliminated as a border: two solves with B and the scalar Schur
 complement s - c^T B^-1 c >= 1 (the work column, -1, is in a only). An iteration then costs
@@ -16,7 +16,7 @@ solve guaranteed. When B shows (nearly) dependent rows (a pivot under 1e-10 of i
 terms), the iteration takes the SVD least squares on the dense A instead, as before.
 
 Called as ``correct(y, E0, correction, model)`` (re-exported by
-:mod:`~tenscontrol.mechanics.rigid_kernels`).
+:mod:`~tenscontrol.mechanics.rigid.kernels`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tenscontrol.mechanics.banded import ldl_factor, ldl_solve
-from tenscontrol.mechanics.kernel_cache import CACHE as _CACHE
-from tenscontrol.mechanics.rigid_forces import elastic_forces, mass_times, total_energy
+from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
+from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.rigid.forces import elastic_forces, mass_times, total_energy
 
 __all__ = ["correct"]
 

@@ -1,7 +1,7 @@
 """The sparse pattern of the rigid-bar model: mass couplings, KKT and correction envelopes.
 
 Built once per model, in Python, for the compiled kernels of
-:mod:`~tenscontrol.mechanics.rigid_kernels` (docs/theory.md, "The Lagrangian model in Cartesian
+:mod:`~tenscontrol.mechanics.rigid.kernels` (docs/theory.md, "The Lagrangian model in Cartesian
 nodal coordinates" and "The direct correction with the energy row"):
 
 - the mass matrix M = Mn kron I_3 as its node-level diagonal and one off-diagonal per bar
@@ -17,7 +17,7 @@ meets at a node, so M^-1 is dense along a chain of bars (a tower) while the KKT 
 M's and J's own sparsity. Ordering the nodes by reverse Cuthill-McKee on the bar graph and
 placing each bar's constraint row right after the later of its two nodes makes the band of a
 tower a constant whatever its height, and keeps every leading block nonsingular, so the
-factorization needs no pivoting (see :mod:`~tenscontrol.mechanics.banded`).
+factorization needs no pivoting (see :mod:`~tenscontrol.mechanics.kernels.banded`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tenscontrol.mechanics.banded import band_matrix, envelope, node_order
+from tenscontrol.mechanics.kernels.banded import band_matrix, envelope, node_order
 
 __all__ = ["MassCoupling", "KKTPattern", "NormalPattern", "kkt_pattern", "normal_pattern"]
 
@@ -61,7 +61,7 @@ class KKTPattern(NamedTuple):
     negative : ndarray of bool (N,)
         True on the constraint rows (their pivots are negative).
     mass_band : ndarray (N, w+1)
-        Envelope storage (:mod:`~tenscontrol.mechanics.banded`) of the mass part, zero on the
+        Envelope storage (:mod:`~tenscontrol.mechanics.kernels.banded`) of the mass part, zero on the
         constraint rows: the kernels copy it and add J.
     """
 

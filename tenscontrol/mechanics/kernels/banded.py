@@ -32,7 +32,7 @@ import scipy.sparse
 from numba import njit
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from tenscontrol.mechanics.kernel_cache import CACHE
+from tenscontrol.mechanics.kernels.cache import CACHE
 
 __all__ = ["ldl_factor", "ldl_solve", "node_order", "envelope", "band_matrix", "dense_from_band"]
 

@@ -1,7 +1,7 @@
 """Compiled force and energy kernels of the rigid-bar model: members, mass products, energy.
 
-Re-exported by :mod:`tenscontrol.mechanics.rigid_kernels` (see there for the conventions);
-:mod:`tenscontrol.mechanics.rigid_correction` uses them too.
+Re-exported by :mod:`tenscontrol.mechanics.rigid.kernels` (see there for the conventions);
+:mod:`tenscontrol.mechanics.rigid.correction` uses them too.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tenscontrol.mechanics.kernel_cache import CACHE as _CACHE
+from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 
 
 @njit(cache=_CACHE)

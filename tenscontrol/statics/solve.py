@@ -14,7 +14,7 @@ stiffness of :func:`tenscontrol.tangent_stiffness` with psi held, so that ``K_t 
 each trial point is put back on the bar-length manifold, and a backtracking line search with
 a Levenberg shift of K_t (raised when no step length is accepted) globalizes it. The line
 search judges a step by ``|R|`` until it has to cut one; then, for conservative structures
-(rigid bars or none), by Armijo's decrease of the total potential (static_merit), the shift
+(rigid bars or none), by Armijo's decrease of the total potential (statics.merit), the shift
 raised until the step descends it: ``|R|`` is a poor merit on soft slender towers (a 192-bar
 tower took 809 cut steps and load stepping, 10 by the potential). A stable equilibrium is a
 minimum of the potential; should that path fail (an unstable one), the ``|R|`` path runs from
@@ -35,13 +35,13 @@ import scipy.sparse
 
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
-from tenscontrol.mechanics.rigid import gravity_vector
-from tenscontrol.mechanics.static_result import (MechanismError, NewtonHistory,
+from tenscontrol.mechanics.rigid.model import gravity_vector
+from tenscontrol.statics.result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
                                                  describe_motion, loaded_zero_modes)
-from tenscontrol.mechanics.static_linalg import BarGram, bar_columns, kkt_solve
-from tenscontrol.mechanics.static_merit import total_potential
-from tenscontrol.mechanics.stiffness import rigid_fields, tangent_stiffness
+from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
+from tenscontrol.statics.merit import total_potential
+from tenscontrol.statics.stiffness import rigid_fields, tangent_stiffness
 from tenscontrol.model.structure import Structure
 
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]

@@ -1,4 +1,4 @@
-"""Sparse linear algebra of the static solver (:mod:`tenscontrol.mechanics.static_solve`).
+"""Sparse linear algebra of the static solver (:mod:`tenscontrol.statics.solve`).
 
 The static solve repeats two linear solves many times: the minimum-norm correction onto the
 rigid bar lengths (and the least-squares bar force densities), both through the normal

@@ -20,8 +20,8 @@ import numpy as np
 import scipy.optimize
 
 from tenscontrol.mechanics.checks import check_members
-from tenscontrol.mechanics.loaded_prestress import loaded_prestress
-from tenscontrol.mechanics.rigid import constraint_jacobian, gravity_vector
+from tenscontrol.statics.loaded_prestress import loaded_prestress
+from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.model.structure import Structure
 from tenscontrol.model.tables import html_table

@@ -14,9 +14,9 @@ Records
 :class:`RigidBars`, :class:`CompressibleBars`
     the bars as each model sees them.
 :class:`RigidKernelModel`, :class:`CompressibleKernelModel`
-    a whole model, as :attr:`RigidBarModel.kernel <tenscontrol.mechanics.rigid.RigidBarModel>`
+    a whole model, as :attr:`RigidBarModel.kernel <tenscontrol.mechanics.rigid.model.RigidBarModel>`
     and :attr:`CompressibleBarModel.kernel
-    <tenscontrol.mechanics.compressible.CompressibleBarModel>` hold it.
+    <tenscontrol.mechanics.compressible.model.CompressibleBarModel>` hold it.
 :class:`Correction`
     the settings of the rigid model's direct correction, built once per run.
 :class:`HeldForceDensities`
@@ -32,7 +32,7 @@ from numba import njit
 from numba.core import types
 from numba.experimental import structref
 
-from tenscontrol.mechanics.kernel_cache import CACHE
+from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.model.structure import Structure
 
 __all__ = [
@@ -220,10 +220,10 @@ class _TypedProxy(structref.StructRefProxy):
 
 
 class RigidKernelModel(_TypedProxy):
-    """The rigid-bar model as the kernels of :mod:`~tenscontrol.mechanics.rigid_kernels` take it.
+    """The rigid-bar model as the kernels of :mod:`~tenscontrol.mechanics.rigid.kernels` take it.
 
     Fields (read inside the kernels; in Python read them from the
-    :class:`~tenscontrol.mechanics.rigid.RigidBarModel` that holds this record):
+    :class:`~tenscontrol.mechanics.rigid.model.RigidBarModel` that holds this record):
 
     mass_diagonal : ndarray (n_nodes,)
         Diagonal of the node-level mass matrix Mn, M = Mn kron I_3 [kg].
@@ -243,7 +243,7 @@ class RigidKernelModel(_TypedProxy):
         Envelope of the correction's normal equations.
 
     No field is (3n, 3n): storage and the kernels' cost grow with the members (times the
-    square of the envelope width), see :mod:`~tenscontrol.mechanics.rigid_sparse`.
+    square of the envelope width), see :mod:`~tenscontrol.mechanics.rigid.sparse`.
     """
 
     def __new__(cls, mass_diagonal, mass_coupling, gravity, free_column, bars, members, kkt,
@@ -257,10 +257,10 @@ class RigidKernelModel(_TypedProxy):
 
 
 class CompressibleKernelModel(_TypedProxy):
-    """The compressible-bar model as :mod:`~tenscontrol.mechanics.compressible_kernels` take it.
+    """The compressible-bar model as :mod:`~tenscontrol.mechanics.compressible.kernels` take it.
 
     Fields (read inside the kernels; in Python read them from the
-    :class:`~tenscontrol.mechanics.compressible.CompressibleBarModel` that holds this record):
+    :class:`~tenscontrol.mechanics.compressible.model.CompressibleBarModel` that holds this record):
 
     constant_mass : ndarray (3n, 3n)
         Constant part M0 of the mass matrix [kg]: sum m Xbar^T Xbar + mu0 H + point masses.

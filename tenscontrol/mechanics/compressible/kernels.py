@@ -1,29 +1,29 @@
 """Compiled kernels of the compressible-bar model (docs/theory.md, "Compressible bars" and
 "Linearization: force densities in, nodal forces as disturbances").
 
-:mod:`tenscontrol.mechanics.compressible` wraps them for users; the simulator's implicit integrator calls
+:mod:`tenscontrol.mechanics.compressible.model` wraps them for users; the simulator's implicit integrator calls
 :func:`rhs` and :func:`jacobian` in its step loop, thousands of times on small arrays, hence numba.
 
 Calling convention
 ------------------
 The state is ``y = [q (3n), qd (3n), w (1)]``, w the work of the external forces and dampers.
 Every kernel takes the model as one record, ``model`` = ``CompressibleBarModel.kernel`` (a
-:class:`~tenscontrol.mechanics.records.CompressibleKernelModel`: constant_mass M0, inverse_mass
+:class:`~tenscontrol.mechanics.kernels.records.CompressibleKernelModel`: constant_mass M0, inverse_mass
 W, gravity G, free, mass_is_constant, bars, members); the loops unpack the leaf records
-:class:`~tenscontrol.mechanics.records.CompressibleBars` (bi, bj, ba0, bra, bex, bk, bl0) and
-:class:`~tenscontrol.mechanics.records.Members` (si, sj, sk, sl0, sc, ssp) into the theory's
+:class:`~tenscontrol.mechanics.kernels.records.CompressibleBars` (bi, bj, ba0, bra, bex, bk, bl0) and
+:class:`~tenscontrol.mechanics.kernels.records.Members` (si, sj, sk, sl0, sc, ssp) into the theory's
 symbols::
 
     rhs(y, fext, model, dy)        dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
     jacobian(y, fext, model, J)    J (6n+1, 6n+1) = d(dy)/dy, fext held constant, w column 0
     energies(Y, model)             Etot of each row of Y (nt, >= 6n) -> (nt,) [J]
 
-Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible`:
+Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible.model`:
 ``accelerations(q, qd, fext, model, held, qdd, gamma, psi)`` and
 ``derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw)``, where ``held`` is a
-:class:`~tenscontrol.mechanics.records.HeldForceDensities` (held gamma/psi: the control model),
+:class:`~tenscontrol.mechanics.kernels.records.HeldForceDensities` (held gamma/psi: the control model),
 ``mass_matrix(q, model, M)`` and ``total_energy(q, qd, model)``; for
-:mod:`~tenscontrol.mechanics.compressible_banded`, ``forces``, ``member_blocks`` (the Jacobian's
+:mod:`~tenscontrol.mechanics.compressible.banded`, ``forces``, ``member_blocks`` (the Jacobian's
 per-member 3x3 blocks) and ``energy_given``; ``velocity_terms(q, qd, bars,
 out)`` (N_T alone) is there for the tests' Euler-Lagrange check.
 
@@ -38,9 +38,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tenscontrol.mechanics.kernel_cache import CACHE as _CACHE
-from tenscontrol.mechanics.records import HeldForceDensities
-from tenscontrol.mechanics.rigid_kernels import spring_potential
+from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.kernels.records import HeldForceDensities
+from tenscontrol.mechanics.rigid.kernels import spring_potential
 
 
 @njit(cache=_CACHE)
@@ -459,7 +459,7 @@ def member_blocks(q, qd, qdd, model, held, gamma, psi, Sq, Sqd, Bq, Bqd, pw):
 
     Sq, Sqd (n_strings, 3, 3) for the strings and Bq, Bqd (n_bars, 3, 3) for the bars: member k
     on nodes (i, j) adds [[D, -D], [-D, D]] to the (i, j) blocks (:func:`derivatives` assembles
-    them densely, :mod:`~tenscontrol.mechanics.compressible_banded` in a band). gamma and psi
+    them densely, :mod:`~tenscontrol.mechanics.compressible.banded` in a band). gamma and psi
     are those :func:`forces` returned at the same state.
     """
     nq = q.shape[0]
