@@ -17,11 +17,12 @@ initial step of Hairer, Norsett & Wanner (:func:`initial_step`) and the smallest
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 import numpy as np
+
+from tenscontrol import validation
 
 __all__ = ["DEFAULT_MAX_STEPS", "Integrator", "IntegratorStats", "Step", "StepLimitError",
            "StepSizeError", "initial_step", "positive", "smallest_step"]
@@ -137,43 +138,18 @@ class Step:
         return f"{type(self).__name__}(t0={self.t0:.9g}, h={self.h:.3g}, n={self.y0.size})"
 
 
-def _real(name: str, value, what: str) -> float:
-    """`value` as a float; a string, a bool, an array or a complex number is refused, not
-    converted."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be {what}, got {value!r}")
-    return float(value)
-
-
 def positive(name: str, value, finite: bool = True) -> float:
     """`value` as a float, checked to be > 0 (and finite unless `finite` is False)."""
-    v = _real(name, value, "a number")
-    if not v > 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
-    if finite and not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+    return validation.real(name, value, positive=True, finite=finite, typed=False)
 
 
 def step_count(name: str, value) -> int:
     """`value` checked to be an integer >= 1 (a bool is not a count)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= 1, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
-
-
-def _callable(name: str, f, signature: str) -> None:
-    if not callable(f):
-        raise TypeError(f"{name} must be callable as {signature}, got {type(f).__name__}")
+    return validation.integer(name, value, minimum=1, typed=False)
 
 
 def _time(name: str, value) -> float:
-    v = _real(name, value, "a number of seconds")
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+    return validation.real(name, value, what="a number of seconds", typed=False)
 
 
 def _state(y0) -> np.ndarray:
@@ -273,7 +249,7 @@ class Integrator:
 
     def __init__(self, fun, t0, y0, t_final, *, rtol, atol, max_step=np.inf, first_step=None,
                  jac=None, correct=None, max_steps=DEFAULT_MAX_STEPS):
-        _callable("fun", fun, "fun(t, y)")
+        validation.callable_value("fun", fun, "fun(t, y)")
         self._check_hooks(jac, correct)
         t0, t_final = _time("t0", t0), _time("t_final", t_final)
         if not t_final > t0:
@@ -297,13 +273,13 @@ class Integrator:
     def _check_hooks(self, jac, correct) -> None:
         """jac is given exactly when the method needs it; correct only where supported."""
         if self.needs_jacobian:
-            _callable("jac", jac, "jac(t, y)")
+            validation.callable_value("jac", jac, "jac(t, y)")
         elif jac is not None:
             raise ValueError(f"{self.name} is explicit and uses no Jacobian; leave jac unset")
         if correct is not None:
             if not self.supports_correction:
                 raise ValueError(f"{self.name} takes no correction hook; leave correct unset")
-            _callable("correct", correct, "correct(t, y)")
+            validation.callable_value("correct", correct, "correct(t, y)")
 
     @classmethod
     def error_test_tolerances(cls, rtol: float, atol: float) -> tuple[float, float]:
@@ -347,7 +323,7 @@ class Integrator:
         """
         for name, f in (("record", record), ("progress", progress)):
             if f is not None:
-                _callable(name, f, f"{name}(...)")
+                validation.callable_value(name, f, f"{name}(...)")
         if not self._started:
             self._start()
             self._started = True

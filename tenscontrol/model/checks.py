@@ -10,15 +10,14 @@ stays short and never recurses into deeply nested input.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import gc
 import math
-import numbers
-import reprlib
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
+
+from tenscontrol import validation
+from tenscontrol.validation import reject_unknown_keys, show
 
 __all__ = ["SMALLEST", "LARGEST", "SHORTEST_RELATIVE", "show", "real", "node_index",
            "node_pair", "reject_unknown_keys", "first_out_of_range", "paused_gc"]
@@ -37,65 +36,17 @@ LARGEST = 1e30
 SHORTEST_RELATIVE = 1e-6
 
 
-class _ShortRepr(reprlib.Repr):
-    """reprlib with integers too long for repr() summarized by their digit count."""
-
-    def repr_int(self, x, level):
-        if x.bit_length() > 100:  # repr() of over 4300 digits raises, and 400 digits help no one
-            return f"<an integer of about {int(x.bit_length() * math.log10(2)) + 1} digits>"
-        return repr(x)
-
-
-_SHORT = _ShortRepr()
-_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 3, 40, 40
-_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = 6
-
-
-def show(value) -> str:
-    """A short repr of `value` for error messages (nesting and long items summarized)."""
-    if isinstance(value, np.ndarray):
-        return np.array2string(value, threshold=8, edgeitems=2)[:80]
-    return _SHORT.repr(value)
-
-
-def _is_real(value) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if isinstance(value, np.ndarray):  # a 0-d numeric array is a number, as in numpy
-        return value.ndim == 0 and value.dtype.kind in "iuf"
-    return isinstance(value, numbers.Real)
-
-
 def real(where: str, name: str, value, *, positive: bool = False,
          nonnegative: bool = False, finite: bool = True) -> float:
     """`value` as a finite float; ValueError naming `where` and `name` otherwise.
 
-    Accepts Python and numpy integers and floats (not bools, strings or complex numbers).
-    With ``finite=False`` inf and NaN pass (the caller reports them with more context).
+    Accepts Python and numpy integers and floats (not bools, strings or complex numbers), as
+    :func:`tenscontrol.validation.real` with ``error=ValueError``. With ``finite=False`` inf
+    and NaN pass (the caller reports them with more context).
     """
-    if not _is_real(value):
-        if isinstance(value, (str, bytes)):
-            raise ValueError(f"{where}: {name} must be a number, got {show(value)} (a string: "
-                             "write the number without quotes)")
-        if isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{where}: {name} must be a number, got {show(value)} (a bool)")
-        if isinstance(value, numbers.Complex) or (isinstance(value, np.ndarray)
-                                                  and value.dtype.kind == "c"):
-            raise ValueError(f"{where}: {name} must be a real number, got {show(value)}")
-        raise ValueError(f"{where}: {name} must be a number, got {show(value)}")
-    try:
-        x = float(value)
-    except OverflowError:
-        raise ValueError(f"{where}: {name} must be a finite number (magnitude below 1.8e308), "
-                         f"got {show(value)}") from None
-    if not math.isfinite(x) and finite:
-        hint = " (a magnitude beyond 1.8e308 reads as inf)" if math.isinf(x) else ""
-        raise ValueError(f"{where}: {name} must be finite, got {x}{hint}")
-    if positive and x <= 0:
-        raise ValueError(f"{where}: {name} must be > 0, got {x:g}")
-    if nonnegative and x < 0:
-        raise ValueError(f"{where}: {name} must be >= 0, got {x:g}")
-    return x
+    return validation.real(f"{where}: {name}", value, finite=finite,
+                           low=0.0 if positive or nonnegative else None, open_low=positive,
+                           error=ValueError, typed=False)
 
 
 def node_index(where: str, value, n_nodes: int, *, integral_floats: bool = False) -> int:
@@ -130,17 +81,6 @@ def node_pair(where: str, nodes, n_nodes: int) -> tuple[int, int]:
     if i == j:
         raise ValueError(f"{where}: joins node {i} to itself; a member needs two different nodes")
     return i, j
-
-
-def reject_unknown_keys(where: str, given: Mapping[str, Any], allowed: Sequence[str]) -> None:
-    """ValueError naming the first key of `given` not in `allowed` (with a close match)."""
-    for key in given:
-        if key not in allowed:
-            close = difflib.get_close_matches(key, allowed, n=1) if isinstance(key, str) else []
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(
-                f"{where}: unknown key {show(key)}{hint}; allowed keys: {', '.join(allowed)}"
-            )
 
 
 def first_out_of_range(values: np.ndarray, low: float = SMALLEST,

@@ -15,6 +15,7 @@ from dataclasses import MISSING, dataclass, fields
 import numpy as np
 
 from tenscontrol.model.checks import node_index, node_pair, real, reject_unknown_keys, show
+from tenscontrol.validation import flag
 from tenscontrol.model.materials import material as _material
 
 __all__ = ["Bar", "String", "PointMass", "resolve_bars", "resolve_strings",
@@ -244,9 +245,7 @@ def _string_fields(where: str, s: Mapping) -> dict:
         rest_fraction = real(where, "rest_fraction", 1.0 if rest_fraction is None
                              else rest_fraction, positive=True)
     damping = real(where, "damping", s.get("damping", 0.0), nonnegative=True)
-    actuated = s.get("actuated", True)
-    if not isinstance(actuated, (bool, np.bool_)):
-        raise ValueError(f"{where}: actuated must be True or False, got {show(actuated)}")
+    actuated = flag(f"{where}: actuated", s.get("actuated", True), error=ValueError, typed=False)
     gamma_max = s.get("gamma_max")
     if gamma_max is not None:
         gamma_max = real(where, "gamma_max", gamma_max, positive=True)

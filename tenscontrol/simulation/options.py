@@ -5,15 +5,17 @@ numpy.
 
 Every function here raises TypeError for a value of the wrong type and ValueError for a value
 of the right type out of range; messages start with `name` (which may carry the caller's name,
-e.g. ``"verify: t_final"``).
+e.g. ``"verify: t_final"``). The checks themselves are :mod:`tenscontrol.validation`'s, which
+every layer shares; this module gives them the simulation's names and adds the time grids.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
+
+from tenscontrol import validation
 
 __all__ = ["real_number", "positive_number", "duration", "positive_count", "flag", "real_array",
            "times", "output_times"]
@@ -22,19 +24,12 @@ __all__ = ["real_number", "positive_number", "duration", "positive_count", "flag
 def real_number(name: str, value, what: str = "a number") -> float:
     """`value` as a float: a real number (Python or numpy; not a bool, a string, an array or a
     complex number)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be {what}, got {_describe(value)}")
-    return float(value)
+    return validation.number(name, value, what=what)
 
 
 def positive_number(name: str, value, what: str = "a number", finite: bool = True) -> float:
     """A real number > 0 (and finite unless `finite` is False)."""
-    v = real_number(name, value, what)
-    if not v > 0:
-        raise ValueError(f"{name} must be positive, got {value!r}")
-    if finite and not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+    return validation.real(name, value, what=what, positive=True, finite=finite)
 
 
 def duration(name: str, value) -> float:
@@ -47,32 +42,15 @@ def duration(name: str, value) -> float:
 
 def positive_count(name: str, value) -> int:
     """An integer >= 1 (not a bool, not a float such as 2.5 or 2.0)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= 1, got {_describe(value)}")
-    if value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
+    return validation.integer(name, value, minimum=1)
 
 
 def flag(name: str, value) -> bool:
     """`value` as a bool: True or False only (a string such as "no" is truthy, so refused)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {_describe(value)}")
-    return bool(value)
+    return validation.flag(name, value)
 
 
-def real_array(name: str, value, unit: str) -> np.ndarray:
-    """`value` as a float array: real numbers only (no strings, bools, complex or objects)."""
-    try:
-        a = np.asarray(value)
-    except (TypeError, ValueError):  # ragged nested lists
-        raise TypeError(f"{name} must be an array of numbers [{unit}], got "
-                        f"{_describe(value)}") from None
-    if a.dtype.kind not in "iuf":
-        kind = "complex numbers" if a.dtype.kind == "c" else f"dtype {a.dtype}"
-        raise TypeError(f"{name} must be an array of real numbers [{unit}], got {kind}"
-                        + ("" if a.dtype.kind == "c" else f" ({_describe(value)})"))
-    return a.astype(float)
+real_array = validation.real_array
 
 
 def times(name: str, value, t_final: float) -> np.ndarray:
@@ -100,12 +78,3 @@ def output_times(t_final, t_eval, who: str) -> tuple[float, np.ndarray]:
                          f"(the runs start at rest at t = 0) to at most t_final = {t_final:g}, "
                          f"e.g. np.linspace(0, {t_final:g}, 1001)")
     return t_final, t
-
-
-def _describe(value) -> str:
-    """A short description of a wrong value: its repr if short, else its type and shape."""
-    text = repr(value)
-    if len(text) <= 40:
-        return f"{type(value).__name__} {text}"
-    shape = getattr(value, "shape", None)
-    return type(value).__name__ + (f" of shape {shape}" if shape is not None else "")
