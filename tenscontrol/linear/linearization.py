@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 import scipy.linalg
 
+from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
@@ -457,15 +458,10 @@ def _check_options(structure, bars, kind, at_rest, kinetic, include_radius):
                         f"{type(structure).__name__}")
     for name, value, allowed in (("bars", bars, ("rigid", "compressible")),
                                  ("kind", kind, ("control", "passive")),
-                                 ("at_rest", at_rest, ("slack", "taut"))):
-        if value not in allowed:
-            raise ValueError(f"linearize: {name} must be one of {', '.join(map(repr, allowed))}, "
-                             f"got {value!r}")
-    if kinetic not in _KINETIC:
-        raise ValueError(f"linearize: kinetic must be one of {', '.join(map(repr, _KINETIC))}, "
-                         f"got {kinetic!r}")
-    if not isinstance(include_radius, (bool, np.bool_)):
-        raise TypeError(f"linearize: include_radius must be True or False, got {include_radius!r}")
+                                 ("at_rest", at_rest, ("slack", "taut")),
+                                 ("kinetic", kinetic, _KINETIC)):
+        validation.choice(f"linearize: {name}", value, allowed)
+    validation.flag("linearize: include_radius", include_radius)
 
 
 def _scales(structure: Structure, bars: str, loads) -> str:

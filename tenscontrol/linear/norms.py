@@ -29,6 +29,7 @@ import numpy as np
 import scipy.linalg
 import control as ct
 
+from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.linear.threads import sized_by
 
@@ -343,8 +344,7 @@ def hinf_norm(sys, *, tol: float = 1e-10) -> float:
     TypeError
         If ``sys`` is not a StateSpace and has no ``.sys`` StateSpace.
     """
-    if not (isinstance(tol, (int, float)) and 0 < tol < 1):
-        raise ValueError(f"hinf_norm: tol must be in (0, 1), got {tol!r}")
+    tol = validation.fraction("hinf_norm: tol", tol)
     A, B, C, D = _balanced_data(_as_statespace(sys, "hinf_norm"))
     if A.size == 0:
         return float(scipy.linalg.svdvals(D)[0]) if D.size else 0.0

@@ -32,6 +32,7 @@ import slycot
 
 from tenscontrol.linear import norms as _nm
 from tenscontrol.linear import splitting as _sp
+from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.linear.threads import sized_by
 
@@ -470,14 +471,12 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     deformation in the mass-weighted gauge ``R_t^T M dq = 0`` (docs/theory.md, "Minimal
     realization").
     """
-    if isinstance(tol, bool) or not (isinstance(tol, (int, float)) and 0 < tol < 1):
-        raise ValueError(f"minimal_realization: tol must be in (0, 1), got {tol!r}")
+    tol = validation.fraction("minimal_realization: tol", tol)
     em = _elastic_model(model, "minimal_realization")
     n2 = 2 * em.n_e
-    if order is not None and (isinstance(order, bool) or not (
-            isinstance(order, (int, np.integer)) and 0 <= order <= n2)):
-        raise ValueError(f"minimal_realization: order must be an int in [0, {n2}] (2 n_e), "
-                         f"got {order!r}")
+    if order is not None:  # n2 = 2 n_e, the elastic order
+        order = validation.integer("minimal_realization: order", order, minimum=0, maximum=n2,
+                                   error=ValueError)
     omega, s = _scaling(em, model.q)
     A1 = em.A * s[None, :] / s[:, None] / omega
     B1, C1 = np.hstack([em.B, em.E]) / s[:, None] / omega, em.C * s[None, :]

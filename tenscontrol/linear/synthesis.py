@@ -32,6 +32,7 @@ from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateF
 from tenscontrol.linear.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
+from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.model.tables import summary_html
 from tenscontrol.model.selection import Selection, check_selection
@@ -299,9 +300,9 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         or no stabilizing solution (an undamped mode invisible in Q).
     """
     who = "lqr"
-    if not (np.isscalar(effort) and np.isfinite(effort) and effort > 0):
-        raise ValueError(f"lqr: effort must be a positive number, got {effort!r}")
-    p = _prepare(model, who, outputs, order)
+    effort = validation.real("lqr: effort", effort, positive=True,
+                             expected="a positive number")
+    p = _prepare(model, who, outputs, _design_order(order, who))
     nq, nu = np.asarray(p.model.q).size, p.B.shape[1]
     Qd, Rd = _default_weights(p, effort)
     if R is None and not hasattr(p.model, "gamma"):
@@ -330,12 +331,13 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
 
 
 def _per_channel(value, n: int, name: str, unit: str) -> np.ndarray:
-    v = np.asarray(value, dtype=float)
-    v = np.full(n, float(v)) if v.ndim == 0 else v.reshape(-1)
-    if v.shape != (n,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
-        raise ValueError(f"hinfsyn: {name} must be a positive number or {n} positive numbers "
-                         f"[{unit}], got {value!r}")
-    return v
+    return validation.per_item(f"hinfsyn: {name}", value, n, unit, positive=True)
+
+
+def _design_order(order, who: str) -> int | None:
+    """The design order of lqr/hinfsyn: None or an integer >= 1 (minimal_realization checks
+    the upper bound, the elastic order)."""
+    return None if order is None else validation.integer(f"{who}: order", order, minimum=1)
 
 
 def _disturbance_columns(model, disturbances) -> np.ndarray:
@@ -450,11 +452,11 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
     :func:`tenscontrol.hinf.hinf_state_feedback`, ``K = u_scale F_r left_inverse``. Slycot
     and the Riccati solvers run in time scaled by a reference frequency, undone on the result.
     """
-    for name, val in (("rho", rho), ("eps", eps), ("tol", tol)):
-        if not (np.isscalar(val) and np.isfinite(val) and val > 0):
-            raise ValueError(f"hinfsyn: {name} must be a positive number, got {val!r}")
-    if not (np.isscalar(backoff) and np.isfinite(backoff) and backoff >= 1):
-        raise ValueError(f"hinfsyn: backoff must be a number >= 1, got {backoff!r}")
+    rho, eps, tol = (validation.real(f"hinfsyn: {name}", val, positive=True,
+                                     expected="a positive number")
+                     for name, val in (("rho", rho), ("eps", eps), ("tol", tol)))
+    backoff = validation.real("hinfsyn: backoff", backoff, low=1.0, expected="a number >= 1")
+    order = _design_order(order, "hinfsyn")
     disturbances = check_selection(disturbances, "hinfsyn: disturbances")
     meas = _measurement(model, measurements)
     p = _prepare(model, "hinfsyn", outputs, order, None if meas is None else meas.C)

@@ -11,10 +11,10 @@ velocities qd and loads likewise. Force densities are positive in tension.
 
 from __future__ import annotations
 
-import difflib
 
 import numpy as np
 
+from tenscontrol import validation
 from tenscontrol.mechanics.compressible import model as compressible
 from tenscontrol.mechanics.rigid import model as rigid
 from tenscontrol.mechanics.compressible.model import check_kinetic
@@ -31,14 +31,9 @@ def _check(structure, bars, kinetic, include_radius) -> None:
     if not isinstance(structure, Structure):
         raise TypeError(f"structure: expected a tenscontrol.Structure, got "
                         f"{type(structure).__name__}")
-    if not isinstance(bars, str) or bars not in BAR_MODELS:
-        close = difflib.get_close_matches(str(bars), BAR_MODELS, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"bars must be one of {', '.join(map(repr, BAR_MODELS))}, "
-                         f"got {bars!r}{hint}")
+    validation.choice("bars", bars, BAR_MODELS)
     check_kinetic(kinetic)
-    if not isinstance(include_radius, (bool, np.bool_)):
-        raise TypeError(f"include_radius must be True or False, got {include_radius!r}")
+    validation.flag("include_radius", include_radius)
     if bars == "rigid" and kinetic != "consistent":
         raise ValueError(f"kinetic={kinetic!r} applies to compressible bars only; pass "
                          "bars='compressible' or leave kinetic unset")

@@ -23,6 +23,8 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from tenscontrol import validation
+
 __all__ = ["FormFinding", "equilibrium_matrix", "force_density_matrix", "form_find"]
 
 
@@ -154,11 +156,15 @@ def form_find(n_nodes: int, bars, strings, *, string_force_densities=1.0,
         If a member joins invalid nodes, the free-standing D lacks the rank deficiency 4 after
         the adjustment (the message gives its smallest eigenvalues), or D_ff is singular.
     """
+    n_nodes = validation.integer("form_find: n_nodes", n_nodes, minimum=2)
     b = _pairs(bars, n_nodes, "bar")
     s = _pairs(strings, n_nodes, "string")
     pairs = np.vstack([b, s])
-    w = np.concatenate([np.broadcast_to(np.asarray(bar_force_densities, float), len(b)),
-                        np.broadcast_to(np.asarray(string_force_densities, float), len(s))])
+    w = np.concatenate([
+        validation.per_item("form_find: bar_force_densities", bar_force_densities, len(b),
+                            "N/m", items=" (one per bar)"),
+        validation.per_item("form_find: string_force_densities", string_force_densities,
+                            len(s), "N/m", items=" (one per string)")])
     if fixed:
         return _with_fixed(n_nodes, pairs, w, fixed)
     groups = [list(range(len(b)))] if solve_for is None else list(solve_for)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tenscontrol import validation
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.structure import Structure
 
@@ -44,10 +45,9 @@ def doublet(structure: Structure, disturbances: Selection, amplitude: float = 10
         raise TypeError("doublet: disturbances must be a tenscontrol.Selection, e.g. "
                         "Selection(2, 'z'); got None")
     coords = sel.coordinates(structure, "doublet: disturbances")
-    if not np.isfinite(amplitude):
-        raise ValueError(f"doublet: amplitude must be a finite force [N], got {amplitude!r}")
-    if not (np.isfinite(half_period) and half_period > 0):
-        raise ValueError(f"doublet: half_period must be a positive time [s], got {half_period!r}")
+    amplitude = validation.real("doublet: amplitude", amplitude, expected="a finite force [N]")
+    half_period = validation.real("doublet: half_period", half_period, positive=True,
+                                  expected="a positive time [s]")
     n_nodes = structure.n_nodes
 
     def loads(t, q=None, qd=None):

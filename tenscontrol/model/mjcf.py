@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tenscontrol import validation
 from tenscontrol.model.structure import Structure
 
 __all__ = ["to_mjcf"]
@@ -212,11 +213,10 @@ def to_mjcf(structure: Structure, path=None, *, include_radius: bool = False,
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"to_mjcf: structure must be a Structure, got {type(structure).__name__}")
-    if not (isinstance(timestep, (int, float)) and 0 < timestep < np.inf):
-        raise ValueError(f"to_mjcf: timestep must be a number > 0 [s], got {timestep!r}")
-    if integrator not in _INTEGRATORS:
-        raise ValueError(f"to_mjcf: integrator must be one of {', '.join(_INTEGRATORS)}, got "
-                         f"{integrator!r}")
+    timestep = validation.real("to_mjcf: timestep", timestep, what="a number > 0 [s]",
+                               positive=True, expected="a number > 0 [s]", error=ValueError)
+    validation.choice("to_mjcf: integrator", integrator, _INTEGRATORS)
+    include_radius = validation.flag("to_mjcf: include_radius", include_radius)
     _check_class_one(structure)
     point_mass = np.zeros(structure.n_nodes)
     for pm in structure.point_masses:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.optimize
 
+from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.statics.loaded_prestress import loaded_prestress
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
@@ -49,15 +50,11 @@ class PrestressError(ValueError):
         return f"PrestressError({textwrap.shorten(str(self), 150, placeholder=' ...')!r})"
 
 
-def _per_string(structure: Structure, value, name: str, default: float) -> np.ndarray:
+def _per_string(structure: Structure, value, name: str, default: float,
+                unit: str = "N/m") -> np.ndarray:
     """A scalar or (n_strings,) array of finite values."""
-    v = np.full(structure.n_strings, default) if value is None else np.array(value, dtype=float)
-    if v.ndim == 0:
-        v = np.full(structure.n_strings, float(v))
-    if v.shape != (structure.n_strings,) or not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} must be a finite number or an array of {structure.n_strings} "
-                         f"(one per string), got {np.shape(value)}")
-    return v
+    return validation.per_item(name, default if value is None else value, structure.n_strings,
+                               unit, items=" (one per string)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -471,6 +468,7 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     gamma_min = _per_string(structure, gamma_min, "gamma_min", 0.0)
     _validate(structure, objective, bars, gamma_min)
+    bars_in_compression = validation.flag("bars_in_compression", bars_in_compression)
     if configuration not in ("fixed", "free"):
         raise ValueError(f"configuration must be 'fixed' (hold the nodes) or 'free' (sag under "
                          f"the loads first), got {configuration!r}")
@@ -479,14 +477,14 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
             return equilibrium(s, gamma_min=g, loads=f, objective=objective, bars=bars,
                                weights=weights, bars_in_compression=bars_in_compression)
         return loaded_prestress(structure, design, gamma_min, loads, bars, PrestressError)
-    w = _per_string(structure, weights, "weights", 1.0)
+    w = _per_string(structure, weights, "weights", 1.0, "1")
     f = nodal_vector(structure.n_nodes, "loads", loads)
     q = structure.nodes.reshape(-1)
     check_members(structure, "equilibrium", bars=bars, inertia=False)
     with np.errstate(over="ignore", invalid="ignore"):
         rhs = gravity_vector(structure) + f
     _check_loads(rhs, gamma_min)
-    prob = _problem(structure, q, rhs, gamma_min, bars, bool(bars_in_compression))
+    prob = _problem(structure, q, rhs, gamma_min, bars, bars_in_compression)
     ns = structure.n_strings
     if objective == "min_sum":
         x = _feasible_point(prob, np.concatenate([w, np.zeros(structure.n_bars)]), structure,

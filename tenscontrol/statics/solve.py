@@ -33,6 +33,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse
 
+from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.rigid.model import gravity_vector
@@ -441,10 +442,8 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     coordinates) needs loads without resultant force or moment; its rigid motions are held by
     the gauge ``R_t^T dq = 0``.
     """
-    if not (isinstance(rtol, (float, int)) and not isinstance(rtol, bool) and 0 < rtol < 1):
-        raise ValueError(f"rtol must be a number in (0, 1), got {rtol!r}")
-    if not (isinstance(max_iterations, (int, np.integer)) and max_iterations >= 1):
-        raise ValueError(f"max_iterations must be an integer >= 1, got {max_iterations!r}")
+    rtol = validation.fraction("rtol", rtol)
+    max_iterations = validation.integer("max_iterations", max_iterations, minimum=1)
     p = _problem(structure, loads, bars)
     q0 = _project(p, nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)))
     _check_rigid_motion(p)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tenscontrol import validation
 from tenscontrol.studies.comparison import (html_material_table, one_channel, text_table,
                                             with_bar_material)
 from tenscontrol.linear.linearization import linearize
@@ -191,6 +192,8 @@ def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,
     for name in materials:
         material(name)
     outputs = check_selection(outputs, "compare_closed_loop: outputs")
+    effort = validation.real("compare_closed_loop: effort", effort, positive=True,
+                             expected="a positive number")
     t_eval = output_grid(t_final, t_eval, "compare_closed_loop")
     d_index = one_channel(structure, disturbances, "compare_closed_loop")
     d_name = f"f{'xyz'[d_index % 3]}{d_index // 3}"

@@ -22,7 +22,7 @@ from tenscontrol.model.materials import material
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
-from tenscontrol.simulation.options import real_number
+from tenscontrol import validation
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.statics.prestress import rest_length_for
 from tenscontrol.statics.stiffness import compliance
@@ -291,10 +291,12 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     for name in materials:
         material(name)  # an unknown name fails here, before any run
     for label, value in (("t_final", t_final), ("half_period", half_period)):
-        if not (np.isfinite(real_number(f"compare_materials: {label}", value, "a time [s]"))
-                and value > 0):
-            raise ValueError(f"compare_materials: {label} must be a positive time [s], "
-                             f"got {value!r}")
+        validation.real(f"compare_materials: {label}", value, what="a time [s]", positive=True,
+                        expected="a positive time [s]")
+    amplitude = validation.real("compare_materials: amplitude", amplitude,
+                                expected="a finite force [N]")
+    n_frequencies = validation.integer("compare_materials: n_frequencies", n_frequencies,
+                                       minimum=1)
     t_eval = output_grid(t_final, t_eval, "compare_materials")
     d_index = one_channel(structure, disturbances, "compare_materials")
     y_index = output_indices(structure, outputs, "compare_materials")

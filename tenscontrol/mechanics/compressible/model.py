@@ -29,13 +29,13 @@ the model's record ``CompressibleBarModel.kernel`` (see that module for the call
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import scipy.linalg
 
+from tenscontrol import validation
 from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.kernels.records import (CompressibleBars, CompressibleKernelModel,
@@ -205,11 +205,7 @@ def compressible_model(structure: Structure, kinetic: str = "consistent",
 
 def check_kinetic(kinetic) -> None:
     """Raise ValueError unless `kinetic` is one of :data:`KINETIC_MODES` (with a close match)."""
-    if not isinstance(kinetic, str) or kinetic not in KINETIC_MODES:
-        close = difflib.get_close_matches(str(kinetic), KINETIC_MODES, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ValueError(f"kinetic must be one of {', '.join(map(repr, KINETIC_MODES))}, "
-                         f"got {kinetic!r}{hint}")
+    validation.choice("kinetic", kinetic, KINETIC_MODES)
 
 
 def mass_at(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:

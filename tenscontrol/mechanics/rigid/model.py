@@ -21,6 +21,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 import scipy.linalg
 
+from tenscontrol import validation
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.banded import ldl_factor
 from tenscontrol.mechanics.geometry import member_columns, state_vectors
@@ -276,8 +277,7 @@ def rigid_model(structure: Structure, include_radius: bool = False) -> RigidBarM
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
-    if not isinstance(include_radius, (bool, np.bool_)):  # "no" would be truthy
-        raise TypeError(f"include_radius must be True or False, got {include_radius!r:.40}")
+    validation.flag("include_radius", include_radius)  # "no" would be truthy
     return _rigid_model_cached(structure, bool(include_radius))
 
 
