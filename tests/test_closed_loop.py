@@ -309,8 +309,8 @@ def test_output_feedback_states_follow_their_ode(tbar):
     sol = scipy.integrate.solve_ivp(lambda t, x: ctrl.AK @ x + ctrl.BK @ spline(t), (0, 1),
                                     np.zeros(2), t_eval=t_eval, rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(xc, sol.y.T, rtol=0, atol=1e-4 * np.abs(xc).max())
-    # the command is CK xc (DK = 0) as recorded
-    np.testing.assert_allclose(traj.control.u, xc @ ctrl.CK.T, rtol=1e-12, atol=1e-14)
+    # the command is u = -(CK xc + DK y_m) = -CK xc (DK = 0), negative feedback, as recorded
+    np.testing.assert_allclose(traj.control.u, -xc @ ctrl.CK.T, rtol=1e-12, atol=1e-14)
 
 
 class _Started(OutputFeedback):
@@ -328,7 +328,7 @@ def test_output_feedback_states_decay_from_initial_state(tbar):
     # with BK = 0: xc(t) = exp(-5 t) xc(0), exactly up to the integrator's tolerance
     expected = np.exp(-5.0 * t_eval)[:, None] * np.array([1.0, -2.0])
     np.testing.assert_allclose(xc, expected, rtol=1e-7, atol=1e-10)
-    # the decaying command CK xc moved the structure
+    # the decaying command -CK xc moved the structure
     assert _peak(traj, tbar) > 1e-6
 
 
@@ -578,7 +578,7 @@ class _StaticGain(Controller):
 
 
 def test_verify_output_feedback_linear_prediction(tbar):
-    # the OutputFeedback branch of the linear prediction (positive feedback u = CK xc + DK y_m,
+    # the OutputFeedback branch of the linear prediction (negative feedback u = -(CK xc + DK y_m),
     # xc' = AK xc + BK y_m): the nonlinear closed loop must match it far better than the
     # controller's own effect on the response (a sign slip would make them comparable)
     report = verify(tbar, _output_feedback(tbar, 100.0), _doublet(tbar, 0.1), 3.0,

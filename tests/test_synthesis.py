@@ -40,15 +40,17 @@ def x_measurement(model, coords=IN_PLANE):
 def elastic_loop(em, c, d_cols, nz, rho=0.1, eps=0.01, u_scale=1.0, d_scale=1.0):
     """Closed loop of the *elastic* model (not the reduced one used for the synthesis) with the
     returned physical controller c, built from scratch: w = [d / d_scale; v] -> z = [y; rho u /
-    u_scale], y_m = C_m T x_e + eps v, u = CK xc + DK y_m. Returns (A_cl, its H-inf norm)."""
+    u_scale], y_m = C_m T x_e + eps v, u = -(CK xc + DK y_m) (OutputFeedback's negative
+    feedback). Returns (A_cl, its H-inf norm)."""
     nk, nm, nu = c.n_states, c.measurement.n_signals, c.strings.size
     Cm, Bu, Ed = c.measurement.C @ em.T, em.B, em.E[:, d_cols] * d_scale
     Wu = rho / np.broadcast_to(u_scale, (nu,))[:, None]
-    A = np.block([[em.A + Bu @ c.DK @ Cm, Bu @ c.CK], [c.BK @ Cm, c.AK]])
-    B = np.block([[Ed, eps * Bu @ c.DK], [np.zeros((nk, len(d_cols))), eps * c.BK]])
-    C = np.block([[em.C[:nz], np.zeros((nz, nk))], [Wu * (c.DK @ Cm), Wu * c.CK]])
+    CK, DK = -c.CK, -c.DK                   # the command map: u = CK xc + DK y_m
+    A = np.block([[em.A + Bu @ DK @ Cm, Bu @ CK], [c.BK @ Cm, c.AK]])
+    B = np.block([[Ed, eps * Bu @ DK], [np.zeros((nk, len(d_cols))), eps * c.BK]])
+    C = np.block([[em.C[:nz], np.zeros((nz, nk))], [Wu * (DK @ Cm), Wu * CK]])
     D = np.block([[np.zeros((nz, len(d_cols) + nm))],
-                  [np.zeros((nu, len(d_cols))), eps * Wu * c.DK]])
+                  [np.zeros((nu, len(d_cols))), eps * Wu * DK]])
     return A, hinf_norm(ct.ss(A, B, C, D))
 
 

@@ -16,8 +16,12 @@ one-sided string to ``[0, gamma_max]`` (``String.gamma_max``; a two-sided spring
 
 Any object with the attributes and methods of :class:`Controller` works; subclass it and
 write :meth:`Controller.force_densities` for a static law of your own. :class:`StateFeedback`
-(``u = -K (x - x*)``) and :class:`OutputFeedback` (a linear dynamic controller fed by a
-:class:`Measurement`) are what :func:`tenscontrol.lqr` and :func:`tenscontrol.hinfsyn` return.
+and :class:`OutputFeedback` (a linear dynamic controller fed by a :class:`Measurement`) are
+what :func:`tenscontrol.lqr` and :func:`tenscontrol.hinfsyn` return. Both are negative
+feedback, as control engineers write them: ``u = -K (x - x*)`` and ``u = -K(s) y_m`` with
+``K(s) = CK (sI - AK)^-1 BK + DK`` (version 1.0's OutputFeedback was positive feedback,
+``u = +K(s) y_m``; its saved files are converted on load, see
+:mod:`tenscontrol.feedback.storage`).
 """
 
 from __future__ import annotations
@@ -54,9 +58,10 @@ def _frozen_arrays(obj) -> None:
         object.__setattr__(obj, f.name, value)
 
 
-def _controller_repr(controller, *figures: str) -> str:
-    """One line: the class, how u is applied, its sizes, then `figures`."""
-    parts = [f"kind={getattr(controller, 'kind', None)!r}",
+def _controller_repr(controller, *figures: str, law: str | None = None) -> str:
+    """One line: the class, its feedback law, how u is applied, its sizes, then `figures`."""
+    parts = ([f"law={law!r}"] if law else []) + [
+             f"kind={getattr(controller, 'kind', None)!r}",
              f"commanded_strings={np.size(getattr(controller, 'strings', ()))}",
              f"states={getattr(controller, 'n_states', 0)}", *figures]
     return f"{type(controller).__name__}({', '.join(parts)})"
@@ -227,7 +232,7 @@ def _common_fields(obj) -> None:
 
 @dataclass(frozen=True, eq=False)
 class StateFeedback(Controller):
-    """Static state feedback ``u = -K (x - x*)`` with x = [q; qd].
+    """Static state feedback ``u = -K (x - x*)`` with x = [q; qd] (negative feedback).
 
     Attributes
     ----------
@@ -235,9 +240,8 @@ class StateFeedback(Controller):
         Gain [N/m per m, N/m per m/s].
     q_ref : ndarray, shape (nq,)
         Operating point q* [m] (qd* = 0).
-    strings : ndarray of int, shape (nu,)
-    gamma_ref : ndarray, shape (nu,)
-    kind : {"passive", "control"}
+    strings, gamma_ref, kind
+        As for every :class:`Controller`.
     """
 
     K: np.ndarray
@@ -255,7 +259,8 @@ class StateFeedback(Controller):
                              f"{2 * self.q_ref.size}), got {self.K.shape}")
 
     def __repr__(self) -> str:
-        return _controller_repr(self, f"|K|_F={np.linalg.norm(self.K):.4g}")
+        return _controller_repr(self, f"|K|_F={np.linalg.norm(self.K):.4g}",
+                                law="u = -K (x - x*)")
 
     def force_densities(self, t, q, qd, xc):
         nq = self.q_ref.size
@@ -264,19 +269,21 @@ class StateFeedback(Controller):
 
 @dataclass(frozen=True, eq=False)
 class OutputFeedback(Controller):
-    """Linear dynamic output feedback from a :class:`Measurement`.
+    """Linear dynamic output feedback from a :class:`Measurement` (negative feedback).
 
-    ``xc' = AK xc + BK y_m``, ``u = CK xc + DK y_m`` (positive feedback: u is the force-density
-    change itself), ``y_m = measurement(q)``.
+    ``xc' = AK xc + BK y_m``, ``u = -(CK xc + DK y_m)``, ``y_m = measurement(q)``: the
+    controller ``K(s) = CK (sI - AK)^-1 BK + DK`` acts as ``u = -K(s) y_m``, the sign of
+    :class:`StateFeedback`'s ``u = -K (x - x*)``. (Version 1.0 used ``u = +(CK xc + DK y_m)``,
+    the convention of python-control's and MATLAB's hinfsyn; :func:`tenscontrol.hinfsyn` now
+    returns CK and DK negated, so every closed loop is the one of 1.0.)
 
     Attributes
     ----------
     AK, BK, CK, DK : ndarray
         (nk, nk), (nk, ny), (nu, nk), (nu, ny).
     measurement : Measurement
-    strings : ndarray of int, shape (nu,)
-    gamma_ref : ndarray, shape (nu,)
-    kind : {"passive", "control"}
+    strings, gamma_ref, kind
+        As for every :class:`Controller`.
     """
 
     AK: np.ndarray
@@ -302,19 +309,22 @@ class OutputFeedback(Controller):
         return self.AK.shape[0]
 
     def __repr__(self) -> str:
-        return _controller_repr(self, f"measured_signals={self.measurement.n_signals}")
+        return _controller_repr(self, f"measured_signals={self.measurement.n_signals}",
+                                law="u = -(CK xc + DK y_m)")
 
     def force_densities(self, t, q, qd, xc):
-        return self.CK @ xc + self.DK @ self.measurement(q)
+        return -(self.CK @ xc + self.DK @ self.measurement(q))
 
     def state_derivative(self, t, q, qd, xc):
         return self.AK @ xc + self.BK @ self.measurement(q)
 
     @property
     def sys(self):
-        """The controller as a python-control StateSpace from y_m to u."""
+        """The command map as a python-control StateSpace from y_m to u: ``u = sys(y_m)``, so
+        ``sys = -K(s) = ss(AK, BK, -CK, -DK)`` (python-control's positive-feedback
+        convention of ``hinfsyn`` and ``P.lft(sys)``; the same system as in version 1.0)."""
         import control
 
-        return control.ss(self.AK, self.BK, self.CK, self.DK,
+        return control.ss(self.AK, self.BK, -self.CK, -self.DK,
                           inputs=list(self.measurement.names),
                           outputs=[f"gamma{k}" for k in self.strings])

@@ -1,4 +1,4 @@
-"""Controllers on disk: the ``tenscontrol.controller/1`` .npz file.
+"""Controllers on disk: the ``tenscontrol.controller/2`` .npz file.
 
 :func:`save_controller` writes a :class:`~tenscontrol.StateFeedback` or
 :class:`~tenscontrol.OutputFeedback` (what :func:`tenscontrol.lqr` and
@@ -10,6 +10,12 @@
 - StateFeedback: ``K``, ``q_ref``;
 - OutputFeedback: ``AK, BK, CK, DK`` and the measurement as ``measurement_<field>``
   (``measurement_names`` as text).
+
+Format 2 stores OutputFeedback in the negative-feedback convention ``u = -(CK xc + DK y_m)``
+of :class:`~tenscontrol.OutputFeedback`. Files of format 1 (tenscontrol 1.0, positive feedback
+``u = CK xc + DK y_m``) are read with CK and DK negated, so a controller keeps its meaning
+(the same commands, the same closed loop); their StateFeedback is unchanged (``u = -K (x -
+x*)`` in both).
 
 No pickled objects: a file from elsewhere cannot run code when it is read. For MATLAB, see
 :func:`tenscontrol.save_mat`.
@@ -27,7 +33,9 @@ from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateF
 
 __all__ = ["CONTROLLER_FORMAT", "controller_arrays", "load_controller", "save_controller"]
 
-CONTROLLER_FORMAT = "tenscontrol.controller/1"
+CONTROLLER_FORMAT = "tenscontrol.controller/2"
+#: Version 1.0's format: OutputFeedback in positive feedback, u = CK xc + DK y_m.
+POSITIVE_FEEDBACK_FORMAT = "tenscontrol.controller/1"
 _MEASUREMENT_FIELDS = tuple(f.name for f in fields(Measurement))
 
 
@@ -106,9 +114,9 @@ def load_controller(path):
             header = json.loads(str(_entry(data, "header", path)))
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}: the header is not valid JSON ({exc})") from None
-        if header.get("format") != CONTROLLER_FORMAT:
+        if header.get("format") not in (CONTROLLER_FORMAT, POSITIVE_FEEDBACK_FORMAT):
             raise ValueError(f"{path}: format {header.get('format')!r} is not "
-                             f"{CONTROLLER_FORMAT!r}")
+                             f"{CONTROLLER_FORMAT!r} (or {POSITIVE_FEEDBACK_FORMAT!r})")
         common = {"strings": _entry(data, "strings", path),
                   "gamma_ref": _entry(data, "gamma_ref", path), "kind": header.get("kind")}
         if header.get("type") == "StateFeedback":
@@ -120,5 +128,7 @@ def load_controller(path):
         values = {name: _entry(data, f"measurement_{name}", path)
                   for name in _MEASUREMENT_FIELDS}
         values["names"] = tuple(str(n) for n in values["names"])
-        return OutputFeedback(*(_entry(data, k, path) for k in ("AK", "BK", "CK", "DK")),
-                              measurement=Measurement(**values), **common)
+        AK, BK, CK, DK = (_entry(data, k, path) for k in ("AK", "BK", "CK", "DK"))
+        if header["format"] == POSITIVE_FEEDBACK_FORMAT:   # u = +(CK xc + DK y_m) in 1.0
+            CK, DK = -np.asarray(CK), -np.asarray(DK)
+        return OutputFeedback(AK, BK, CK, DK, measurement=Measurement(**values), **common)

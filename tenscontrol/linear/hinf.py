@@ -7,7 +7,11 @@ tensegrities. A generalized plant is partitioned as
 
     x' = A x + B1 w + B2 u,   z = C1 x + D11 w + D12 u,   y = C2 x + D21 w   (D22 = 0),
 
-and a controller ``K = (AK, BK, CK, DK)`` closes it with positive feedback ``u = K y``.
+and a controller ``K = (AK, BK, CK, DK)`` closes it with negative feedback ``u = -K y``
+(``xc' = AK xc + BK y``, ``u = -(CK xc + DK y)``), the convention of
+:class:`tenscontrol.OutputFeedback` and of the state feedback ``u = -F x``. slycot's sb10fd
+and sb10hd return positive-feedback controllers (``u = K y``, as python-control's hinfsyn):
+their CK and DK are negated where they are called (:func:`_negative_feedback`).
 
 - :func:`hinf_output_feedback`: bisection on slycot ``sb10fd`` at fixed gamma. ``ct.hinfsyn``
   (``sb10ad`` started at gamma = 1e100) is slow beyond ~20 states and its gamma is not always
@@ -53,7 +57,8 @@ class BisectionResult:
     Attributes
     ----------
     K : tuple of ndarray
-        Output feedback: ``(AK, BK, CK, DK)``; state feedback: ``(F,)`` with ``u = -F x``.
+        Output feedback: ``(AK, BK, CK, DK)`` with ``u = -(CK xc + DK y)``; state feedback:
+        ``(F,)`` with ``u = -F x``.
     gamma : float
         The gamma the returned controller was synthesized at (backoff times the final upper
         bound).
@@ -82,13 +87,19 @@ def reference_frequency(A: np.ndarray) -> float:
     return float(np.sqrt(mag.min() * mag.max())) if mag.size else 1.0
 
 
+def _negative_feedback(K: tuple) -> tuple:
+    """A positive-feedback controller (slycot's ``u = K y``) as ``u = -K y``: CK, DK negated."""
+    AK, BK, CK, DK = K
+    return AK, BK, -CK, -DK
+
+
 def closed_loop(plant: tuple, K: tuple) -> tuple:
-    """(A, B, C, D) of ``F_l(P, K)`` for ``u = K y`` (positive feedback), D22 = 0.
+    """(A, B, C, D) of the loop of P with ``u = -K y`` (negative feedback), D22 = 0.
 
     ``plant = (A, B1, B2, C1, C2, D11, D12, D21)``; ``K = (AK, BK, CK, DK)``.
     """
     A, B1, B2, C1, C2, D11, D12, D21 = plant
-    AK, BK, CK, DK = K
+    AK, BK, CK, DK = _negative_feedback(K)   # the command map y -> u: F_l(P, -K)
     Acl = np.block([[A + B2 @ DK @ C2, B2 @ CK], [BK @ C2, AK]])
     Bcl = np.vstack([B1 + B2 @ DK @ D21, BK @ D21])
     Ccl = np.hstack([C1 + D12 @ DK @ C2, D12 @ CK])
@@ -188,7 +199,7 @@ def hinf_output_feedback(P: ct.StateSpace, nmeas: int, ncon: int, *, tol: float 
     Returns
     -------
     BisectionResult
-        ``K = (AK, BK, CK, DK)`` in P's time unit, with ``u = K y``; it is the central
+        ``K = (AK, BK, CK, DK)`` in P's time unit, with ``u = -K y``; it is the central
         controller at ``gamma`` = backoff times the final upper bound (it has passed the
         Hurwitz test, and callers compute its closed-loop norm independently).
 
@@ -209,17 +220,17 @@ def hinf_output_feedback(P: ct.StateSpace, nmeas: int, ncon: int, *, tol: float 
     D = np.block([[D11, D12], [D21, np.zeros((nmeas, ncon))]])
     def trial(gamma):
         try:
-            K = slycot.sb10fd(n, m, p, ncon, nmeas, gamma, A, B, C, D)
+            *K, rcond = slycot.sb10fd(n, m, p, ncon, nmeas, gamma, A, B, C, D)
         except (slycot.exceptions.SlycotArithmeticError, ValueError):
             return None
-        rcond = float(np.min(K[4]))
-        if rcond < RCOND_MIN or not _loop_norm(sp, K[:4]) <= gamma * (1.0 + 1e-6):
+        K, rcond = _negative_feedback(K), float(np.min(rcond))
+        if rcond < RCOND_MIN or not _loop_norm(sp, K) <= gamma * (1.0 + 1e-6):
             return None                     # not Hurwitz (inf), or not gamma-suboptimal
-        return K[:4], rcond
+        return K, rcond
 
     K2 = None
     try:
-        K2 = slycot.sb10hd(n, m, p, ncon, nmeas, A, B, C, D)[:4]
+        K2 = _negative_feedback(slycot.sb10hd(n, m, p, ncon, nmeas, A, B, C, D)[:4])
         hi = 1.01 * _loop_norm(sp, K2)
     except (slycot.exceptions.SlycotArithmeticError, ValueError):
         hi = float("inf")

@@ -81,7 +81,8 @@ def _state_feedback_arrays(ctrl: StateFeedback) -> dict:
 def _output_feedback_arrays(ctrl: OutputFeedback) -> dict:
     m = ctrl.measurement
     states = [f"xc{k}" for k in range(ctrl.n_states)]
-    return {"A": ctrl.AK, "B": ctrl.BK, "C": ctrl.CK, "D": ctrl.DK,
+    # the command map y_m -> u = -(CK xc + DK y_m), as D = -K for StateFeedback (and 1.0)
+    return {"A": ctrl.AK, "B": ctrl.BK, "C": -ctrl.CK, "D": -ctrl.DK,
             **_signals(states, m.names, [f"gamma{k}" for k in ctrl.strings]),
             "measurement_C": m.C, "q_ref": m.q_ref, "measured_coordinates": m.coordinates,
             "measured_strings": m.strings, "lengths_ref": m.lengths_ref,
@@ -116,9 +117,15 @@ def save_mat(obj, path) -> Path:
     - StateFeedback: ``K`` and the static gain ``D = -K`` from the state deviation
       x - [q_ref; 0] (``InputName``) to the commands (``OutputName``, gamma<k>); ``q_ref``,
       ``strings`` (from 0), ``gamma_ref``.
-    - OutputFeedback: ``A, B, C, D = AK, BK, CK, DK`` from the measured signals to the
-      commands; ``measurement_C``, ``q_ref``, ``measured_coordinates``, ``measured_strings``,
-      ``lengths_ref``, ``strings``, ``gamma_ref``.
+    - OutputFeedback: ``A, B, C, D = AK, BK, -CK, -DK``, the system from the measured signals
+      to the commands, ``u = ss(A, B, C, D) y_m`` (OutputFeedback is ``u = -K(s) y_m``; this is
+      ``-K(s)``, MATLAB's ``lft``/positive-feedback convention of ``hinfsyn``, the same
+      variables as version 1.0 wrote); ``measurement_C``, ``q_ref``,
+      ``measured_coordinates``, ``measured_strings``, ``lengths_ref``, ``strings``,
+      ``gamma_ref``.
+
+    Every controller is so exported as its command map: ``u = ss(A, B, C, D)`` applied to the
+    deviations of its inputs (D = -K for StateFeedback, -K(s) for OutputFeedback).
 
     Parameters
     ----------

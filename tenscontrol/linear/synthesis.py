@@ -485,7 +485,7 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
     if meas is None:                        # synthesis in u' = u / u_scale
         res = _hinf.hinf_state_feedback(p.A, Bd, p.B * us, C1, D12 * us, tol=tol)
         F = us[:, None] * res.K[0]
-        K = (np.zeros((0, 0)), np.zeros((0, r)), np.zeros((nu, 0)), -F)
+        K = (np.zeros((0, 0)), np.zeros((0, r)), np.zeros((nu, 0)), F)     # u = -F x_r
         ctrl = StateFeedback(K=F @ p.mr.left_inverse, q_ref=np.asarray(m.q, dtype=float),
                              strings=p.strings, gamma_ref=p.gamma_ref, kind=p.kind)
     else:
@@ -496,7 +496,7 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
         except ValueError as exc:
             raise ValueError(f"hinfsyn: {exc}; a lightly damped mode is probably barely seen "
                              "by z or y_m: add outputs or measurements, or damping") from None
-        AK, BK, CK, DK = res.K
+        AK, BK, CK, DK = res.K              # u = -(CK xc + DK y_m), as OutputFeedback
         K = (AK, BK, us[:, None] * CK, us[:, None] * DK)
         ctrl = OutputFeedback(*K, measurement=meas, strings=p.strings, gamma_ref=p.gamma_ref,
                               kind=p.kind)

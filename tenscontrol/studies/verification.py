@@ -200,10 +200,10 @@ def _linear_prediction(structure, controller, loads, t, meas, options):
         Acl, Bd, Cu = A - B @ controller.K, E, -controller.K
     elif isinstance(controller, OutputFeedback):
         Cm = controller.measurement.C
-        Acl = np.block([[A + B @ controller.DK @ Cm, B @ controller.CK],
-                        [controller.BK @ Cm, controller.AK]])
+        DK, CK = -controller.DK, -controller.CK    # the command map: u = DK y_m + CK xc
+        Acl = np.block([[A + B @ DK @ Cm, B @ CK], [controller.BK @ Cm, controller.AK]])
         Bd = np.vstack([E, np.zeros((controller.n_states, E.shape[1]))])
-        Cu = np.hstack([controller.DK @ Cm, controller.CK])
+        Cu = np.hstack([DK @ Cm, CK])
     else:
         return None, None
     nq = nx // 2
