@@ -177,6 +177,20 @@ CASES = {
     "mass_matrix include_radius": ("include_radius", FLAG,
                                    lambda c, v: tc.mass_matrix(c["s"], include_radius=v)),
     "to_mjcf timestep": ("timestep", POSITIVE, lambda c, v: tc.to_mjcf(c["s"], timestep=v)),
+    "to_iosystem kind": ("kind", CHOICE, lambda c, v: tc.to_iosystem(c["s"], kind=v)),
+    "to_iosystem include_radius": ("include_radius", FLAG,
+                                   lambda c, v: tc.to_iosystem(c["s"], include_radius=v)),
+    "tangent_stiffness bars": ("bars", CHOICE, lambda c, v: tc.tangent_stiffness(c["eq"], bars=v)),
+    "compliance gamma": ("gamma", (True, "1e-2", math.nan),
+                         lambda c, v: tc.compliance(c["eq"], gamma=v)),
+    "equilibrium weights": ("weights", (True, "1e-2", math.nan),
+                            lambda c, v: tc.equilibrium(c["s"], weights=v)),
+    "samples n": ("n", COUNT, lambda c, v: tc.samples({"x": tc.Uniform(0, 1)}, v, 0)),
+    "Normal std": ("std", POSITIVE, lambda c, v: tc.Normal(0, v)),
+    "run_study progress": ("progress", FLAG, lambda c, v: tc.run_study(
+        tc.NormsPipeline(c["s"]), tc.grid({"x": [1]}), progress=v)),
+    "run_study retry_failed": ("retry_failed", FLAG, lambda c, v: tc.run_study(
+        tc.NormsPipeline(c["s"]), tc.grid({"x": [1]}), retry_failed=v)),
 }
 
 

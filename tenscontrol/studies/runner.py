@@ -17,6 +17,7 @@ import os
 import pickle
 import time
 
+from tenscontrol import validation
 from tenscontrol.studies import store
 from tenscontrol.studies.cases import Case
 from tenscontrol.studies.results import StudyInterrupted, StudyResult, study_result
@@ -166,6 +167,8 @@ def run_study(pipeline, cases, *, out=None, executor=None, progress: bool = True
     if not callable(pipeline):
         raise TypeError(f"run_study: pipeline must be callable, got {type(pipeline).__name__}")
     cases = _check_cases(cases)
+    progress = validation.flag("run_study: progress", progress)
+    retry_failed = validation.flag("run_study: retry_failed", retry_failed)
     engine = _engine(executor)
     _check_picklable(pipeline, engine)
     name = pipeline_name(pipeline)
