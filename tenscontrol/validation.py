@@ -271,14 +271,16 @@ def per_item(name: str, value, n: int, unit: str, *, positive: bool = False,
     return a
 
 
-def indices(name: str, value, size: int, *, what: str = "index") -> np.ndarray:
+def indices(name: str, value, size: int | None, *, what: str = "index") -> np.ndarray:
     """`value` (an integer or a sequence of them) as a 1-D int64 array of indices into
-    ``range(size)``: integers only (not bools, floats or strings), each in [0, size)."""
+    ``range(size)``: integers only (not bools, floats or strings), each in [0, size). With
+    `size` None only the type is checked (the caller says what a valid range is)."""
     items = [value] if np.ndim(value) == 0 else list(np.asarray(value, dtype=object).reshape(-1))
+    within = "" if size is None else f" in [0, {size})"
     for v in items:
         if _is_bool(v) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"{name} must be {what} integers in [0, {size}), got {show(v)}")
-        if not 0 <= v < size:
+            raise TypeError(f"{name} must be {what} integers{within}, got {show(v)}")
+        if size is not None and not 0 <= v < size:
             raise ValueError(f"{name}: {what} {int(v)} out of range; there are {size} "
                              f"(0 to {size - 1})")
     return np.array([int(v) for v in items], dtype=np.int64)

@@ -72,6 +72,8 @@ def test_flags_choices_indices_and_arrays():
         validation.indices("s", [0, True], 3)
     with pytest.raises(ValueError, match=r"s: index 3 out of range; there are 3 \(0 to 2\)"):
         validation.indices("s", 3, 3)
+    with pytest.raises(TypeError, match=r"s must be index integers, got 2.7"):
+        validation.indices("s", [1, 2.7], None)
     assert validation.real_array("a", [[1, 2]], "m", shape=(-1, 2)).dtype == float
     with pytest.raises(ValueError, match=r"a must have shape \(n, 3\) \[m\], got shape \(1, 2\)"):
         validation.real_array("a", [[1, 2]], "m", shape=(-1, 3))
@@ -146,6 +148,8 @@ CASES = {
     "form_find bar_force_densities": (
         "bar_force_densities", (True, "1e-2", math.nan),
         lambda c, v: tc.form_find(4, _FF_BARS, _FF_STRINGS, bar_force_densities=v)),
+    "form_find bars": ("bars", ([(0, 2.7), (1, 3)], [(0, True), (1, 3)], [(0, 2, 1)]),
+                       lambda c, v: tc.form_find(4, v, _FF_STRINGS)),
     "form_find n_nodes": ("n_nodes", (True, "4", 4.0, -1),
                           lambda c, v: tc.form_find(v, _FF_BARS, _FF_STRINGS)),
     # simulation and studies

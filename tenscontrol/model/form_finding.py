@@ -29,7 +29,14 @@ __all__ = ["FormFinding", "equilibrium_matrix", "force_density_matrix", "form_fi
 
 
 def _pairs(pairs, n_nodes: int, name: str) -> np.ndarray:
-    p = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    try:
+        p = np.asarray(pairs, dtype=object).reshape(-1, 2)
+    except ValueError:
+        raise ValueError(f"form_find: {name}s must be pairs of node indices, e.g. [(0, 2), "
+                         f"(1, 3)], got {validation.show(pairs)}") from None
+    # integers only: 2.7 or True would otherwise be truncated to a node index
+    p = validation.indices(f"form_find: {name}s", p.reshape(-1), None, what="node index")
+    p = p.reshape(-1, 2)
     bad = np.flatnonzero((p < 0).any(axis=1) | (p >= n_nodes).any(axis=1) | (p[:, 0] == p[:, 1]))
     if bad.size:
         raise ValueError(f"{name} {bad[0]} joins nodes {p[bad[0]].tolist()}: node indices must "
