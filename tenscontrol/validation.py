@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["callable_value", "choice", "describe", "flag", "fraction", "indices", "integer", "number",
-           "per_item", "real", "real_array", "reject_unknown_keys", "show"]
+__all__ = ["callable_value", "choice", "describe", "flag", "fraction", "indices", "integer",
+           "number", "per_item", "real", "real_array", "reject_unknown_keys", "show"]
 
 
 class _ShortRepr(reprlib.Repr):
