@@ -140,6 +140,24 @@ def x_hinf(xmodel):
     return hinfsyn(xmodel, measurements=x_measurement(xmodel))
 
 
+def test_output_feedback_sign_against_python_control(xmodel, x_hinf):
+    """OutputFeedback is u = -K y_m with K = ss(AK, BK, CK, DK); its .sys is the command map
+    -K, python-control's positive-feedback convention (P.lft(K) closes u = K y, as its
+    hinfsyn returns): both close the designed loop, K itself with the opposite sign."""
+    c, plant = x_hinf.controller, x_hinf.plant
+    designed = x_hinf.closed_loop_norm
+    assert hinf_norm(plant.lft(c.sys)) == pytest.approx(designed, rel=1e-8)
+    K = ct.ss(c.AK, c.BK, c.CK, c.DK)
+    assert hinf_norm(plant.lft(-K)) == pytest.approx(designed, rel=1e-8)
+    wrong = plant.lft(K)     # the sign slip: unstable, or at least a different loop
+    assert (np.linalg.eigvals(wrong.A).real.max() >= 0
+            or abs(hinf_norm(wrong) / designed - 1) > 1e-2)
+    q = xmodel.q + 1e-3
+    np.testing.assert_allclose(c.force_densities(0.0, q, 0 * q, np.ones(c.n_states)),
+                               -(c.CK @ np.ones(c.n_states) + c.DK @ c.measurement(q)))
+    assert "law='u = -(CK xc + DK y_m)'" in repr(c)
+
+
 def test_hinf_output_feedback_x_reference(xmodel, x_hinf):
     h = x_hinf
     assert isinstance(h, HinfDesign) and isinstance(h.controller, OutputFeedback)
