@@ -8,7 +8,7 @@ Quick start::
     print(traj.stats, abs(traj.energy_violation).max())
 
 Every public name is importable from here; docs/api.md lists them with one line each. The
-subpackages are the layers (model, mechanics, integrate, feedback, simulation, linear,
+subpackages are the layers (model, mechanics, statics, integrate, feedback, simulation, linear,
 studies); pyproject.toml's import-linter contracts keep their import direction.
 """
 
@@ -26,9 +26,10 @@ from tenscontrol.model.structure import Bar, PointMass, String, Structure
 from tenscontrol.mechanics.compressible.model import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, force_densities, gravity_vector
+# statics: structures at rest
 from tenscontrol.statics.prestress import Equilibrium, PrestressError, equilibrium
-from tenscontrol.statics.result import (MechanismError, NewtonHistory,
-                                                 StaticEquilibrium, StaticsError)
+from tenscontrol.statics.result import (MechanismError, NewtonHistory, StaticEquilibrium,
+                                        StaticsError)
 from tenscontrol.statics.solve import static_equilibrium
 from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffness
 # feedback laws, simulation
