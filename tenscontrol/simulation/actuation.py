@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol.feedback.controllers import check_kind
+from tenscontrol.mechanics.laws import active_set, damper_densities, string_densities
 from tenscontrol.model.tables import html_table
 
 __all__ = ["Actuators", "ControlRecord"]
@@ -75,8 +76,8 @@ class Actuators:
         N = q.reshape(-1, 3)
         s = N[self.j] - N[self.i]
         length = np.sqrt((s * s).sum(axis=1))
-        active = self.spring | (length > self.l0)
-        return s, np.where(active, self.k * (1.0 - self.l0 / length), 0.0), active
+        active = active_set(length, self.l0, self.spring)
+        return s, string_densities(self.k, self.l0, length, self.spring), active
 
     def apply(self, q: np.ndarray, u: np.ndarray, qd: np.ndarray | None = None):
         """Nodal forces (3n,) [N] of the command u (nu,) [N/m] at positions q and velocities
@@ -93,7 +94,8 @@ class Actuators:
         density = applied - law
         if qd is not None and self.c.any():
             V = qd.reshape(-1, 3)
-            rate = self.c * ((V[self.j] - V[self.i]) * s).sum(axis=1) / (s * s).sum(axis=1)
+            rate = damper_densities(self.c, ((V[self.j] - V[self.i]) * s).sum(axis=1),
+                                    (s * s).sum(axis=1))
             pulls = self.spring | (applied > 0.0)
             density += np.where(pulls, rate, 0.0) - np.where(active, rate, 0.0)
         extra = density[:, None] * s

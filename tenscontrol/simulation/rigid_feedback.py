@@ -20,6 +20,7 @@ from numba import njit
 from tenscontrol.feedback.controllers import StateFeedback
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
+from tenscontrol.mechanics.laws import damper_density, is_active, string_density
 
 __all__ = ["FeedbackRecord", "compiled_feedback", "derivative", "feedback_forces",
            "feedback_record"]
@@ -111,15 +112,16 @@ def feedback_forces(y, fb, out):
         i3, j3 = 3 * fb.i[a], 3 * fb.j[a]
         s0, s1, s2 = y[j3] - y[i3], y[j3 + 1] - y[i3 + 1], y[j3 + 2] - y[i3 + 2]
         l2 = s0 * s0 + s1 * s1 + s2 * s2
-        active = fb.spring[a] or np.sqrt(l2) > fb.rest_length[a]
-        law = fb.stiffness[a] * (1.0 - fb.rest_length[a] / np.sqrt(l2)) if active else 0.0
+        l = np.sqrt(l2)
+        active = is_active(l, fb.rest_length[a], fb.spring[a])
+        law = string_density(fb.stiffness[a], fb.rest_length[a], l, fb.spring[a])
         cmd = (law if fb.passive else fb.gamma_ref[a]) + u
         applied = min(max(cmd, fb.lower[a]), fb.upper[a])
         density = applied - law
         if fb.damping[a] != 0.0:  # the damper acts while the string pulls (Actuators.apply)
             dot = ((y[nq + j3] - y[nq + i3]) * s0 + (y[nq + j3 + 1] - y[nq + i3 + 1]) * s1
                    + (y[nq + j3 + 2] - y[nq + i3 + 2]) * s2)
-            rate = fb.damping[a] * dot / l2
+            rate = damper_density(fb.damping[a], dot, l2)
             pulls = fb.spring[a] or applied > 0.0
             density += (rate if pulls else 0.0) - (rate if active else 0.0)
         extra[a, 0], extra[a, 1], extra[a, 2] = density * s0, density * s1, density * s2

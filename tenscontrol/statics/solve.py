@@ -35,6 +35,7 @@ import scipy.sparse
 
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.laws import active_set, elastic_densities, string_densities
 from tenscontrol.mechanics.rigid.model import gravity_vector
 from tenscontrol.statics.result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
@@ -79,9 +80,8 @@ def _law_gamma(structure: Structure, q: np.ndarray) -> np.ndarray:
     N = q.reshape(-1, 3)
     p = structure.string_nodes
     l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
-    l0 = structure.string_rest_lengths
-    taut = structure.string_is_spring | (l > l0)
-    return np.where(taut, structure.string_stiffness * (1.0 - l0 / l), 0.0)
+    return string_densities(structure.string_stiffness, structure.string_rest_lengths, l,
+                            structure.string_is_spring)
 
 
 def _bar_lengths(structure: Structure, q: np.ndarray) -> np.ndarray:
@@ -115,7 +115,7 @@ def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
         psi = (BarGram(bar_columns(s.bar_nodes, q, p.index)).least_squares(Ff) if s.n_bars
                else np.zeros(0))
     else:
-        psi = s.bar_stiffness * (1.0 - s.bar_rest_lengths / _bar_lengths(s, q))
+        psi = elastic_densities(s.bar_stiffness, s.bar_rest_lengths, _bar_lengths(s, q))
     R = F - X @ psi
     return R[p.free] - offset, R, gamma, psi
 
@@ -498,7 +498,7 @@ def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
     w = np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
     N = q.reshape(-1, 3)
     l = np.linalg.norm(N[s.string_nodes[:, 1]] - N[s.string_nodes[:, 0]], axis=1)
-    slack = ~s.string_is_spring & ~(l > s.string_rest_lengths)
+    slack = ~active_set(l, s.string_rest_lengths, s.string_is_spring)
     return StaticEquilibrium(
         structure=s.with_nodes(N), q=q, gamma=gamma, bar_force_densities=psi,
         reactions=reactions.reshape(-1, 3), loads=p.f.reshape(-1, 3), residual=residual,

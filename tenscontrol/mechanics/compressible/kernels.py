@@ -40,6 +40,8 @@ from numba import njit
 
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.kernels.records import HeldForceDensities
+from tenscontrol.mechanics.laws import (damper_density, damper_dissipation, elastic_density,
+                                        elastic_energy, is_active, material_coefficient)
 from tenscontrol.mechanics.rigid.kernels import spring_potential
 
 
@@ -98,11 +100,11 @@ def _string_forces(q, qd, members, held, gamma, xi):
         _diff(q, i3, j3, s)
         l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
         l = np.sqrt(l2)
-        active = ssp[k] or l > sl0[k]
+        active = is_active(l, sl0[k], ssp[k])
         if hold_g:
             g = gam_in[k]
         elif active:
-            g = sk[k] * (1.0 - sl0[k] / l)
+            g = elastic_density(sk[k], sl0[k], l)
         else:
             g = 0.0
         gamma[k] = g
@@ -110,8 +112,8 @@ def _string_forces(q, qd, members, held, gamma, xi):
         if active and sc[k] != 0.0:
             _diff(qd, i3, j3, sd)
             sdot = s[0] * sd[0] + s[1] * sd[1] + s[2] * sd[2]
-            t += sc[k] * sdot / l2
-            power -= sc[k] * sdot * sdot / l2
+            t += damper_density(sc[k], sdot, l2)
+            power -= damper_dissipation(sc[k], sdot, l2)
         for a in range(3):
             s[a] *= -t
         _scatter(xi, i3, j3, s)
@@ -132,7 +134,7 @@ def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
         j3 = 3 * bj[k]
         _diff(q, i3, j3, b)
         l = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-        p = psi_in[k] if hold_p else bk[k] * (1.0 - bl0[k] / l)
+        p = psi_in[k] if hold_p else elastic_density(bk[k], bl0[k], l)
         psi[k] = p
         if not with_elastic:
             p = 0.0
@@ -368,11 +370,11 @@ def _string_blocks(q, qd, members, gamma, hold_g, Sq, Sqd, pq, pqd):
         _diff(q, i3, j3, s)
         l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
         l = np.sqrt(l2)
-        active = ssp[k] or l > sl0[k]
+        active = is_active(l, sl0[k], ssp[k])
         Dq = Sq[k]
         Dqd = Sqd[k]
         Dqd[:, :] = 0.0
-        mat = sk[k] * sl0[k] / (l2 * l) if (active and not hold_g) else 0.0
+        mat = material_coefficient(sk[k], sl0[k], l, l2) if (active and not hold_g) else 0.0
         for r in range(3):
             for c in range(3):
                 Dq[r, c] = -mat * s[r] * s[c]
@@ -440,7 +442,7 @@ def _bar_blocks(q, qd, qdd, bars, psi, hold_p, Sq, Sqd):
         Dq = Sq[k]
         Dqd = Sqd[k]
         Dqd[:, :] = 0.0
-        mat = 0.0 if hold_p else bk[k] * bl0[k] / (l2 * l)
+        mat = 0.0 if hold_p else material_coefficient(bk[k], bl0[k], l, l2)
         for r in range(3):
             for c in range(3):
                 Dq[r, c] = -mat * b[r] * b[c]
@@ -554,7 +556,7 @@ def energy_given(q, qd, model, kinetic0):
         j3 = 3 * bj[k]
         _diff(q, i3, j3, b)
         l = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-        e += 0.5 * bk[k] * (l - bl0[k]) ** 2
+        e += elastic_energy(bk[k], bl0[k], l)
         if ba0[k] != 0.0 or bra[k] != 0.0:
             _diff(qd, i3, j3, bd)
             ld = (b[0] * bd[0] + b[1] * bd[1] + b[2] * bd[2]) / l

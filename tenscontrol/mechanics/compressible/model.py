@@ -38,6 +38,7 @@ import scipy.linalg
 
 from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.laws import active_set, elastic_densities
 from tenscontrol.mechanics.kernels.records import (CompressibleBars, CompressibleKernelModel,
                                            HeldForceDensities, Members, follow_laws,
                                            members_record)
@@ -254,7 +255,7 @@ def bar_force_densities(structure: Structure, q=None) -> np.ndarray:
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)).reshape(-1, 3)
     p = structure.bar_nodes
     l = np.linalg.norm(q[p[:, 1]] - q[p[:, 0]], axis=1)
-    return structure.bar_stiffness * (1.0 - structure.bar_rest_lengths / l)
+    return elastic_densities(structure.bar_stiffness, structure.bar_rest_lengths, l)
 
 
 def _wc(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
@@ -287,7 +288,7 @@ def jacobians_at(model: CompressibleBarModel, q, qd, f, gamma=None, psi=None) ->
     if not hold_g:
         N, p = q.reshape(-1, 3), structure.string_nodes
         l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
-        Yh[:, ~(structure.string_is_spring | (l > structure.string_rest_lengths))] = 0.0
+        Yh[:, ~active_set(l, structure.string_rest_lengths, structure.string_is_spring)] = 0.0
     return {"dq": D[:, :nq], "dqd": D[:, nq:], "dgamma": -Wc @ Yh,
             "dbar_force_densities": -Wc @ member_columns(structure.bar_nodes, q), "dloads": Wc,
             "qdd": qdd, "gamma": g_out, "bar_force_densities": p_out}
