@@ -36,6 +36,8 @@ def _run(*args, **kwargs):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         tr = tc.simulate(*args, **kwargs)
+    ours = [w for w in caught if str(w.message).startswith("simulate:")]
+    assert all(w.filename == __file__ for w in ours)    # shown at the caller's line
     return tr, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 
 
@@ -55,6 +57,12 @@ def test_dependent_bar_rows_are_counted_and_warned_once(monkeypatch, compiled):
     assert len(warned) == 1      # once per run, with the count; the SVD steps are not warned
     assert f"simulate: {st.dependent_constraint_solves} derivative" in warned[0]
     assert np.abs(tr.bar_violation).max() < 1e-10     # the correction holds the lengths
+
+
+def test_accelerations_warn_of_dependent_bars():
+    with pytest.warns(RuntimeWarning, match=r"toggle: the bar constraints are \(nearly\) "
+                                            "dependent at q"):
+        tc.accelerations(_toggle())
 
 
 def test_independent_bars_take_no_fallback():

@@ -336,4 +336,4 @@ def warn_fallbacks(stats: SimulationStats) -> None:
         count = getattr(stats, name)
         if count:
             warnings.warn(f"simulate: {count} {meaning} (stats.{name} = {count})",
-                          RuntimeWarning, stacklevel=5)
+                          RuntimeWarning, stacklevel=6)  # at the caller of simulate()
