@@ -43,6 +43,7 @@ from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterr
 from tenscontrol.simulation.trajectory_io import load_trajectory
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
+from tenscontrol.linear.threads import blas_threads
 from tenscontrol.studies.verification import ClosedLoopReport, verify
 from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform, grid, samples
 from tenscontrol.studies.results import CaseFailure, CaseResult, StudyInterrupted, StudyResult
@@ -66,7 +67,7 @@ __all__ = [
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
-    "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
+    "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
     "minimal_realization", "save_mat",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",

@@ -137,13 +137,12 @@ def feedback_forces(y, fb, out):
 @njit(cache=CACHE)
 def derivative(y, fext, fb, force, model, dy):
     """dy = the rigid model's derivative at y under the loads fext (3n,) plus the feedback's
-    forces (`force` is work space); False if the command is not finite."""
+    forces (`force` is work space); -1 if the command is not finite, else what K.rhs returns
+    (1 when the accelerations took the dependent-rows least squares, 0 otherwise)."""
     if fb.i.shape[0] == 0:
-        K.rhs(y, fext, model, dy)
-        return True
+        return K.rhs(y, fext, model, dy)
     if not feedback_forces(y, fb, force):
-        return False
+        return -1
     for a in range(force.shape[0]):
         force[a] = fext[a] + force[a]
-    K.rhs(y, force, model, dy)
-    return True
+    return K.rhs(y, force, model, dy)

@@ -51,9 +51,11 @@ ENABLED = True
 
 # indices into the loop's own state (beyond ChunkedDopri54's): the clock's time reached by the
 # output, time of the first correction failure and of a non-finite command, the counts'
-# correction failures, output rows written and next t_eval entry
+# correction failures, output rows written and next t_eval entry, and the fallbacks: derivatives
+# whose accelerations took the dependent-rows least squares, correction iterations that took
+# the dense SVD step
 T_REACHED, FIRST_FAILURE, COMMAND_FAILURE = 2, 3, 4
-FAILURES, N_OUT, NEXT_EVAL = 5, 6, 7
+FAILURES, N_OUT, NEXT_EVAL, DEPENDENT, SVD = 5, 6, 7, 8, 9
 #: Rows of the step output at the start; doubled whenever the loop fills them.
 FIRST_ROWS = 256
 # the loop's own status: the feedback's command is not finite (clock[COMMAND_FAILURE]: when)
@@ -70,8 +72,9 @@ def applies(run, integrator: str, loads, loop) -> bool:
 @njit(cache=CACHE)
 def _correct(y, t, E0, correction, model, clock, counts):
     """The run's correction of y in place (as RigidRun._correct): returns its iterations, or
-    -1 if the corrected state is not finite; counts a failure to converge."""
-    it, ok = K.correct(y, E0, correction, model)
+    -1 if the corrected state is not finite; counts a failure to converge and SVD steps."""
+    it, ok, svd = K.correct(y, E0, correction, model)
+    counts[SVD] += svd
     if not ok:
         if counts[FAILURES] == 0:
             clock[FIRST_FAILURE] = t
@@ -125,7 +128,8 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
     fb is the state feedback's record (no strings: open loop). Writes in place: y, f (the
     derivative at y), clock [t, h, t reached by the output, times of the first correction
     failure and of a non-finite command], counts [accepted, rejected, rhs evaluations, correction
-    iterations, rejected-last flag, correction failures, output rows, next t_eval entry], and
+    iterations, rejected-last flag, correction failures, output rows, next t_eval entry,
+    dependent-rows derivatives, SVD correction steps], and
     the output rows T (cap,), Y (cap, n). Kst (7, n), ys, y_unc (n,) and force (3n,) are
     work space.
     """
@@ -143,9 +147,11 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
         Kst[0] = f
         for s in range(1, 7):
             stage_state(y, Kst, s, h, ys)
-            if not derivative(ys, fext, fb, force, model, Kst[s]):
+            code = derivative(ys, fext, fb, force, model, Kst[s])
+            if code < 0:
                 clock[COMMAND_FAILURE] = t + C[s] * h
                 return NONFINITE_COMMAND
+            counts[DEPENDENT] += code
         counts[RHS] += 6
         err = error_norm(y, ys, Kst, h, rtol, atol)
         if err > 1.0:
@@ -163,9 +169,11 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
                 return NONFINITE_CORRECTED
             counts[CORRECTIONS] += it
             if it > 0:
-                if not derivative(ys, fext, fb, force, model, f):
+                code = derivative(ys, fext, fb, force, model, f)
+                if code < 0:
                     clock[COMMAND_FAILURE] = t_new
                     return NONFINITE_COMMAND
+                counts[DEPENDENT] += code
                 counts[RHS] += 1
         h_next = grown_step(h, err, counts[REJECTED_LAST] == 1, max_step)
         counts[REJECTED_LAST] = 0
@@ -207,6 +215,12 @@ class OutputBuffer:
         """Corrections that did not converge (steps and dense outputs)."""
         return int(self.counts[FAILURES])
 
+    @property
+    def fallbacks(self) -> dict:
+        """The loop's fallback counts, named as RigidRun.counts."""
+        return {"dependent_constraint_solves": int(self.counts[DEPENDENT]),
+                "svd_correction_steps": int(self.counts[SVD])}
+
     def grow(self) -> None:
         """Double the rows (the loop found them full)."""
         n = len(self.T)
@@ -240,7 +254,7 @@ class RigidLoop(ChunkedDopri54):
         self.run, self.fext = run, np.ascontiguousarray(fext, dtype=float)
         self.corrected = run.correction != "none"
         # the loop's state, extended past ChunkedDopri54's (see the index constants above)
-        self._clock, self._counts = np.zeros(5), np.zeros(8, dtype=np.int64)
+        self._clock, self._counts = np.zeros(5), np.zeros(10, dtype=np.int64)
         self.feedback = feedback_record(run.loop, self.fext.size)
         self.force = np.empty(self.fext.size)
         self.output = OutputBuffer(self.y, t_eval, self._clock, self._counts)

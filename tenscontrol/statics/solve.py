@@ -27,7 +27,8 @@ halving a step that fails and doubling one that works.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -69,6 +70,8 @@ class _Problem:
     gauge: np.ndarray    # rigid-body fields on the free coordinates (nf, n_r)
     index: np.ndarray    # free index of each coordinate (3n,), -1 if fixed
     size: float          # structure size [m], for the runaway guard
+    # linear solves that left the sparse path ("dense_bar": BarGram, "dense_kkt": kkt_solve)
+    counts: Counter = field(default_factory=Counter)
 
     @property
     def rigid(self) -> bool:
@@ -104,6 +107,14 @@ def _load_at(p: _Problem, q: np.ndarray) -> np.ndarray:
     return p.load + np.kron(dm, s.gravity)
 
 
+def _gram(p: _Problem, q: np.ndarray) -> BarGram:
+    """The normal equations of the bar columns at q, counting a dense (rank-revealing) one."""
+    gram = BarGram(bar_columns(p.structure.bar_nodes, q, p.index))
+    if gram.dense is not None:
+        p.counts["dense_bar"] += 1
+    return gram
+
+
 def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
     """(r on the free coordinates, full R (3n,), gamma, psi) at q, minus the homotopy offset."""
     s = p.structure
@@ -112,8 +123,7 @@ def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
     X = member_columns(s.bar_nodes, q)
     if p.rigid:
         Ff = F[p.free] - offset
-        psi = (BarGram(bar_columns(s.bar_nodes, q, p.index)).least_squares(Ff) if s.n_bars
-               else np.zeros(0))
+        psi = _gram(p, q).least_squares(Ff) if s.n_bars else np.zeros(0)
     else:
         psi = elastic_densities(s.bar_stiffness, s.bar_rest_lengths, _bar_lengths(s, q))
     R = F - X @ psi
@@ -179,8 +189,7 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
         if err <= 4e-16 * scale or (err > 0.5 * last and err <= 1e-13 * scale):
             break
         last = err
-        q[p.free] += BarGram(bar_columns(p.structure.bar_nodes, q, p.index)).min_norm_step(
-            -0.5 * phi)
+        q[p.free] += _gram(p, q).min_norm_step(-0.5 * phi)
     return q
 
 
@@ -192,7 +201,7 @@ def _kkt_step(p: _Problem, q: np.ndarray, K: np.ndarray, r: np.ndarray, mu: floa
         X = bar_columns(p.structure.bar_nodes, q, p.index)
         cols.insert(0, X[:, X.getnnz(axis=0) > 0])  # bars fixed at both ends: no row
     dq = np.zeros_like(q)
-    dq[p.free] = kkt_solve(Kff, scipy.sparse.hstack(cols, format="csc"), r)
+    dq[p.free] = kkt_solve(Kff, scipy.sparse.hstack(cols, format="csc"), r, p.counts)
     return dq
 
 
@@ -504,4 +513,5 @@ def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
         reactions=reactions.reshape(-1, 3), loads=p.f.reshape(-1, 3), residual=residual,
         relative_residual=residual / _scale(p, q), constraint_violation=violation,
         displacement=float(np.linalg.norm(N - s.nodes, axis=1).max(initial=0.0)),
-        min_stiffness=float(w[0]), slack=slack, bars=p.bars, history=log.frozen())
+        min_stiffness=float(w[0]), slack=slack, bars=p.bars, history=log.frozen(),
+        dense_bar_solves=p.counts["dense_bar"], dense_kkt_solves=p.counts["dense_kkt"])

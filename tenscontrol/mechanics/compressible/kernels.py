@@ -341,17 +341,20 @@ def _laws(gamma, psi):
 
 @njit(cache=_CACHE)
 def rhs(y, fext, model, dy):
-    """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w] (members follow their laws)."""
+    """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w] (members follow their laws);
+    returns 2 when the mass matrix was singular (its pseudo-inverse was used), else 0 (the
+    codes of :func:`tenscontrol.mechanics.compressible.banded.rhs`)."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
     gamma = np.empty(model.members.i.shape[0])
     psi = np.empty(model.bars.i.shape[0])
-    power, _ = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi)
+    power, ok = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi)
     dy[:nq] = qd
     dy[nq:2 * nq] = qdd
     dy[2 * nq] = power
+    return 0 if ok else 2
 
 
 @njit(cache=_CACHE)

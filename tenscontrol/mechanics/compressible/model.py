@@ -30,6 +30,7 @@ the model's record ``CompressibleBarModel.kernel`` (see that module for the call
 from __future__ import annotations
 
 import difflib
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -240,7 +241,13 @@ def accelerations_at(model: CompressibleBarModel, q, qd, f):
     "Compressible bars")."""
     structure = model.structure
     qdd, gamma, psi = np.empty_like(q), np.empty(structure.n_strings), np.empty(structure.n_bars)
-    CK.accelerations(q, qd, f, model.kernel, follow_laws(), qdd, gamma, psi)
+    _, ok = CK.accelerations(q, qd, f, model.kernel, follow_laws(), qdd, gamma, psi)
+    if not ok:
+        warnings.warn(f"{structure.name}: the mass matrix is singular at q; the accelerations "
+                      "use its pseudo-inverse (rcond 1e-12), which sets those along the massless "
+                      "directions to zero instead of leaving them to the dynamics; use "
+                      "kinetic='consistent' or give every free node mass", RuntimeWarning,
+                      stacklevel=3)
     return qdd, psi
 
 
