@@ -39,10 +39,11 @@ from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_s
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.simulation.actuation import ControllerError
-from tenscontrol.simulation import recording, rigid_feedback
+from tenscontrol.simulation import actuation, recording, rigid_feedback
 from tenscontrol.simulation.models import RigidRun
 from tenscontrol.simulation.recording import Recorder, covered
-from tenscontrol.simulation.rigid_feedback import compiled_feedback, derivative, feedback_record
+from tenscontrol.simulation.rigid_feedback import (compiled_feedback, derivative,
+                                                   feedback_forces, feedback_record)
 
 __all__ = ["ENABLED", "RigidLoop", "advance", "applies"]
 
@@ -251,7 +252,7 @@ def _refresh_cache() -> None:
     sources = sorted(os.path.join(root, name) for root, _, names in os.walk(mechanics)
                      for name in names if name.endswith(".py"))
     for path in sources + [dopri.__file__, dopri_kernel.__file__, rigid_feedback.__file__,
-                           recording.__file__]:
+                           recording.__file__, actuation.__file__]:
         with open(path, "rb") as source:
             digest.update(source.read())
     stamp, path = digest.hexdigest(), os.path.join(folder, "rigid_loop.advance.sources")
@@ -261,7 +262,7 @@ def _refresh_cache() -> None:
                 return
     except OSError:
         pass
-    for function in (advance, _record, _correct, derivative):  # cached with their callees
+    for function in (advance, _record, _correct, derivative, feedback_forces):  # and callees
         function._cache.flush()
     try:
         with open(path, "w") as f:
