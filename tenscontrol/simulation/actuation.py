@@ -27,6 +27,7 @@ from numba import njit
 
 from tenscontrol.feedback.controllers import check_kind
 from tenscontrol.mechanics.kernels.cache import CACHE
+from tenscontrol.mechanics.kernels.records import Members
 from tenscontrol.model.tables import html_table
 
 __all__ = ["ActuatorRecord", "Actuators", "ControlRecord", "actuated_forces", "member_laws"]
@@ -37,12 +38,9 @@ class ActuatorRecord(NamedTuple):
 
     Attributes
     ----------
-    i, j : ndarray of int64, shape (nu,)
-        End nodes of the commanded strings.
-    stiffness, rest_length, damping : ndarray, shape (nu,)
-        Their k [N/m], l0 [m] and c [N s/m].
-    spring : ndarray of bool, shape (nu,)
-        Two-sided springs.
+    members : Members
+        The commanded strings, in command order, as the kernels' member record
+        (:class:`tenscontrol.mechanics.kernels.records.Members`, each field (nu,)).
     lower, upper : ndarray, shape (nu,)
         Clipping bounds of the applied force densities [N/m] (-inf for springs, else 0;
         gamma_max).
@@ -52,12 +50,7 @@ class ActuatorRecord(NamedTuple):
         ``kind="passive"``: the command adds to the elastic law.
     """
 
-    i: np.ndarray
-    j: np.ndarray
-    stiffness: np.ndarray
-    rest_length: np.ndarray
-    damping: np.ndarray
-    spring: np.ndarray
+    members: Members
     lower: np.ndarray
     upper: np.ndarray
     gamma_ref: np.ndarray
@@ -69,12 +62,13 @@ def _law(q, act, a):
     """Commanded string a at q (3n,): its vector s = n_j - n_i [m] (three numbers), squared
     length [m^2], elastic-law force density [N/m] and whether the kernels count it active
     (a spring, or l > l0)."""
-    i3, j3 = 3 * act.i[a], 3 * act.j[a]
+    m = act.members
+    i3, j3 = 3 * m.i[a], 3 * m.j[a]
     s0, s1, s2 = q[j3] - q[i3], q[j3 + 1] - q[i3 + 1], q[j3 + 2] - q[i3 + 2]
     l2 = s0 * s0 + s1 * s1 + s2 * s2
     length = np.sqrt(l2)
-    active = act.spring[a] or length > act.rest_length[a]
-    law = act.stiffness[a] * (1.0 - act.rest_length[a] / length) if active else 0.0
+    active = m.spring[a] or length > m.rest_length[a]
+    law = m.stiffness[a] * (1.0 - m.rest_length[a] / length) if active else 0.0
     return s0, s1, s2, l2, law, active
 
 
@@ -82,7 +76,7 @@ def _law(q, act, a):
 def member_laws(q, act, s, law, active):
     """s (nu, 3) [m], law (nu,) [N/m] and active (nu,) of every commanded string at q (3n,),
     as :func:`actuated_forces` sees them."""
-    for a in range(act.i.shape[0]):
+    for a in range(act.lower.shape[0]):
         s[a, 0], s[a, 1], s[a, 2], _, law[a], active[a] = _law(q, act, a)
 
 
@@ -95,29 +89,29 @@ def actuated_forces(q, qd, u, act, out, applied, commanded):
     qd (3n,) [m/s] switches each string's damper to act while the string pulls (the kernels
     switch it by length); an empty qd leaves the dampers as the kernels have them.
     """
-    n = u.shape[0]
+    m, n = act.members, u.shape[0]
     extra = np.empty((n, 3))
     for a in range(n):
         s0, s1, s2, l2, law, active = _law(q, act, a)
         cmd = (law if act.passive else act.gamma_ref[a]) + u[a]
         app = min(max(cmd, act.lower[a]), act.upper[a])
         density = app - law
-        if qd.shape[0] != 0 and act.damping[a] != 0.0:
-            i3, j3 = 3 * act.i[a], 3 * act.j[a]
+        if qd.shape[0] != 0 and m.damping[a] != 0.0:
+            i3, j3 = 3 * m.i[a], 3 * m.j[a]
             dot = ((qd[j3] - qd[i3]) * s0 + (qd[j3 + 1] - qd[i3 + 1]) * s1
                    + (qd[j3 + 2] - qd[i3 + 2]) * s2)
-            rate = act.damping[a] * dot / l2
-            pulls = act.spring[a] or app > 0.0
+            rate = m.damping[a] * dot / l2
+            pulls = m.spring[a] or app > 0.0
             density += (rate if pulls else 0.0) - (rate if active else 0.0)
         extra[a, 0], extra[a, 1], extra[a, 2] = density * s0, density * s1, density * s2
         applied[a], commanded[a] = app, cmd
     out[:] = 0.0
     for a in range(n):  # every start node, then every end node (np.add.at's order before)
         for c in range(3):
-            out[3 * act.i[a] + c] += extra[a, c]
+            out[3 * m.i[a] + c] += extra[a, c]
     for a in range(n):
         for c in range(3):
-            out[3 * act.j[a] + c] -= extra[a, c]
+            out[3 * m.j[a] + c] -= extra[a, c]
 
 
 class Actuators:
@@ -164,9 +158,9 @@ class Actuators:
         self.upper = structure.string_gamma_max[strings]
         self.n_nodes = structure.n_nodes
         f, i = np.ascontiguousarray, np.int64
-        self.record = ActuatorRecord(f(self.i, i), f(self.j, i), f(self.k, float),
-                                     f(self.l0, float), f(self.c, float), f(self.spring, bool),
-                                     f(self.lower, float), f(self.upper, float),
+        members = Members(f(self.i, i), f(self.j, i), f(self.k, float), f(self.l0, float),
+                          f(self.c, float), f(self.spring, np.bool_))
+        self.record = ActuatorRecord(members, f(self.lower, float), f(self.upper, float),
                                      f(gamma_ref, float), kind == "passive")
 
     def law(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from numba import njit
 from tenscontrol.feedback.controllers import StateFeedback
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
+from tenscontrol.mechanics.kernels.records import Members
 from tenscontrol.simulation.actuation import ActuatorRecord, actuated_forces
 
 __all__ = ["FeedbackRecord", "compiled_feedback", "derivative", "feedback_forces",
@@ -56,8 +57,9 @@ def feedback_record(loop, nq: int) -> FeedbackRecord:
     f = np.ascontiguousarray
     if loop is None:
         none, i = np.zeros(0), np.zeros(0, np.int64)
-        return FeedbackRecord(np.zeros((0, 2 * nq)), np.zeros(nq), ActuatorRecord(
-            i, i, none, none, none, np.zeros(0, np.bool_), none, none, none, True))
+        members = Members(i, i, none, none, none, np.zeros(0, np.bool_))
+        return FeedbackRecord(np.zeros((0, 2 * nq)), np.zeros(nq),
+                              ActuatorRecord(members, none, none, none, True))
     c = loop.controller
     return FeedbackRecord(f(c.K, float), f(c.q_ref, float), loop.actuators.record)
 
@@ -80,7 +82,7 @@ def feedback_forces(y, fb, out):
     """out (3n,) = the nodal forces [N] of the feedback's command at y = [q, qd, ...], as
     Actuators.apply; returns False (out unfinished) if the command is not finite."""
     nq = out.shape[0]
-    n = fb.actuators.i.shape[0]
+    n = fb.actuators.lower.shape[0]
     u = np.empty(n)
     for a in range(n):
         u[a] = _command(y, fb, a, nq)
@@ -94,7 +96,7 @@ def feedback_forces(y, fb, out):
 def derivative(y, fext, fb, force, model, dy):
     """dy = the rigid model's derivative at y under the loads fext (3n,) plus the feedback's
     forces (`force` is work space); False if the command is not finite."""
-    if fb.actuators.i.shape[0] == 0:
+    if fb.actuators.lower.shape[0] == 0:
         K.rhs(y, fext, model, dy)
         return True
     if not feedback_forces(y, fb, force):
