@@ -14,7 +14,7 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.integrate import chunked
 from tenscontrol.model import catalog
-from tenscontrol.simulation import rigid_feedback, rigid_loop
+from tenscontrol.simulation import recording, rigid_feedback, rigid_loop
 from tenscontrol.simulation.actuation import ClosedLoop
 
 from test_closed_loop import _lqr
@@ -80,7 +80,7 @@ def test_chunks_and_buffer_growth_change_nothing(monkeypatch):
     ref = tc.simulate(s, 2.0)
     monkeypatch.setattr(chunked, "FIRST_CHUNK", 1)
     monkeypatch.setattr(chunked, "CHUNK_SECONDS", 1e-12)  # one attempt a chunk
-    monkeypatch.setattr(rigid_loop, "FIRST_ROWS", 1)      # the step rows doubled from 1
+    monkeypatch.setattr(recording, "FIRST_ROWS", 1)       # the step rows doubled from 1
     _same(ref, tc.simulate(s, 2.0))
 
 

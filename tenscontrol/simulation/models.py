@@ -4,8 +4,9 @@
 correction of docs/theory.md, "The direct correction with the energy row" after every accepted
 step) and :class:`CompressibleRun` (:mod:`tenscontrol.mechanics.compressible.kernels` with the
 analytic Jacobian for the implicit integrator) share :class:`Run`: the state ``y = [q, qd, w, xc]``
-with the closed loop's controller states xc last. :class:`Recorder` collects output states;
-:func:`trajectory` assembles the :class:`tenscontrol.Trajectory`.
+with the closed loop's controller states xc last. The output states come from
+:class:`tenscontrol.simulation.recording.Recorder`; :func:`trajectory` assembles the
+:class:`tenscontrol.Trajectory`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tenscontrol.mechanics.kernels.records import Correction, rigid_bars_record
 from tenscontrol.mechanics.rigid.model import rigid_model
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
-__all__ = ["CompressibleRun", "Recorder", "RigidRun", "Run", "trajectory", "warn_fallbacks"]
+__all__ = ["CompressibleRun", "RigidRun", "Run", "trajectory", "warn_fallbacks"]
 
 
 class Run:
@@ -242,59 +243,6 @@ class CompressibleRun(Run):
         return trajectory(s, t, Y, energy, np.zeros((len(t), 0)), self.E0, stats, 0, wall,
                            "none", "compressible", self.kinetic, self._control_record(t, Y),
                            linear_algebra=self.linear_algebra, **self.counts)
-
-
-class Recorder:
-    """Collects the output states: every accepted step, or the dense output at `t_eval`.
-
-    Dense-output states are put back on the constraints by `project` (the run's correction),
-    so that bar lengths and energy hold at requested output times as at step points; the
-    integrator's own state is not touched. Each output time is stored with its state as one
-    (t, y) pair in a single list operation, so an interrupt at any moment leaves as many times
-    as states.
-    """
-
-    correction_failures = 0  # counted by the run's own correction (RigidRun._correct)
-    fallbacks: dict = {}     # likewise (RigidRun.counts)
-
-    def __init__(self, y0: np.ndarray, t_eval, project=None):
-        self.t_eval = t_eval
-        self.project = project
-        self.t_reached = 0.0
-        keep_initial = t_eval is None or t_eval[0] == 0.0
-        self.samples = [(0.0, y0.copy())] if keep_initial else []
-        self.next = len(self.samples)  # index of the next t_eval entry to fill
-
-    def __call__(self, step) -> None:
-        """The integrator's record callback: keep the step's end point or its t_eval states."""
-        y1 = step.y1
-        if not np.all(np.isfinite(y1)):
-            raise FloatingPointError("the state became non-finite")
-        t0, h = step.t0, step.h
-        t1 = t0 + h
-        if self.t_eval is None:
-            self.samples.append((t1, y1.copy()))
-            self.t_reached = t1
-            return
-        k0 = k1 = self.next
-        while k1 < len(self.t_eval) and self.t_eval[k1] <= t1 * (1 + 1e-15):
-            k1 += 1
-        if k1 > k0:
-            theta = np.clip((self.t_eval[k0:k1] - t0) / h, 0.0, 1.0)
-            new = list(zip(self.t_eval[k0:k1], np.array(step.dense(theta))))
-            if self.project is not None:
-                for t, y in new:
-                    self.project(t, y)
-            self.samples.extend(new)
-            self.next = k1
-        self.t_reached = t1
-
-    def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
-        """Output times (nt,) and states (nt, n_state)."""
-        samples = list(self.samples)  # one snapshot: times and states of the same length
-        t = np.array([s[0] for s in samples], dtype=float)
-        Y = np.array([s[1] for s in samples], dtype=float).reshape(len(t), n_state)
-        return t, np.ascontiguousarray(Y)
 
 
 def trajectory(structure, t, Y, energy, viol, E0, stats, failures, wall, correction, bars,

@@ -25,10 +25,11 @@ from tenscontrol.simulation.actuation import ClosedLoop, ControllerError
 from tenscontrol.integrate import DEFAULT_MAX_STEPS, INTEGRATORS, StepLimitError, StepSizeError
 from tenscontrol.simulation.diagnosis import collapse_cause
 from tenscontrol.simulation import rigid_loop
-from tenscontrol.simulation.models import CompressibleRun, Recorder, RigidRun
+from tenscontrol.simulation.models import CompressibleRun, RigidRun
 from tenscontrol.simulation.options import (duration, flag, positive_count, positive_number,
                                             real_array, times)
 from tenscontrol.simulation.progress import ProgressBar
+from tenscontrol.simulation.recording import Recorder
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)

@@ -49,7 +49,7 @@ __all__ = ["BANDED_MIN_COORDINATES", "BandPattern", "BandedJacobian", "band_patt
 # it the dense path's small fixed costs win (measured crossover in benchmarks/bench_scaling.py).
 BANDED_MIN_COORDINATES = 60
 
-_MASS_TOL = 1e-14     # relative pivot of the mass LDL^T, as the dense envelope Cholesky's test
+_MASS_TOL = CK.MASS_PIVOT_TOL   # the relative pivot test of the dense path's mass LDL^T
 _PIVOT_TOL = 1e-12    # relative pivot of K(c)'s LU below which the dense LU takes over
 
 

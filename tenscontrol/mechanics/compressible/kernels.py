@@ -38,11 +38,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.kernels.records import HeldForceDensities
 from tenscontrol.mechanics.laws import (damper_density, damper_dissipation, elastic_density,
                                         elastic_energy, is_active, material_coefficient)
 from tenscontrol.mechanics.rigid.kernels import spring_potential
+
+#: Relative pivot test of the mass matrix's LDL^T (the ``tol`` of
+#: :func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`), dense and band paths alike: a
+#: smaller pivot marks M singular on the free coordinates.
+MASS_PIVOT_TOL = 1e-14
 
 
 @njit(cache=_CACHE)
@@ -190,59 +196,33 @@ def mass_matrix(q, model, M):
 
 @njit(cache=_CACHE)
 def _factor(M, free):
-    """Envelope Cholesky factor of M[free][:, free]: (L, first, ok).
+    """Envelope LDL^T (:func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`) of
+    M[free][:, free]: (L, first, ok).
 
-    first[i] is the first nonzero column of row i; L is zero left of it (an envelope
-    factorisation has no fill-in there). Bars couple only their two end nodes, so for
-    chain-like structures (prism towers) this costs O(nf bw^2) instead of O(nf^3).
-    ok is False if the matrix is not (numerically) positive definite.
+    first[i] is the first nonzero column of row i; L is the envelope storage (nf, w+1) of
+    ldl_factor (an envelope factorisation has no fill-in left of first). Bars couple only
+    their two end nodes, so for chain-like structures (prism towers) this costs O(nf bw^2)
+    instead of O(nf^3). ok is False if the matrix is not (numerically) positive definite.
     """
     nf = free.shape[0]
-    L = np.zeros((nf, nf))   # lower triangle: M[free][:, free], overwritten by the factor
     first = np.empty(nf, dtype=np.int64)
-    scale = 0.0
+    w = 0
     for i in range(nf):
         row = M[free[i]]
         f = i
-        for c in range(i, -1, -1):
-            v = row[free[c]]
-            L[i, c] = v
-            if v != 0.0:
+        for c in range(i):
+            if row[free[c]] != 0.0:
                 f = c
+                break
         first[i] = f
-        scale = max(scale, L[i, i])
-    for j in range(nf):
-        d = L[j, j]
-        for p in range(first[j], j):
-            d -= L[j, p] * L[j, p]
-        if d <= 1e-14 * scale:
-            return L, first, False
-        d = np.sqrt(d)
-        L[j, j] = d
-        for i in range(j + 1, nf):
-            if first[i] > j:
-                continue
-            v = L[i, j]
-            for p in range(max(first[i], first[j]), j):
-                v -= L[i, p] * L[j, p]
-            L[i, j] = v / d
-    return L, first, True
-
-
-@njit(cache=_CACHE)
-def _subst(L, first, x):
-    """Solve L L^T x = b in place (x holds b on entry)."""
-    nf = x.shape[0]
+        w = max(w, i - f)
+    L = np.zeros((nf, w + 1))
     for i in range(nf):
-        v = x[i]
-        for p in range(first[i], i):
-            v -= L[i, p] * x[p]
-        x[i] = v / L[i, i]
-    for i in range(nf - 1, -1, -1):
-        xi = x[i] / L[i, i]
-        x[i] = xi
-        for p in range(first[i], i):   # column i of L^T, i.e. row i of L, left of the diagonal
-            x[p] -= L[i, p] * xi
+        row = M[free[i]]
+        for c in range(first[i], i + 1):
+            L[i, w - (i - c)] = row[free[c]]
+    ok = ldl_factor(L, first, np.zeros(nf, dtype=np.bool_), MASS_PIVOT_TOL) < 0
+    return L, first, ok
 
 
 @njit(cache=_CACHE)
@@ -260,7 +240,7 @@ def _solve_cols(M, free, L, first, ok, B, D):
             x[r] = B[free[r], c]
             nz = nz or x[r] != 0.0
         if nz:
-            _subst(L, first, x)
+            ldl_solve(L, first, x)
             for r in range(nf):
                 D[free[r], c] = x[r]
 
