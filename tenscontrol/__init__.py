@@ -8,7 +8,7 @@ Quick start::
     print(traj.stats, abs(traj.energy_violation).max())
 
 Every public name is importable from here; docs/api.md lists them with one line each. The
-subpackages are the layers (model, mechanics, integrate, feedback, simulation, linear,
+subpackages are the layers (model, mechanics, statics, integrate, feedback, simulation, linear,
 studies); pyproject.toml's import-linter contracts keep their import direction.
 """
 
@@ -26,9 +26,10 @@ from tenscontrol.model.structure import Bar, PointMass, String, Structure
 from tenscontrol.mechanics.compressible.model import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, force_densities, gravity_vector
+# statics: structures at rest
 from tenscontrol.statics.prestress import Equilibrium, PrestressError, equilibrium
-from tenscontrol.statics.result import (MechanismError, NewtonHistory,
-                                                 StaticEquilibrium, StaticsError)
+from tenscontrol.statics.result import (MechanismError, NewtonHistory, StaticEquilibrium,
+                                        StaticsError)
 from tenscontrol.statics.solve import static_equilibrium
 from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffness
 # feedback laws, simulation
@@ -42,6 +43,7 @@ from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterr
 from tenscontrol.simulation.trajectory_io import load_trajectory
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
+from tenscontrol.linear.threads import blas_threads
 from tenscontrol.studies.verification import ClosedLoopReport, verify
 from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform, grid, samples
 from tenscontrol.studies.results import CaseFailure, CaseResult, StudyInterrupted, StudyResult
@@ -65,7 +67,7 @@ __all__ = [
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
-    "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
+    "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
     "minimal_realization", "save_mat",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",

@@ -350,9 +350,21 @@ def test_compressible_closed_loop_reduces_peak(compressible):
     cl = tc.simulate(st, 1.0, controller=ctrl, **kw)
     assert cl.stats.integrator == "radau5" and cl.bars == "compressible"
     assert cl.control.u.shape == (101, 4)
+    # the controller's coupling comes from central differences: counted, not warned
+    assert cl.stats.finite_difference_jacobians == cl.stats.jacobian_evaluations > 0
+    assert ol.stats.finite_difference_jacobians == 0
     assert _peak(cl, st) < _peak(ol, st)
     # compressible bars: the energy balance holds at the integrator's tolerance
     assert np.abs(cl.energy_violation).max() < 1e-5
+
+
+def test_banded_closed_loop_counts_its_dense_jacobians(compressible):
+    st, ctrl = compressible
+    tr = tc.simulate(st, 0.05, bars="compressible", controller=ctrl, linear_algebra="banded",
+                     loads=_doublet(st, 10.0))
+    s = tr.stats
+    assert s.linear_algebra == "banded"
+    assert s.dense_jacobians == s.finite_difference_jacobians == s.jacobian_evaluations > 0
 
 
 def _compressible_run(structure, controller, loads=None):

@@ -4,6 +4,9 @@ that do not grow with the state count, the BLAS thread policy.
 Each test here failed before the change it covers (the failure is quoted in its docstring).
 """
 
+import threading
+import time
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -166,15 +169,139 @@ def blas_threads_now():
 
 def test_blas_threads_policy():
     outside = blas_threads_now()
-    with threads.blas_threads(threads.SMALL_ORDER - 1):
+    with threads.sized(threads.SMALL_ORDER - 1):
         assert set(blas_threads_now().values()) == {1}
     assert blas_threads_now() == outside
-    with threads.blas_threads(threads.SMALL_ORDER):
+    with threads.sized(threads.SMALL_ORDER):
         assert blas_threads_now() == outside
     with pytest.raises(RuntimeError):
-        with threads.blas_threads(2):
+        with threads.sized(2):
             raise RuntimeError("restored after an error")
     assert blas_threads_now() == outside
+
+
+@pytest.fixture
+def user_threads():
+    """The user's own setting of 3 BLAS threads (the tests run with OPENBLAS_NUM_THREADS=1,
+    which would hide a limit of 1 left behind)."""
+    with threadpoolctl.threadpool_limits(3, user_api="blas"):
+        yield blas_threads_now()
+
+
+def test_blas_threads_switches_the_policy_for_the_calling_thread(user_threads):
+    assert set(user_threads.values()) == {3}
+    with tc.blas_threads(None):
+        with threads.sized(2):                       # off here: the user's 3 threads
+            assert blas_threads_now() == user_threads
+    with tc.blas_threads(2):
+        assert set(blas_threads_now().values()) == {2}
+        with threads.sized(2):                       # held: the policy changes nothing
+            assert set(blas_threads_now().values()) == {2}
+        with tc.blas_threads(1):                     # nested: the first limit rules
+            assert set(blas_threads_now().values()) == {2}
+        assert set(blas_threads_now().values()) == {2}
+    assert blas_threads_now() == user_threads
+    for bad in (0, 1.5, True, "1"):
+        with pytest.raises(ValueError, match="limit must be None or an integer >= 1"):
+            with tc.blas_threads(bad):
+                pass
+
+
+class _GlobalSetting:
+    """A stand-in for threadpoolctl's controller over one process-wide thread setting (as
+    OpenBLAS has), recording every change. The real libraries cannot serve here: OpenBLAS
+    0.3.30/0.3.31 (numpy's and SciPy's wheels) ignore a setting made from a thread other
+    than the main one (measured), so a test with threads would not see the limits."""
+
+    def __init__(self, value):
+        self.value, self.changes, self.lock = value, [], threading.Lock()
+
+    def limit(self, *, limits, user_api):
+        setting = self
+
+        class Limiter:
+            original = self.value
+
+            def restore_original_limits(self):
+                setting.set(self.original)
+        self.set(limits)
+        return Limiter()
+
+    def set(self, value):
+        with self.lock:
+            self.value = value
+            self.changes.append(value)
+
+    def select(self, *, user_api):
+        return self
+
+    def info(self):
+        return [{"num_threads": self.value}]
+
+
+@pytest.fixture
+def setting(monkeypatch):
+    fake = _GlobalSetting(3)
+    monkeypatch.setattr(threads, "_get_controller", lambda: fake)
+    return fake
+
+
+def test_concurrent_limits_are_restored_by_the_last_thread_out(setting):
+    # A enters, B enters, A leaves while B is inside, B leaves. 1.0 let A restore its original
+    # 3 under B (B then ran unthrottled) and B restore the 1 A had set (throttled for good)
+    seen = {}
+    go = {k: threading.Event() for k in ("a_in", "b_in", "a_out")}
+
+    def a():
+        with threads.sized(2):
+            go["a_in"].set()
+            go["b_in"].wait(5)
+        seen["after a"] = setting.value
+        go["a_out"].set()
+
+    def b():
+        go["a_in"].wait(5)
+        with threads.sized(2):
+            go["b_in"].set()
+            go["a_out"].wait(5)
+            seen["b inside, a out"] = setting.value
+
+    workers = [threading.Thread(target=f) for f in (a, b)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(10)
+    assert seen == {"after a": 1, "b inside, a out": 1}   # B still inside: still limited
+    assert setting.value == 3 and setting.changes == [1, 3]  # one set, one restore, last out
+    assert threads._holder.inside == 0
+
+
+def test_many_threads_leave_the_users_limits(setting):
+    rng = np.random.default_rng(3)
+    delays = rng.uniform(0, 2e-3, size=(8, 20))
+    inside = []
+
+    def work(k):
+        for d in delays[k]:
+            with threads.sized(2):
+                inside.append(setting.value)
+                time.sleep(d)
+
+    workers = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(30)
+    assert len(inside) == 160 and set(inside) == {1}
+    assert setting.value == 3 and threads._holder.inside == 0
+    assert setting.changes[::2] == [1] * (len(setting.changes) // 2)   # set 1, restore 3, ...
+    assert setting.changes[1::2] == [3] * (len(setting.changes) // 2)
+
+
+def test_a_limit_changed_inside_is_left_alone(setting):
+    with threads.sized(2):
+        setting.set(4)                                      # someone else's change
+    assert setting.value == 4 and setting.changes == [1, 4]
 
 
 def test_public_linear_functions_run_under_the_policy():

@@ -10,8 +10,8 @@ import scipy.linalg as sl
 from scipy.integrate import solve_ivp
 
 from tenscontrol.integrate import IntegratorStats, StepSizeError
-from tenscontrol.integrate.radau import (ALPHA, BETA, DENSE, GAMMA, TI, A, B, C, E, Radau5, T,
-                                         _lu_solve)
+from tenscontrol.integrate.radau import (ALPHA, BETA, DENSE, GAMMA, LARGE_N, TI, A, B, C, E,
+                                         Radau5, T, _lu_solve)
 
 
 def radau5(fun, jac, t0, y0, t_final, *, record=None, progress=None, **options):
@@ -265,6 +265,23 @@ def test_non_finite_derivative_raises_floating_point_error():
                rtol=1e-6, atol=1e-6)
 
 
+def test_keep_step_rule_is_an_option_with_the_old_default():
+    fun, jac, exact, y0 = linear_system()
+    auto = Radau5(fun, 0.0, y0, 1.0, jac=jac, rtol=1e-6, atol=1e-8)
+    assert auto.keep_step == "narrow" and auto.keep == (1.0, 1.2)     # 4 unknowns < LARGE_N
+    big = Radau5(lambda t, y: -y, 0.0, np.ones(LARGE_N), 1.0, jac=lambda t, y: -np.eye(LARGE_N),
+                 rtol=1e-6, atol=1e-8)
+    assert big.keep_step == "wide" and big.keep == (0.99, 2.0)
+    runs = {}
+    for rule in ("auto", "narrow", "wide"):
+        t, y, stats = radau5(fun, jac, 0.0, y0, 1.0, rtol=1e-6, atol=1e-8, keep_step=rule)
+        runs[rule] = stats
+        np.testing.assert_allclose(y, exact(1.0)[0], rtol=0, atol=1e-5)
+    assert runs["auto"] == runs["narrow"]
+    # the wide window keeps h (and its LU) through more steps: fewer factorizations
+    assert runs["wide"].lu_decompositions < runs["narrow"].lu_decompositions
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(rtol=-1), "rtol must be positive, got -1"),
     (dict(atol=0.0), "atol must be positive"),
@@ -274,6 +291,7 @@ def test_non_finite_derivative_raises_floating_point_error():
     (dict(first_step=-1e-3), "first_step must be positive, got -0.001"),
     (dict(newton_tol=0.0), "newton_tol must be positive"),
     (dict(max_newton_iterations=0), "max_newton_iterations must be an integer >= 1"),
+    (dict(keep_step="large"), "keep_step must be one of 'auto', 'narrow', 'wide', got 'large'"),
     (dict(jac=lambda t, y: np.eye(3)), r"jac\(t, y\) must return a dense array of shape \(2, 2\)"),
     (dict(fun=lambda t, y: np.zeros(3)), r"fun\(t, y\) must return an array of shape \(2,\)"),
 ])

@@ -14,7 +14,7 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.integrate import chunked
 from tenscontrol.model import catalog
-from tenscontrol.simulation import rigid_feedback, rigid_loop
+from tenscontrol.simulation import recording, rigid_feedback, rigid_loop
 from tenscontrol.simulation.actuation import ClosedLoop
 
 from test_closed_loop import _lqr
@@ -80,7 +80,7 @@ def test_chunks_and_buffer_growth_change_nothing(monkeypatch):
     ref = tc.simulate(s, 2.0)
     monkeypatch.setattr(chunked, "FIRST_CHUNK", 1)
     monkeypatch.setattr(chunked, "CHUNK_SECONDS", 1e-12)  # one attempt a chunk
-    monkeypatch.setattr(rigid_loop, "FIRST_ROWS", 1)      # the step rows doubled from 1
+    monkeypatch.setattr(recording, "FIRST_ROWS", 1)       # the step rows doubled from 1
     _same(ref, tc.simulate(s, 2.0))
 
 
@@ -162,8 +162,16 @@ def test_correction_failures_are_counted_and_warned_once_at_the_callers_line(mon
         with pytest.warns(RuntimeWarning, match="did not converge in 1 iterations") as record:
             trajectories.append(tc.simulate(catalog.tbar("stedy"), 1.0, **options))
         assert len(record) == 1 and record[0].filename == __file__
-    _same(*trajectories, 1e-12)
-    assert trajectories[1].stats.correction_failures > 0
+    python, compiled = trajectories
+    np.testing.assert_array_equal(compiled.t, python.t)
+    np.testing.assert_allclose(compiled.nodes, python.nodes, rtol=1e-12, atol=1e-12)
+    for name in ("accepted_steps", "rejected_steps", "rhs_evaluations", "correction_iterations"):
+        assert getattr(compiled.stats, name) == getattr(python.stats, name), name
+    # a tolerance of 1e-16 sits below rounding: whether one correction meets it depends on the
+    # last bit, which the two loops may round differently (measured: 163 against 164 failures
+    # with NumPy 2.4 / numba 0.68), so the counts agree to a couple, not exactly
+    failures = python.stats.correction_failures, compiled.stats.correction_failures
+    assert min(failures) > 100 and abs(failures[0] - failures[1]) <= 2, failures
 
 
 @pytest.mark.slow  # compiles the loop afresh

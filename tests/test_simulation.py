@@ -15,7 +15,7 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.model.io import structure_to_dict
 from tenscontrol.model import catalog
-from tenscontrol.simulation import models
+from tenscontrol.simulation import recording
 from tenscontrol.mechanics.rigid.model import rigid_model
 
 from oracles import tbar_minimal
@@ -267,11 +267,23 @@ def test_recorder_keeps_times_and_states_together_when_interrupted():
         def dense(self, theta):
             return np.outer(theta, [1.0, 1.0])
 
-    recorder = models.Recorder(np.zeros(2), np.array([0.0, 0.25, 0.5, 1.0]), project)
+    recorder = recording.Recorder(np.zeros(2), np.array([0.0, 0.25, 0.5, 1.0]), project)
     with pytest.raises(KeyboardInterrupt):
         recorder(Step())
     t, Y = recorder.arrays(2)
     assert t.tolist() == [0.0] and Y.shape == (1, 2) and recorder.t_reached == 0.0
+
+
+def test_recorder_growth_changes_nothing_in_the_python_loop(monkeypatch):
+    # a loads function keeps the Python loop; its step rows doubled from 1 hold the same steps
+    s = catalog.tbar("stedy", damping=1.0)
+    ref = tc.simulate(s, 1.0, loads=lambda t, q, qd: np.zeros((4, 3)))
+    monkeypatch.setattr(recording, "FIRST_ROWS", 1)
+    grown = tc.simulate(s, 1.0, loads=lambda t, q, qd: np.zeros((4, 3)))
+    assert ref.stats.accepted_steps > 20
+    np.testing.assert_array_equal(grown.t, ref.t)
+    np.testing.assert_array_equal(grown.nodes, ref.nodes)
+    np.testing.assert_array_equal(grown.work, ref.work)
 
 
 def test_external_force_does_work():

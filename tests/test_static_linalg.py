@@ -1,8 +1,10 @@
 """The static solver's sparse linear algebra against the dense oracles it replaced."""
 
 import numpy as np
+import scipy.sparse
 
 import tenscontrol as tc
+from tenscontrol.statics import linalg
 from tenscontrol.mechanics.geometry import member_columns
 from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
 
@@ -52,3 +54,58 @@ def test_kkt_solve_matches_the_dense_solve():
     A = np.block([[K, X.toarray()], [X.toarray().T, np.zeros((m, m))]])
     x = np.linalg.solve(A, np.concatenate([r, np.zeros(m)]))[:free.size]
     np.testing.assert_allclose(kkt_solve(K, X, r), x, rtol=0, atol=1e-10 * np.abs(x).max())
+
+
+def _ill_conditioned_columns(cond):
+    """A sparse (12, 4) X with singular values 1 .. 1/cond, every column nonzero."""
+    rng = np.random.default_rng(6)
+    U = np.linalg.qr(rng.standard_normal((12, 4)))[0]
+    V = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    return scipy.sparse.csc_matrix(U @ np.diag(np.logspace(0, -np.log10(cond), 4)) @ V.T)
+
+
+def test_ill_conditioned_min_norm_step_solves_without_normal_equations():
+    # cond(X) = 1e6: the Cholesky pivot test (sin^2 ~ 1e-12 < 1e-8) sends BarGram to its dense
+    # path; the normal equations X^T X (cond 1e12) lose about 12 digits there, the SVD 6
+    X = _ill_conditioned_columns(1e6)
+    g = BarGram(X)
+    assert g.dense is not None
+    Xd = X.toarray()
+    phi = np.random.default_rng(7).standard_normal(4)
+    dq = g.min_norm_step(phi)
+    normal = Xd @ np.linalg.lstsq(Xd.T @ Xd, phi, rcond=None)[0]   # what 1.0 computed
+    residual = np.linalg.norm(Xd.T @ dq - phi) / np.linalg.norm(phi)
+    residual_normal = np.linalg.norm(Xd.T @ normal - phi) / np.linalg.norm(phi)
+    assert residual < 4e-11              # measured 4.6e-12 (eps cond(X) ~ 2e-10)
+    assert residual_normal > 5e-6        # measured 5.0e-5: the normal equations' cond(X)^2
+    assert residual_normal > 1e5 * residual
+
+
+def test_static_equilibrium_counts_dense_bar_solves(monkeypatch):
+    s = tc.catalog.tbar("stedy")
+    sparse = tc.static_equilibrium(s, loads=_side_load(s))
+    assert (sparse.dense_bar_solves, sparse.dense_kkt_solves) == (0, 0)
+    monkeypatch.setattr(linalg, "_PIVOT_TOL", 2.0)     # no Cholesky factor passes: all dense
+    dense = tc.static_equilibrium(s, loads=_side_load(s))
+    assert dense.linear_algebra == "sparse" and dense.dense_bar_solves > 0
+    assert "dense_fallbacks=" in repr(dense) and "dense bar solves" in dense.summary()
+    np.testing.assert_allclose(dense.q, sparse.q, atol=1e-9)
+
+
+def test_static_equilibrium_counts_dense_kkt_solves(monkeypatch):
+    s = tc.catalog.tbar("stedy")
+    sparse = tc.static_equilibrium(s, loads=_side_load(s))
+
+    def singular(A):
+        raise RuntimeError("Factor is exactly singular")
+    monkeypatch.setattr(linalg.scipy.sparse.linalg, "splu", singular)
+    dense = tc.static_equilibrium(s, loads=_side_load(s))
+    assert dense.dense_kkt_solves >= dense.history.iterations > 0   # every Newton step
+    assert sparse.dense_kkt_solves == 0
+    np.testing.assert_allclose(dense.q, sparse.q, atol=1e-9)
+
+
+def _side_load(s):
+    f = np.zeros((s.n_nodes, 3))
+    f[:, 0] = 0.1
+    return f

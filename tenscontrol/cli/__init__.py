@@ -39,7 +39,6 @@ import argparse
 import math
 import os
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -47,8 +46,9 @@ import numpy as np
 
 from tenscontrol import __version__
 from tenscontrol.cli import model_commands, study_commands, view_commands
-from tenscontrol.cli.common import (Failed, Parser, one_line, os_error, positive_float,
-                                    read_controller, read_loads, read_velocities)
+from tenscontrol.cli.common import (Failed, Parser, check_folder, one_line, os_error,
+                                    positive_float, read_controller, read_loads, read_velocities,
+                                    same_file)
 from tenscontrol.demo import DEMO_DESCRIPTION, run_demo
 from tenscontrol.model.io import load_structure
 from tenscontrol.simulation.simulator import (SimulationError, Trajectory, default_tolerances,
@@ -200,50 +200,21 @@ def _partial_path(out: Path) -> Path:
     return out.with_name(stem + ".partial.npz")
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    """Whether `a` and `b` name one file: the same resolved path, or a link to it."""
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
-    except (OSError, RuntimeError):  # e.g. a symlink loop: then it is not our input either
-        return False
-
-
 def _check_out(out: Path, source: Path) -> None:
     """Refuse an --out that could not be written, or whose writing would replace the structure
     file, before anything is simulated. Creates nothing."""
-    folder = out.parent
     if out.is_dir():
         raise ValueError(f"--out {out}: is a directory; give a file name such as "
                          f"{out / 'traj.npz'}")
     if out.exists() and not out.is_file():
         raise ValueError(f"--out {out}: is not a regular file; give a file name to write")
-    if not folder.is_dir():
-        what = "is not a directory" if folder.exists() else "does not exist"
-        raise ValueError(f"--out {out}: the folder {folder} {what}; create it or choose "
-                         f"another --out")
-    _check_writable(out, folder)
+    check_folder(out, "--out")
     partial = _partial_path(out)
     for target in (out, part_path(out), partial, part_path(partial)):
-        if _same_file(target, source):
+        if same_file(target, source):
             instead = source.with_name(source.stem + "-trajectory.npz")
             raise ValueError(f"--out {out}: writing {target.name} would replace the structure "
                              f"file {source}; choose another --out, such as {instead}")
-
-
-def _check_writable(out: Path, folder: Path) -> None:
-    """Refuse a folder where no file can be created. os.access alone is not enough: root passes
-    it everywhere, yet cannot create files in /proc or /sys, so try an anonymous temporary file
-    too (O_TMPFILE on Linux: no name ever appears in the folder)."""
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"--out {out}: the folder {folder} is not writable; choose another "
-                         f"--out")
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        why = exc.strerror or one_line(exc)
-        raise ValueError(f"--out {out}: the folder {folder} is not writable ({why}); choose "
-                         f"another --out") from None
 
 
 def _sample_bytes(structure, bars: str) -> int:

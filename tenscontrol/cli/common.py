@@ -14,8 +14,9 @@ import numpy as np
 
 from tenscontrol.feedback.storage import load_controller
 
-__all__ = ["Failed", "Parser", "check_target", "nonzero", "one_line", "os_error",
-           "positive_float", "read_controller", "read_loads", "read_velocities", "whole_number"]
+__all__ = ["Failed", "Parser", "check_folder", "check_target", "nonzero", "one_line", "os_error",
+           "positive_float", "read_controller", "read_loads", "read_velocities", "same_file",
+           "whole_number"]
 
 #: Largest loads or velocities file read [bytes]: far above any structure's (n, 3) array.
 INPUT_LIMIT = 64 * 2**20
@@ -94,25 +95,43 @@ def check_target(out: Path, option: str, *sources: Path, suffixes=()) -> None:
                          f"{' or '.join(suffixes)}")
     if out.is_dir():
         raise ValueError(f"{option} {out}: is a directory; give a file name")
+    check_folder(out, option)
+    for source in sources:
+        if same_file(out, source):
+            raise ValueError(f"{option} {out}: would replace the input file {source}; choose "
+                             f"another {option}")
+
+
+def check_folder(out: Path, option: str) -> None:
+    """Refuse an output file whose folder is missing or where no file can be created.
+
+    os.access alone is not enough: root passes it everywhere, yet cannot create files in /proc
+    or /sys, so an anonymous temporary file is tried too (O_TMPFILE on Linux: no name ever
+    appears in the folder). Creates nothing.
+    """
     folder = out.parent
     if not folder.is_dir():
         what = "is not a directory" if folder.exists() else "does not exist"
         raise ValueError(f"{option} {out}: the folder {folder} {what}; create it or choose "
                          f"another {option}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {out}: the folder {folder} is not writable; choose another "
+                         f"{option}")
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        raise ValueError(f"{option} {out}: the folder {folder} is not writable "
-                         f"({exc.strerror or one_line(exc)})") from None
-    for source in sources:
-        try:
-            same = out.resolve() == source.resolve() or (out.exists() and out.samefile(source))
-        except (OSError, RuntimeError):
-            same = False
-        if same:
-            raise ValueError(f"{option} {out}: would replace the input file {source}; choose "
-                             f"another {option}")
+        why = exc.strerror or one_line(exc)
+        raise ValueError(f"{option} {out}: the folder {folder} is not writable ({why}); choose "
+                         f"another {option}") from None
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether `a` and `b` name one file: the same resolved path, or a link to it."""
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except (OSError, RuntimeError):  # e.g. a symlink loop: then it is not our input either
+        return False
 
 
 def _read_array(path: Path, option: str) -> np.ndarray:

@@ -11,7 +11,8 @@ contracts fast. J is recomputed only when Newton converged slowly (more than two
 and a contraction rate above 1e-3, the rule of scipy's ``Radau``), or when a step with an old
 J is retried (Newton failure or error-test rejection). h, and with it the LU factors, is kept
 when the proposed step ratio lies in [1, 1.2] (or [0.99, 2] for n >= 30), so the matrices are
-refactorized only when h changes materially.
+refactorized only when h changes materially (the ``keep_step`` option: ``"narrow"`` [1, 1.2],
+``"wide"`` [0.99, 2], ``"auto"`` the first below n = 30 unknowns, the second from 30 on).
 
 :class:`Radau5` writes one step of :class:`tenscontrol.integrate.base.Integrator`, whose max-norm
 error test max_i |err_i| / (atol_i + rtol max(|y0_i|, |y1_i|)) <= 1 it applies to the
@@ -35,8 +36,8 @@ from scipy.linalg import lu_factor
 
 from tenscontrol.integrate.base import DEFAULT_MAX_STEPS, Integrator, Step, positive
 
-__all__ = ["C", "A", "B", "E", "GAMMA", "ALPHA", "BETA", "T", "TI", "DENSE", "Radau5",
-           "RadauStep"]
+__all__ = ["C", "A", "B", "E", "GAMMA", "ALPHA", "BETA", "T", "TI", "DENSE", "KEEP_STEP",
+           "LARGE_N", "Radau5", "RadauStep"]
 
 _S6 = math.sqrt(6.0)
 # Radau IIA, s = 3 (HW section IV.5): nodes, coefficient matrix, weights b = last row of A.
@@ -75,7 +76,9 @@ _THETA_JAC = 1e-3  # Newton contraction rate above which J is refreshed
 # Keep h and its LU factors while the proposed step ratio h_new / h lies in this window:
 # Hairer's default for small systems, and his suggestion for large full ones, where the
 # O(n^3) factorization outweighs a few more steps (measured crossover near n = 30).
-_KEEP_H_SMALL, _KEEP_H_LARGE, _LARGE_N = (1.0, 1.2), (0.99, 2.0), 30
+KEEP_STEP = {"narrow": (1.0, 1.2), "wide": (0.99, 2.0)}
+#: Unknowns from which keep_step="auto" takes the "wide" window.
+LARGE_N = 30
 _SAFE, _FAC_MIN, _FAC_MAX = 0.9, 0.2, 8.0
 _EPS = np.finfo(float).eps
 _C1, _C2 = float(C[0]), float(C[1])
@@ -256,6 +259,12 @@ class Radau5(Integrator):
         is below this; default ``max(10 eps / rtol, min(0.03, sqrt(rtol)))``.
     max_newton_iterations : int, optional
         Newton iterations per step before the step is retried with h / 2 (default 7).
+    keep_step : {"auto", "narrow", "wide"}, optional
+        When h and its LU factors are kept: while the proposed step ratio lies in [1, 1.2]
+        (``"narrow"``, Hairer's default) or in [0.99, 2] (``"wide"``, his advice for large
+        full systems, where a factorization costs more than a few extra steps); ``"auto"``
+        (the default) takes ``"narrow"`` below :data:`LARGE_N` = 30 unknowns, ``"wide"`` from
+        there on. The rule taken is the attribute ``keep_step``.
 
     Notes
     -----
@@ -277,7 +286,7 @@ class Radau5(Integrator):
 
     def __init__(self, fun, t0, y0, t_final, *, rtol, atol, max_step=np.inf, first_step=None,
                  jac=None, correct=None, max_steps=DEFAULT_MAX_STEPS, newton_tol=None,
-                 max_newton_iterations=7):
+                 max_newton_iterations=7, keep_step="auto"):
         super().__init__(fun, t0, y0, t_final, rtol=rtol, atol=atol, max_step=max_step,
                          first_step=first_step, jac=jac, correct=correct, max_steps=max_steps)
         if newton_tol is None:  # HW's FNEWT (untransformed)
@@ -295,7 +304,12 @@ class Radau5(Integrator):
         self.J = self.lu1 = self.piv1 = self.lu2 = self.piv2 = None
         self.structured, self.S1, self.S2 = False, None, None
         self.faccon, self.slow = 1.0, False
-        self.keep = _KEEP_H_SMALL if n < _LARGE_N else _KEEP_H_LARGE
+        if keep_step not in ("auto", *KEEP_STEP):
+            raise ValueError(f"keep_step must be one of 'auto', 'narrow', 'wide', got "
+                             f"{keep_step!r}")
+        if keep_step == "auto":
+            keep_step = "narrow" if n < LARGE_N else "wide"
+        self.keep_step, self.keep = keep_step, KEEP_STEP[keep_step]
         self.need_jac, self.jac_current, self.h_lu, self.gus = True, False, 0.0, None
 
     @classmethod

@@ -32,6 +32,7 @@ from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
+from tenscontrol.mechanics.laws import active_set, elastic_densities, material_coefficients
 from tenscontrol.statics.stiffness import string_activity
 from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
@@ -308,8 +309,8 @@ def _members(structure: Structure, q, qd, at_rest: str) -> _Members:
                       "and are treated as slack (gamma 0, no material stiffness, no damper, zero "
                       "input column); pass at_rest='taut' for the tension-side derivative",
                       stacklevel=4)  # caller, past the thread-policy wrapper
-    law = np.where(active & ~rest, k * (1.0 - l0 / l), 0.0)
-    grad = np.where(active, k * l0 / l**3, 0.0)[:, None] * Yh.T
+    law = np.where(active & ~rest, elastic_densities(k, l0, l), 0.0)
+    grad = np.where(active, material_coefficients(k, l0, l), 0.0)[:, None] * Yh.T
     Dq, Dqd, fd = _dampers(structure, q, qd, np.where(active, structure.string_damping, 0.0))
     return _Members(Yh, active, law, grad, Dq, Dqd, fd)
 
@@ -430,7 +431,7 @@ def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radi
     # at_rest rule's set in instead (exact at qd = 0, where those damper forces vanish, and
     # whenever M_qdd is constant)
     l = _string_lengths(structure, q)
-    theirs = structure.string_is_spring | (l > structure.string_rest_lengths)
+    theirs = active_set(l, structure.string_rest_lengths, structure.string_is_spring)
     c = structure.string_damping * (m.active.astype(float) - theirs)
     Dq, Dqd, _ = _dampers(structure, q, qd, c)
     N = q.reshape(-1, 3)
@@ -445,8 +446,9 @@ def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radi
     M = dynamics.mass_matrix(structure, q, **opts)
     return dict(qdd=np.asarray(jac["qdd"], dtype=float), dq=jac["dq"] + Wc @ Dq,
                 dqd=jac["dqd"] + Wc @ Dqd, B=Wc @ Fu, E=Wc, Fu=Fu,
-                grad=np.vstack([m.grad, (kb * l0b / lb**3)[:, None] * Xh.T]), K=K, psi=psi,
-                M=M, scale=np.abs(Wc) @ forces, J=np.eye(3 * n)[structure.fixed_coordinates])
+                grad=np.vstack([m.grad, material_coefficients(kb, l0b, lb)[:, None] * Xh.T]),
+                K=K, psi=psi, M=M, scale=np.abs(Wc) @ forces,
+                J=np.eye(3 * n)[structure.fixed_coordinates])
 
 
 # ---- the public entry point ----------------------------------------------------------------

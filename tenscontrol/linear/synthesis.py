@@ -371,6 +371,25 @@ def _measurement(model, measurements):
     return meas
 
 
+def _generalized_plant(A, Bd, Bu, Cz, C2, rho, us, eps) -> tuple:
+    """The H-inf generalized plant (A, B1, B2, C1, C2, D11, D12, D21) of :func:`hinfsyn`.
+
+    ``w = [d; v]``, ``z = [Cz x; rho u / us]``, ``y = C2 x + eps v``; with `eps` None (state
+    feedback) ``w = d`` and ``y = C2 x``. A (n, n), Bd (n, n_d) the scaled disturbance
+    columns, Bu (n, nu), Cz (n_z, n) the scaled performance rows, C2 (n_y, n), us (nu,)
+    [N/m]. The one construction for the design model and for the full-model check.
+    """
+    n, nu, nd, ny = A.shape[0], Bu.shape[1], Bd.shape[1], C2.shape[0]
+    C1 = np.vstack([Cz, np.zeros((nu, n))])
+    D12 = np.vstack([np.zeros((Cz.shape[0], nu)), rho * np.diag(1.0 / us)])    # u in N/m
+    if eps is None:
+        B1, D21 = Bd, np.zeros((ny, nd))
+    else:
+        B1 = np.hstack([Bd, np.zeros((n, ny))])
+        D21 = np.hstack([np.zeros((ny, nd)), eps * np.eye(ny)])
+    return (A, B1, Bu, C1, C2, np.zeros((C1.shape[0], B1.shape[1])), D12, D21)
+
+
 def _ss(arrays, inputs, outputs) -> ct.StateSpace:
     A, B1, B2, C1, C2, D11, D12, D21 = arrays
     D = np.block([[D11, D12], [D21, np.zeros((C2.shape[0], B2.shape[1]))]])
@@ -468,14 +487,9 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
     Bd, Cz = p.E[:, cols] * ds[None, :], p.C / ys[:, None]
     Cm = None if meas is None else meas.C @ p.mr.basis
     _hinf.check_axis_modes(p.A, Bd, p.B, Cz, Cm, "hinfsyn")
-    nz, nm = Cz.shape[0], r if Cm is None else Cm.shape[0]
-    C1 = np.vstack([Cz, np.zeros((nu, r))])
-    D12 = np.vstack([np.zeros((nz, nu)), rho * np.diag(1.0 / us)])    # u in N/m
-    B1 = Bd if Cm is None else np.hstack([Bd, np.zeros((r, nm))])
     C2 = np.eye(r) if Cm is None else Cm
-    D21 = np.zeros((r, cols.size)) if Cm is None else np.hstack(
-        [np.zeros((nm, cols.size)), eps * np.eye(nm)])
-    arrays = (p.A, B1, p.B, C1, C2, np.zeros((C1.shape[0], B1.shape[1])), D12, D21)
+    arrays = _generalized_plant(p.A, Bd, p.B, Cz, C2, rho, us, None if Cm is None else eps)
+    _, B1, _, C1, _, _, D12, _ = arrays
     w_names = [m.disturbance_names[c] for c in cols] + (
         [] if meas is None else [f"v_{s}" for s in meas.names])
     z_names = list(m.output_names) + [f"rho_{s}" for s in m.input_names]
@@ -492,7 +506,7 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
         scaled = ct.ss(p.A, plant.B * np.concatenate([np.ones(B1.shape[1]), us]), plant.C,
                        plant.D * np.concatenate([np.ones(B1.shape[1]), us]))
         try:
-            res = _hinf.hinf_output_feedback(scaled, nm, nu, tol=tol, backoff=backoff)
+            res = _hinf.hinf_output_feedback(scaled, C2.shape[0], nu, tol=tol, backoff=backoff)
         except ValueError as exc:
             raise ValueError(f"hinfsyn: {exc}; a lightly damped mode is probably barely seen "
                              "by z or y_m: add outputs or measurements, or damping") from None
@@ -522,18 +536,11 @@ def _full_loop_norm(p: _Plant, cols, ds, ys, us, rho, eps, meas, K) -> float:
     stable there.
     """
     em = p.mr.elastic
-    ny, nu, n = p.C.shape[0], p.B.shape[1], em.A.shape[0]
-    Bd = em.E[:, cols] * ds[None, :]
-    C1 = np.vstack([em.C[:ny] / ys[:, None], np.zeros((nu, n))])
-    D12 = np.vstack([np.zeros((ny, nu)), rho * np.diag(1.0 / us)])
-    if meas is None:
-        C2, D21, B1 = p.mr.left_inverse @ em.T, np.zeros((p.A.shape[0], cols.size)), Bd
-    else:
-        C2 = meas.C @ em.T
-        nm = C2.shape[0]
-        B1 = np.hstack([Bd, np.zeros((n, nm))])
-        D21 = np.hstack([np.zeros((nm, cols.size)), eps * np.eye(nm)])
-    arrays = (em.A, B1, em.B, C1, C2, np.zeros((C1.shape[0], B1.shape[1])), D12, D21)
+    ny, n = p.C.shape[0], em.A.shape[0]
+    C2 = p.mr.left_inverse @ em.T if meas is None else meas.C @ em.T
+    arrays = _generalized_plant(em.A, em.E[:, cols] * ds[None, :], em.B,
+                                em.C[:ny] / ys[:, None], C2, rho, us,
+                                None if meas is None else eps)
     Acl, Bcl, Ccl, Dcl = _hinf.closed_loop(arrays, K)
     if not is_hurwitz(Acl):
         raise RuntimeError(f"hinfsyn: the controller designed on the order-{p.mr.order} model "

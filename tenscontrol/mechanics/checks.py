@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tenscontrol.mechanics.laws import elastic_densities, material_coefficients
+
 __all__ = ["check_finite", "check_members"]
 
 #: The smallest positive normal float: a mass or rest length below it has no finite inverse.
@@ -159,8 +161,8 @@ def _check_laws(who, kind, members, pairs, l0, k, lengths) -> None:
         raise ValueError(f"{who}: {_describe(kind, j, pairs[j])}: stiffness is {k[j]:.3g} N/m "
                          f"({_origin(members[j], l0[j])}); {fix}")
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        law = k * (1.0 - l0 / lengths)
-        material = k * l0 / lengths**3
+        law = elastic_densities(k, l0, lengths)
+        material = material_coefficients(k, l0, lengths)
     for what, values in (("force density k (1 - l0/l)", law),
                          ("material stiffness k l0 / l^3", material)):
         j = _first_bad(values, positive=False)

@@ -26,11 +26,13 @@ __all__ = [
 Force = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
 
 _GRAVITY = (0.0, 0.0, -9.806)
+# the paper's one-sided nylon strings (E = 2e9 Pa, radius 1 mm): T-bar table2, arm and ball
+_NYLON = {"kind": "string", "youngs_modulus": 2e9, "radius": 1e-3}
 _TBAR_VARIANTS = {
     # variant: (fields shared by the four members, rest fractions m0..m3)
     "stedy": ({"kind": "string", "youngs_modulus": 7e7, "radius": 1e-3}, (1.0, 0.7, 1.0, 0.7)),
     "paper": ({"kind": "spring", "stiffness": 100.0}, (1.0, 0.9, 1.0, 0.9)),
-    "table2": ({"kind": "string", "youngs_modulus": 2e9, "radius": 1e-3}, (1.0, 1.0, 1.0, 1.0)),
+    "table2": (_NYLON, (1.0, 1.0, 1.0, 1.0)),
 }
 
 
@@ -186,6 +188,12 @@ _ARM_STRINGS = [(0, 1), (1, 2), (2, 3), (3, 5), (5, 6), (6, 8), (10, 11), (11, 1
                 (0, 4), (4, 7), (7, 9), (8, 10), (5, 12), (2, 14)]  # length sqrt 2
 
 
+def _nylon_strings(pairs, rest_fraction: float, damping: float) -> list:
+    """The member dicts of nylon strings between the node `pairs`, all alike."""
+    return [dict(_NYLON, nodes=pair, rest_fraction=rest_fraction, damping=damping)
+            for pair in pairs]
+
+
 def arm(rest_fraction: float = 0.8, damping: float = 0.0) -> Structure:
     """The planar robotic arm of the paper's Fig. 1b (16 nodes in the x-z plane).
 
@@ -219,8 +227,7 @@ def arm(rest_fraction: float = 0.8, damping: float = 0.0) -> Structure:
     v = 1.0 / np.sqrt(2.0)
     nodes = [[v * x, 0.0, v * z] for x, z in _ARM_XZ]
     bars = [{"nodes": pair, "density": 1300.0, "radius": 0.01} for pair in _ARM_BARS]
-    strings = [{"nodes": pair, "kind": "string", "youngs_modulus": 2e9, "radius": 1e-3,
-                "rest_fraction": rest_fraction, "damping": damping} for pair in _ARM_STRINGS]
+    strings = _nylon_strings(_ARM_STRINGS, rest_fraction, damping)
     return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 15: "xyz"},
                      point_masses=[{"node": 1, "mass": 1.0}, {"node": 15, "mass": 1.0}],
                      gravity=_GRAVITY, name="arm")
@@ -326,8 +333,7 @@ def ball(rest_fraction: float = 0.9, damping: float = 0.0) -> Structure:
     nodes, _ = ball_nodes()
     bar = {"density": 1300.0, "radius": 0.01, "youngs_modulus": 3.5e9, "poisson": 0.36}
     bars = [dict(bar, nodes=(k, k + 6)) for k in range(6)]
-    strings = [{"nodes": pair, "kind": "string", "youngs_modulus": 2e9, "radius": 1e-3,
-                "rest_fraction": rest_fraction, "damping": damping} for pair in _BALL_STRINGS]
+    strings = _nylon_strings(_BALL_STRINGS, rest_fraction, damping)
     return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 8: "xyz"},
                      point_masses=[{"node": 12, "mass": 1.0}], gravity=_GRAVITY, name="ball")
 

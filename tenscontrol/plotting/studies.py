@@ -56,15 +56,18 @@ def _number(value) -> float:
     return float(value)
 
 
-def _groups(result, by: str | None) -> dict:
-    """The records grouped by the value of `by` (one group "all" without it)."""
+def _grouped_axes(result, by: str | None, box_per_group: bool = False):
+    """(groups, figure, axes): the records grouped by the value of `by` (one group "all"
+    without it) and a new figure's axes, wider by a box per group with `box_per_group`."""
     if not result.records:
         raise ValueError("the study has no finished case to plot")
     groups = {}
     for r in result.records:
         key = "all" if by is None else str(_value(r, by))
         groups.setdefault(key, []).append(r)
-    return groups
+    width = 1.6 + 1.4 * len(groups) if box_per_group else 6.0
+    fig = new_figure(figsize=(width, 4.0))
+    return groups, fig, fig.subplots()
 
 
 def plot_distribution(result, figure: str, by: str | None = "material", *,
@@ -85,9 +88,7 @@ def plot_distribution(result, figure: str, by: str | None = "material", *,
     -------
     matplotlib.figure.Figure
     """
-    groups = _groups(result, by)
-    fig = new_figure(figsize=(1.6 + 1.4 * len(groups), 4.0))
-    ax = fig.subplots()
+    groups, fig, ax = _grouped_axes(result, by, box_per_group=True)
     data = [np.array([_number(_value(r, figure)) for r in rs]) for rs in groups.values()]
     data = [d[np.isfinite(d)] for d in data]
     ax.boxplot(data, showfliers=False)
@@ -109,9 +110,7 @@ def plot_against(result, figure: str, parameter: str, by: str | None = "material
     -------
     matplotlib.figure.Figure
     """
-    groups = _groups(result, by)
-    fig = new_figure(figsize=(6.0, 4.0))
-    ax = fig.subplots()
+    groups, fig, ax = _grouped_axes(result, by)
     for name, rs in groups.items():
         x = np.array([_number(_value(r, parameter)) for r in rs])
         y = np.array([_number(_value(r, figure)) for r in rs])
@@ -142,9 +141,7 @@ def plot_slack_fraction(result, by: str | None = "material", against: str | None
     -------
     matplotlib.figure.Figure
     """
-    groups = _groups(result, by)
-    fig = new_figure(figsize=(6.0, 4.0))
-    ax = fig.subplots()
+    groups, fig, ax = _grouped_axes(result, by)
     if against is None:
         counts = [(sum(bool(_value(r, slack)) for r in rs), len(rs)) for rs in groups.values()]
         bars = ax.bar(list(groups), [k / n for k, n in counts])

@@ -4,13 +4,15 @@
 correction of docs/theory.md, "The direct correction with the energy row" after every accepted
 step) and :class:`CompressibleRun` (:mod:`tenscontrol.mechanics.compressible.kernels` with the
 analytic Jacobian for the implicit integrator) share :class:`Run`: the state ``y = [q, qd, w, xc]``
-with the closed loop's controller states xc last. :class:`Recorder` collects output states;
-:func:`trajectory` assembles the :class:`tenscontrol.Trajectory`.
+with the closed loop's controller states xc last. The output states come from
+:class:`tenscontrol.simulation.recording.Recorder`; :func:`trajectory` assembles the
+:class:`tenscontrol.Trajectory`.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -22,28 +24,36 @@ from tenscontrol.mechanics.kernels.records import Correction, rigid_bars_record
 from tenscontrol.mechanics.rigid.model import rigid_model
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
-__all__ = ["CompressibleRun", "Recorder", "RigidRun", "Run", "trajectory"]
+__all__ = ["CompressibleRun", "RigidRun", "Run", "trajectory", "warn_fallbacks"]
 
 
 class Run:
-    """What the rigid and compressible runs share: the state layout and the closed loop."""
+    """What the rigid and compressible runs share: the state layout, the closed loop and the
+    fallback counts (``counts``, named as the SimulationStats fields)."""
 
     loop = None
     nb = 0
+    # what a nonzero return of kernel_rhs means: the SimulationStats counter it adds to
+    RHS_FALLBACKS: dict = {}
 
     def _attach(self, y0, loop):
         self.loop, self.n_state = loop, y0.size
         self.nb = y0.size - (loop.n_states if loop is not None else 0)
+        self.counts = Counter()
+
+    def _count(self, code):
+        if code:
+            self.counts[self.RHS_FALLBACKS[code]] += 1
 
     def base_rhs(self, y, f):
         dy = np.empty(self.nb)
-        self.kernel_rhs(y[:self.nb], f, self.kernel, dy)
+        self._count(self.kernel_rhs(y[:self.nb], f, self.kernel, dy))
         return dy
 
     def fun(self, t, y):
         dy = np.empty_like(y)
         nb = self.nb
-        self.kernel_rhs(y[:nb], self.fext(t, y), self.kernel, dy[:nb])
+        self._count(self.kernel_rhs(y[:nb], self.fext(t, y), self.kernel, dy[:nb]))
         if self.loop is not None:
             dy[nb:] = self.loop.derivative(t, y)
         return dy
@@ -54,6 +64,9 @@ class Run:
 
 class RigidRun(Run):
     """The rigid-bar model in the step loop: derivative, correction and output quantities."""
+
+    RHS_FALLBACKS = {1: "dependent_constraint_solves"}
+    linear_algebra = "sparse"   # the envelope LDL^T of the KKT system (mechanics.rigid.sparse)
 
     def __init__(self, structure, include_radius, correction, tol, max_iterations):
         self.structure, self.correction = structure, correction
@@ -92,7 +105,9 @@ class RigidRun(Run):
         return 8.0 * np.finfo(float).eps * scale
 
     def _correct(self, t, y):
-        it, ok = K.correct(y[:self.nb], self.E0, self.correction_record, self.kernel)
+        it, ok, svd = K.correct(y[:self.nb], self.E0, self.correction_record, self.kernel)
+        if svd:
+            self.counts["svd_correction_steps"] += svd
         if not ok:
             if self.failures == 0:
                 warnings.warn(f"correction did not converge in {self.max_iterations} "
@@ -109,28 +124,37 @@ class RigidRun(Run):
         energy = K.energies(Y, m.kernel)
         viol = K.bar_violations(Y, rigid_bars_record(s))
         failures = self.failures + recorder.correction_failures
+        counts = self.counts + Counter(recorder.fallbacks)
         return trajectory(s, t, Y, energy, viol, self.E0, stats, failures, wall,
-                           self.correction, "rigid", None, self._control_record(t, Y))
+                           self.correction, "rigid", None, self._control_record(t, Y),
+                           linear_algebra=self.linear_algebra, **counts)
 
 
 class CompressibleRun(Run):
     """The compressible-bar model in the step loop: derivative and its analytic Jacobian.
 
-    A model with at least ``compressible.banded.BANDED_MIN_COORDINATES`` coordinates takes the
-    band path of :mod:`tenscontrol.mechanics.compressible.banded`: band mass solves in the
-    derivative and, without a controller, a structured Jacobian whose Newton solves cost O(n)
-    (the closed loop keeps the dense Jacobian, to which the controller's coupling is added).
+    With ``linear_algebra="banded"`` (by default, ``"auto"``, for a model with at least
+    ``compressible.banded.BANDED_MIN_COORDINATES`` coordinates) the run takes the band path
+    of :mod:`tenscontrol.mechanics.compressible.banded`: band mass solves in the derivative
+    and, without a controller, a structured Jacobian whose Newton solves cost O(n) (the
+    closed loop keeps the dense Jacobian, to which the controller's coupling is added; each
+    such Jacobian is counted in ``dense_jacobians``). ``"dense"`` takes the dense path.
     """
 
     constrained_bars = ()
     project = None
+    RHS_FALLBACKS = {1: "dense_mass_solves", 2: "singular_mass_solves"}
 
-    def __init__(self, structure, kinetic, include_radius):
+    def __init__(self, structure, kinetic, include_radius, linear_algebra="auto"):
         self.structure, self.kinetic = structure, kinetic
         self.model = compressible_model(structure, kinetic, include_radius)
         self.kernel = self.model.kernel
         self.pattern = None
-        if self.model.n_coordinates >= CB.BANDED_MIN_COORDINATES:
+        if linear_algebra == "auto":
+            large = self.model.n_coordinates >= CB.BANDED_MIN_COORDINATES
+            linear_algebra = "banded" if large else "dense"
+        self.linear_algebra = linear_algebra
+        if linear_algebra == "banded":
             self.pattern = pattern = CB.band_pattern(self.model)
             self.kernel_rhs = lambda y, f, kernel, dy: CB.rhs(y, f, kernel, pattern, dy)
 
@@ -152,6 +176,8 @@ class CompressibleRun(Run):
             banded = self._banded_jac(y, f)
             if banded is not None:
                 return banded
+        if self.pattern is not None:    # closed loop, or M(q) singular: the dense Jacobian
+            self.counts["dense_jacobians"] += 1
         if self.loop is None:
             J = np.empty((nb, nb))
             CK.jacobian(y, f, self.kernel, J)
@@ -178,15 +204,16 @@ class CompressibleRun(Run):
             J = np.empty((y.size, y.size))
             CK.jacobian(y, f, self.kernel, J)
             return J
-        return CB.BandedJacobian(Mb, Bq, Bqd, pw, p.perm, dense)
+        return CB.BandedJacobian(Mb, Bq, Bqd, pw, p.perm, dense, self.counts)
 
     def _coupling(self, t, y, f0):
         """The controller's (and load's) dependence on the state, for the Newton matrix.
 
         The derivative is affine in the nodal load (qdd = W (... + f)), so its load columns come
         exactly from unit loads; the loads' and the controller's own derivatives with respect to
-        the state come from central differences.
+        the state come from central differences (counted in ``finite_difference_jacobians``).
         """
+        self.counts["finite_difference_jacobians"] += 1
         nq, nb = f0.size, self.nb
         base = self.base_rhs(y, f0)
         Jf = np.zeros((nb, nq))
@@ -214,72 +241,47 @@ class CompressibleRun(Run):
         t, Y = recorder.arrays(self.n_state)
         energy = self._energies(Y)
         return trajectory(s, t, Y, energy, np.zeros((len(t), 0)), self.E0, stats, 0, wall,
-                           "none", "compressible", self.kinetic, self._control_record(t, Y))
-
-
-class Recorder:
-    """Collects the output states: every accepted step, or the dense output at `t_eval`.
-
-    Dense-output states are put back on the constraints by `project` (the run's correction),
-    so that bar lengths and energy hold at requested output times as at step points; the
-    integrator's own state is not touched. Each output time is stored with its state as one
-    (t, y) pair in a single list operation, so an interrupt at any moment leaves as many times
-    as states.
-    """
-
-    correction_failures = 0  # counted by the run's own correction (RigidRun._correct)
-
-    def __init__(self, y0: np.ndarray, t_eval, project=None):
-        self.t_eval = t_eval
-        self.project = project
-        self.t_reached = 0.0
-        keep_initial = t_eval is None or t_eval[0] == 0.0
-        self.samples = [(0.0, y0.copy())] if keep_initial else []
-        self.next = len(self.samples)  # index of the next t_eval entry to fill
-
-    def __call__(self, step) -> None:
-        """The integrator's record callback: keep the step's end point or its t_eval states."""
-        y1 = step.y1
-        if not np.all(np.isfinite(y1)):
-            raise FloatingPointError("the state became non-finite")
-        t0, h = step.t0, step.h
-        t1 = t0 + h
-        if self.t_eval is None:
-            self.samples.append((t1, y1.copy()))
-            self.t_reached = t1
-            return
-        k0 = k1 = self.next
-        while k1 < len(self.t_eval) and self.t_eval[k1] <= t1 * (1 + 1e-15):
-            k1 += 1
-        if k1 > k0:
-            theta = np.clip((self.t_eval[k0:k1] - t0) / h, 0.0, 1.0)
-            new = list(zip(self.t_eval[k0:k1], np.array(step.dense(theta))))
-            if self.project is not None:
-                for t, y in new:
-                    self.project(t, y)
-            self.samples.extend(new)
-            self.next = k1
-        self.t_reached = t1
-
-    def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
-        """Output times (nt,) and states (nt, n_state)."""
-        samples = list(self.samples)  # one snapshot: times and states of the same length
-        t = np.array([s[0] for s in samples], dtype=float)
-        Y = np.array([s[1] for s in samples], dtype=float).reshape(len(t), n_state)
-        return t, np.ascontiguousarray(Y)
+                           "none", "compressible", self.kinetic, self._control_record(t, Y),
+                           linear_algebra=self.linear_algebra, **self.counts)
 
 
 def trajectory(structure, t, Y, energy, viol, E0, stats, failures, wall, correction, bars,
-                kinetic, control=None):
+                kinetic, control=None, **paths):
     """The Trajectory of output times t and states Y; `stats` is ``(integrator name,
-    IntegratorStats)``."""
+    IntegratorStats, keep_step)``; `paths` the run's linear_algebra and fallback counts (the
+    SimulationStats fields of those names). Warns once for each fallback that costs accuracy."""
     nq = 3 * structure.n_nodes
     work = Y[:, 2 * nq].copy()
-    name, s = stats
+    name, s, keep_step = stats
     st = SimulationStats(s.accepted, s.rejected, s.rhs_evaluations, s.correction_iterations,
                          failures, wall, name, s.jacobian_evaluations, s.lu_decompositions,
-                         s.newton_iterations)
+                         s.newton_iterations, s.newton_failures, keep_step=keep_step, **paths)
+    warn_fallbacks(st)
     n = structure.n_nodes
     return Trajectory(t, Y[:, :nq].reshape(-1, n, 3), Y[:, nq:2 * nq].reshape(-1, n, 3), energy,
                       work, viol, energy - work - E0, E0, st, structure, correction, bars, kinetic,
                       control)
+
+
+# The fallbacks that change the answer, not only the cost: what to say about them
+_ACCURACY = {
+    "dependent_constraint_solves": (
+        "derivative evaluation(s) found the bar constraints (nearly) dependent and took the "
+        "accelerations from rank-truncated least squares (singular values below 1e-12 of the "
+        "largest dropped) instead of the KKT solve: the bar force multipliers are not unique "
+        "there and the accelerations hold the bar lengths only to that truncation (the "
+        "correction restores them); check for collinear or repeated bars"),
+    "singular_mass_solves": (
+        "derivative evaluation(s) met a singular mass matrix and used its pseudo-inverse "
+        "(rcond 1e-12): accelerations along the massless directions are set to zero, not "
+        "given by the dynamics; use kinetic='consistent' or give every free node mass"),
+}
+
+
+def warn_fallbacks(stats: SimulationStats) -> None:
+    """One RuntimeWarning per fallback of `stats` that changes accuracy, with its count."""
+    for name, meaning in _ACCURACY.items():
+        count = getattr(stats, name)
+        if count:
+            warnings.warn(f"simulate: {count} {meaning} (stats.{name} = {count})",
+                          RuntimeWarning, stacklevel=6)  # at the caller of simulate()

@@ -4,10 +4,11 @@ With a :class:`tenscontrol.StateFeedback` controller, simulate()'s Python loop a
 derivative evaluation the nodal forces of the command ``u = -K (x - x*)``
 (:meth:`tenscontrol.simulation.actuation.ClosedLoop.forces`, through
 :meth:`~tenscontrol.simulation.actuation.Actuators.apply`). :func:`feedback_forces` computes
-the same forces compiled, from a :class:`FeedbackRecord` built once per run, so that
-:mod:`tenscontrol.simulation.rigid_loop` runs such closed loops too; :func:`derivative` is the
-rigid model's derivative with them. The command's products sum in another order than numpy's
-matrix product, so the trajectories agree to rounding, not bit for bit.
+the command compiled, from a :class:`FeedbackRecord` built once per run, and its forces with
+the same compiled actuation (:func:`~tenscontrol.simulation.actuation.actuated_forces`), so
+that :mod:`tenscontrol.simulation.rigid_loop` runs such closed loops too; :func:`derivative`
+is the rigid model's derivative with them. The command's products sum in another order than
+numpy's matrix product, so the trajectories agree to rounding, not bit for bit.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tenscontrol.feedback.controllers import StateFeedback
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.mechanics.kernels.records import Members
+from tenscontrol.simulation.actuation import ActuatorRecord, actuated_forces
 
 __all__ = ["FeedbackRecord", "compiled_feedback", "derivative", "feedback_forces",
            "feedback_record"]
@@ -31,26 +33,17 @@ class FeedbackRecord(NamedTuple):
 
     Attributes
     ----------
-    gain, q_ref : ndarray
-        The StateFeedback's K, shape (nu, 2 nq), and q*, shape (nq,).
-    members : Members
-        The commanded strings (end nodes, k, l0, c, two-sided or not), in the order of u.
-    lower, upper : ndarray, shape (nu,)
-        Clipping bounds of the applied force densities [N/m] (-inf for springs, else 0;
-        gamma_max).
-    gamma_ref : ndarray, shape (nu,)
-        Operating-point force densities [N/m] (``kind="control"``).
-    passive : bool
-        ``kind="passive"``: the command adds to the elastic law.
+    gain : ndarray, shape (nu, 2 nq)
+        K [N/m per m, N/m per m/s].
+    q_ref : ndarray, shape (nq,)
+        Operating point q* [m].
+    actuators : ActuatorRecord
+        The commanded strings (:attr:`tenscontrol.simulation.actuation.Actuators.record`).
     """
 
     gain: np.ndarray
     q_ref: np.ndarray
-    members: Members
-    lower: np.ndarray
-    upper: np.ndarray
-    gamma_ref: np.ndarray
-    passive: bool
+    actuators: ActuatorRecord
 
 
 def compiled_feedback(loop) -> bool:
@@ -61,18 +54,14 @@ def compiled_feedback(loop) -> bool:
 
 def feedback_record(loop, nq: int) -> FeedbackRecord:
     """The record of the closed loop's StateFeedback; with `loop` None, one with no strings."""
-    f, i = np.ascontiguousarray, np.int64
+    f = np.ascontiguousarray
     if loop is None:
-        none = np.zeros(0)
-        members = Members(np.zeros(0, i), np.zeros(0, i), none, none, none,
-                          np.zeros(0, np.bool_))
-        return FeedbackRecord(np.zeros((0, 2 * nq)), np.zeros(nq), members, none, none, none,
-                              True)
-    c, a = loop.controller, loop.actuators
-    members = Members(f(a.i, i), f(a.j, i), f(a.k, float), f(a.l0, float), f(a.c, float),
-                      f(a.spring, np.bool_))
-    return FeedbackRecord(f(c.K, float), f(c.q_ref, float), members, f(a.lower, float),
-                          f(a.upper, float), f(a.gamma_ref, float), a.kind == "passive")
+        none, i = np.zeros(0), np.zeros(0, np.int64)
+        members = Members(i, i, none, none, none, np.zeros(0, np.bool_))
+        return FeedbackRecord(np.zeros((0, 2 * nq)), np.zeros(nq),
+                              ActuatorRecord(members, none, none, none, True))
+    c = loop.controller
+    return FeedbackRecord(f(c.K, float), f(c.q_ref, float), loop.actuators.record)
 
 
 @njit(cache=CACHE)
@@ -92,47 +81,26 @@ def _command(y, fb, a, nq):
 def feedback_forces(y, fb, out):
     """out (3n,) = the nodal forces [N] of the feedback's command at y = [q, qd, ...], as
     Actuators.apply; returns False (out unfinished) if the command is not finite."""
-    nq, m = out.shape[0], fb.members
-    out[:] = 0.0
-    extra = np.empty((m.i.shape[0], 3))
-    for a in range(m.i.shape[0]):
-        u = _command(y, fb, a, nq)
-        if not np.isfinite(u):
+    nq = out.shape[0]
+    n = fb.actuators.lower.shape[0]
+    u = np.empty(n)
+    for a in range(n):
+        u[a] = _command(y, fb, a, nq)
+        if not np.isfinite(u[a]):
             return False
-        i3, j3 = 3 * m.i[a], 3 * m.j[a]
-        s0, s1, s2 = y[j3] - y[i3], y[j3 + 1] - y[i3 + 1], y[j3 + 2] - y[i3 + 2]
-        l2 = s0 * s0 + s1 * s1 + s2 * s2
-        active = m.spring[a] or np.sqrt(l2) > m.rest_length[a]
-        law = m.stiffness[a] * (1.0 - m.rest_length[a] / np.sqrt(l2)) if active else 0.0
-        cmd = (law if fb.passive else fb.gamma_ref[a]) + u
-        applied = min(max(cmd, fb.lower[a]), fb.upper[a])
-        density = applied - law
-        if m.damping[a] != 0.0:  # the damper acts while the string pulls (Actuators.apply)
-            dot = ((y[nq + j3] - y[nq + i3]) * s0 + (y[nq + j3 + 1] - y[nq + i3 + 1]) * s1
-                   + (y[nq + j3 + 2] - y[nq + i3 + 2]) * s2)
-            rate = m.damping[a] * dot / l2
-            pulls = m.spring[a] or applied > 0.0
-            density += (rate if pulls else 0.0) - (rate if active else 0.0)
-        extra[a, 0], extra[a, 1], extra[a, 2] = density * s0, density * s1, density * s2
-    for a in range(m.i.shape[0]):  # in np.add.at's order: every start node, then every end
-        for c in range(3):
-            out[3 * m.i[a] + c] += extra[a, c]
-    for a in range(m.i.shape[0]):
-        for c in range(3):
-            out[3 * m.j[a] + c] -= extra[a, c]
+    actuated_forces(y[:nq], y[nq:2 * nq], u, fb.actuators, out, np.empty(n), np.empty(n))
     return True
 
 
 @njit(cache=CACHE)
 def derivative(y, fext, fb, force, model, dy):
     """dy = the rigid model's derivative at y under the loads fext (3n,) plus the feedback's
-    forces (`force` is work space); False if the command is not finite."""
-    if fb.members.i.shape[0] == 0:
-        K.rhs(y, fext, model, dy)
-        return True
+    forces (`force` is work space); -1 if the command is not finite, else what K.rhs returns
+    (1 when the accelerations took the dependent-rows least squares, 0 otherwise)."""
+    if fb.actuators.lower.shape[0] == 0:
+        return K.rhs(y, fext, model, dy)
     if not feedback_forces(y, fb, force):
-        return False
+        return -1
     for a in range(force.shape[0]):
         force[a] = fext[a] + force[a]
-    K.rhs(y, force, model, dy)
-    return True
+    return K.rhs(y, force, model, dy)

@@ -2,7 +2,7 @@
 
 simulate()'s Python loop (:class:`tenscontrol.integrate.dopri.Dopri54` calling
 :class:`~tenscontrol.simulation.models.RigidRun` and
-:class:`~tenscontrol.simulation.models.Recorder`) spends most of a small structure's run in
+:class:`~tenscontrol.simulation.recording.Recorder`) spends most of a small structure's run in
 Python: on the T-bar the kernels need about a quarter of it. :func:`advance` runs the same
 loop compiled: the stages and error test of :mod:`tenscontrol.integrate.dopri_kernel`, the
 derivative and correction of
@@ -39,11 +39,13 @@ from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_s
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.simulation.actuation import ControllerError
-from tenscontrol.simulation import rigid_feedback
+from tenscontrol.simulation import actuation, recording, rigid_feedback
 from tenscontrol.simulation.models import RigidRun
-from tenscontrol.simulation.rigid_feedback import compiled_feedback, derivative, feedback_record
+from tenscontrol.simulation.recording import Recorder, covered
+from tenscontrol.simulation.rigid_feedback import (compiled_feedback, derivative,
+                                                   feedback_forces, feedback_record)
 
-__all__ = ["ENABLED", "FIRST_ROWS", "OutputBuffer", "RigidLoop", "advance", "applies"]
+__all__ = ["ENABLED", "RigidLoop", "advance", "applies"]
 
 #: Use the compiled loop where it applies; False forces simulate()'s Python loop (for tests
 #: and benchmarks that compare the two).
@@ -51,11 +53,12 @@ ENABLED = True
 
 # indices into the loop's own state (beyond ChunkedDopri54's): the clock's time reached by the
 # output, time of the first correction failure and of a non-finite command, the counts'
-# correction failures, output rows written and next t_eval entry
+# correction failures, output rows written and next t_eval entry (these three, in this order,
+# are the Recorder's counts; the time reached its `reached`), and the fallbacks: derivatives
+# whose accelerations took the dependent-rows least squares, correction iterations that took
+# the dense SVD step
 T_REACHED, FIRST_FAILURE, COMMAND_FAILURE = 2, 3, 4
-FAILURES, N_OUT, NEXT_EVAL = 5, 6, 7
-#: Rows of the step output at the start; doubled whenever the loop fills them.
-FIRST_ROWS = 256
+FAILURES, N_OUT, NEXT_EVAL, DEPENDENT, SVD = 5, 6, 7, 8, 9
 # the loop's own status: the feedback's command is not finite (clock[COMMAND_FAILURE]: when)
 NONFINITE_COMMAND = 6
 
@@ -70,8 +73,9 @@ def applies(run, integrator: str, loads, loop) -> bool:
 @njit(cache=CACHE)
 def _correct(y, t, E0, correction, model, clock, counts):
     """The run's correction of y in place (as RigidRun._correct): returns its iterations, or
-    -1 if the corrected state is not finite; counts a failure to converge."""
-    it, ok = K.correct(y, E0, correction, model)
+    -1 if the corrected state is not finite; counts a failure to converge and SVD steps."""
+    it, ok, svd = K.correct(y, E0, correction, model)
+    counts[SVD] += svd
     if not ok:
         if counts[FAILURES] == 0:
             clock[FIRST_FAILURE] = t
@@ -86,8 +90,8 @@ def _correct(y, t, E0, correction, model, clock, counts):
 def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval, T, Y, clock,
             counts):
     """Keep the step's end point, or its dense output at the t_eval entries it covers
-    (corrected as the steps are), as models.Recorder does; returns a status (chunked.DONE,
-    ...)."""
+    (corrected as the steps are), in the rows of the run's :class:`Recorder` as its Python
+    call does; returns a status (chunked.DONE, ...)."""
     t1 = t0 + h
     n = counts[N_OUT]
     for i in range(y1.shape[0]):
@@ -98,9 +102,8 @@ def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval,
         Y[n] = y1
         counts[N_OUT] = n + 1
     else:
-        k0 = k1 = counts[NEXT_EVAL]
-        while k1 < t_eval.shape[0] and t_eval[k1] <= t1 * (1 + 1e-15):
-            k1 += 1
+        k0 = counts[NEXT_EVAL]
+        k1 = covered(t_eval, k0, t1)
         for k in range(k0, k1):
             row = Y[n + k - k0]
             theta = min(max((t_eval[k] - t0) / h, 0.0), 1.0)
@@ -125,7 +128,8 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
     fb is the state feedback's record (no strings: open loop). Writes in place: y, f (the
     derivative at y), clock [t, h, t reached by the output, times of the first correction
     failure and of a non-finite command], counts [accepted, rejected, rhs evaluations, correction
-    iterations, rejected-last flag, correction failures, output rows, next t_eval entry], and
+    iterations, rejected-last flag, correction failures, output rows, next t_eval entry,
+    dependent-rows derivatives, SVD correction steps], and
     the output rows T (cap,), Y (cap, n). Kst (7, n), ys, y_unc (n,) and force (3n,) are
     work space.
     """
@@ -143,9 +147,11 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
         Kst[0] = f
         for s in range(1, 7):
             stage_state(y, Kst, s, h, ys)
-            if not derivative(ys, fext, fb, force, model, Kst[s]):
+            code = derivative(ys, fext, fb, force, model, Kst[s])
+            if code < 0:
                 clock[COMMAND_FAILURE] = t + C[s] * h
                 return NONFINITE_COMMAND
+            counts[DEPENDENT] += code
         counts[RHS] += 6
         err = error_norm(y, ys, Kst, h, rtol, atol)
         if err > 1.0:
@@ -163,9 +169,11 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
                 return NONFINITE_CORRECTED
             counts[CORRECTIONS] += it
             if it > 0:
-                if not derivative(ys, fext, fb, force, model, f):
+                code = derivative(ys, fext, fb, force, model, f)
+                if code < 0:
                     clock[COMMAND_FAILURE] = t_new
                     return NONFINITE_COMMAND
+                counts[DEPENDENT] += code
                 counts[RHS] += 1
         h_next = grown_step(h, err, counts[REJECTED_LAST] == 1, max_step)
         counts[REJECTED_LAST] = 0
@@ -180,45 +188,20 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
     return DONE
 
 
-class OutputBuffer:
-    """The output of the compiled loop, read as :class:`tenscontrol.simulation.models.Recorder`:
-    times (cap,) and states (cap, n) in preallocated arrays, of which the loop's counts say how
-    many rows are written (grown by doubling for step output; len(t_eval) rows for dense
-    output)."""
+class LoopRecorder(Recorder):
+    """The compiled loop's :class:`Recorder`: its counts and time reached are views of the
+    loop's own state, which also holds the loop's fallback counts."""
 
     def __init__(self, y0: np.ndarray, t_eval, clock, counts):
-        self.clock, self.counts = clock, counts
-        self.t_eval = np.zeros(0) if t_eval is None else np.ascontiguousarray(t_eval, float)
-        keep_initial = t_eval is None or t_eval[0] == 0.0
-        rows = FIRST_ROWS if t_eval is None else len(t_eval)
-        self.T, self.Y = np.empty(rows), np.empty((rows, y0.size))
-        if keep_initial:
-            self.T[0], self.Y[0] = 0.0, y0
-        counts[N_OUT] = counts[NEXT_EVAL] = int(keep_initial)
-        clock[T_REACHED] = 0.0
+        super().__init__(y0, t_eval, counts=counts[FAILURES:NEXT_EVAL + 1],
+                         reached=clock[T_REACHED:T_REACHED + 1])
+        self.loop_counts = counts
 
     @property
-    def t_reached(self) -> float:
-        """The end of the last recorded step [s]."""
-        return float(self.clock[T_REACHED])
-
-    @property
-    def correction_failures(self) -> int:
-        """Corrections that did not converge (steps and dense outputs)."""
-        return int(self.counts[FAILURES])
-
-    def grow(self) -> None:
-        """Double the rows (the loop found them full)."""
-        n = len(self.T)
-        T, Y = np.empty(2 * n), np.empty((2 * n, self.Y.shape[1]))
-        T[:n], Y[:n] = self.T, self.Y
-        self.T, self.Y = T, Y  # one assignment: an interrupt leaves the old or the new pair
-
-    def arrays(self, n_state: int) -> tuple[np.ndarray, np.ndarray]:
-        """Output times (nt,) and states (nt, n_state)."""
-        T, Y = self.T, self.Y
-        n = int(self.counts[N_OUT])
-        return T[:n].copy(), np.ascontiguousarray(Y[:n].reshape(n, n_state))
+    def fallbacks(self) -> dict:
+        """The loop's fallback counts, named as the SimulationStats fields."""
+        return {"dependent_constraint_solves": int(self.loop_counts[DEPENDENT]),
+                "svd_correction_steps": int(self.loop_counts[SVD])}
 
 
 class RigidLoop(ChunkedDopri54):
@@ -231,7 +214,8 @@ class RigidLoop(ChunkedDopri54):
     fext : ndarray, shape (3n,)
         The constant external load [N] (without the controller's forces).
     y0, t_final, t_eval, rtol, atol, max_step, max_steps
-        As for :class:`tenscontrol.integrate.dopri.Dopri54` and the Recorder.
+        As for :class:`tenscontrol.integrate.dopri.Dopri54` and the
+        :class:`~tenscontrol.simulation.recording.Recorder`.
     """
 
     def __init__(self, run, fext, y0, t_final, t_eval, *, rtol, atol, max_step, max_steps):
@@ -240,10 +224,10 @@ class RigidLoop(ChunkedDopri54):
         self.run, self.fext = run, np.ascontiguousarray(fext, dtype=float)
         self.corrected = run.correction != "none"
         # the loop's state, extended past ChunkedDopri54's (see the index constants above)
-        self._clock, self._counts = np.zeros(5), np.zeros(8, dtype=np.int64)
+        self._clock, self._counts = np.zeros(5), np.zeros(10, dtype=np.int64)
         self.feedback = feedback_record(run.loop, self.fext.size)
         self.force = np.empty(self.fext.size)
-        self.output = OutputBuffer(self.y, t_eval, self._clock, self._counts)
+        self.output = LoopRecorder(self.y, t_eval, self._clock, self._counts)
         self._warned = False
 
     def _start(self):
@@ -290,7 +274,8 @@ def _refresh_cache() -> None:
     mechanics = os.path.dirname(os.path.dirname(K.__file__))  # every kernel the loop calls
     sources = sorted(os.path.join(root, name) for root, _, names in os.walk(mechanics)
                      for name in names if name.endswith(".py"))
-    for path in sources + [dopri.__file__, dopri_kernel.__file__, rigid_feedback.__file__]:
+    for path in sources + [dopri.__file__, dopri_kernel.__file__, rigid_feedback.__file__,
+                           recording.__file__, actuation.__file__]:
         with open(path, "rb") as source:
             digest.update(source.read())
     stamp, path = digest.hexdigest(), os.path.join(folder, "rigid_loop.advance.sources")
@@ -300,7 +285,7 @@ def _refresh_cache() -> None:
                 return
     except OSError:
         pass
-    for function in (advance, _record, _correct, derivative):  # cached with their callees
+    for function in (advance, _record, _correct, derivative, feedback_forces):  # and callees
         function._cache.flush()
     try:
         with open(path, "w") as f:

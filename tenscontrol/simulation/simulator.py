@@ -25,10 +25,11 @@ from tenscontrol.simulation.actuation import ClosedLoop, ControllerError
 from tenscontrol.integrate import DEFAULT_MAX_STEPS, INTEGRATORS, StepLimitError, StepSizeError
 from tenscontrol.simulation.diagnosis import collapse_cause
 from tenscontrol.simulation import rigid_loop
-from tenscontrol.simulation.models import CompressibleRun, Recorder, RigidRun
+from tenscontrol.simulation.models import CompressibleRun, RigidRun
 from tenscontrol.simulation.options import (duration, flag, positive_count, positive_number,
                                             real_array, times)
 from tenscontrol.simulation.progress import ProgressBar
+from tenscontrol.simulation.recording import Recorder
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
@@ -46,6 +47,7 @@ COMPRESSIBLE_TOLERANCE = 1e-8
 _CORRECTIONS = ("energy", "geometric", "none")
 _BARS = ("rigid", "compressible")
 _INTEGRATORS = {"rigid": ("dopri54",), "compressible": ("radau5", "dopri54")}
+_LINEAR_ALGEBRA = ("auto", "dense", "banded")
 
 
 def _choices(name: str, value, allowed) -> None:
@@ -71,6 +73,17 @@ def _model_options(bars, correction, integrator):
         raise ValueError(f"integrator must be one of {', '.join(map(repr, _INTEGRATORS[bars]))} "
                          f"for {bars} bars, got {integrator!r}")
     return correction, integrator
+
+
+def _linear_algebra(bars, linear_algebra):
+    """The validated linear_algebra option: any of _LINEAR_ALGEBRA for compressible bars,
+    only "auto" for rigid bars (their KKT solve has one path)."""
+    _choices("linear_algebra", linear_algebra, _LINEAR_ALGEBRA)
+    if bars == "rigid" and linear_algebra != "auto":
+        raise ValueError(f"linear_algebra={linear_algebra!r} applies to compressible bars only: "
+                         "rigid bars always solve their KKT system in the envelope of the "
+                         "model's ordering (stats.linear_algebra 'sparse'); leave it 'auto'")
+    return linear_algebra
 
 
 def default_tolerances(bars: str, rtol: float | None = None,
@@ -181,7 +194,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
              progress: bool = False, qd=None, max_step: float = np.inf,
              correction_tol: float = 1e-10, max_correction_iterations: int = 10,
              include_radius: bool = False, controller=None,
-             max_steps: int = DEFAULT_MAX_STEPS) -> Trajectory:
+             max_steps: int = DEFAULT_MAX_STEPS, linear_algebra: str = "auto") -> Trajectory:
     """Simulate a tensegrity structure: rigid bars with the direct correction, or compressible bars.
 
     Parameters
@@ -270,6 +283,17 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         correction hold in closed loop. The trajectory's ``control`` records commands,
         applied force densities, slack and saturation. With ``"radau5"`` the Jacobian adds the
         controller's coupling by central differences.
+    linear_algebra : {"auto", "dense", "banded"}
+        Compressible bars: how the mass matrix and the Newton matrices are solved.
+        ``"banded"``: in band storage after a reverse Cuthill-McKee order of the nodes, O(n)
+        per solve (:mod:`tenscontrol.mechanics.compressible.banded`); ``"dense"``: dense
+        matrices, whose small fixed costs win on small structures; ``"auto"`` (the default):
+        ``"banded"`` from ``compressible.banded.BANDED_MIN_COORDINATES`` = 60 coordinates
+        (20 nodes) on, else ``"dense"``. Rigid bars take only ``"auto"`` (their KKT system is
+        always solved in its envelope, ``"sparse"``). The path taken is
+        ``stats.linear_algebra``; a solve that leaves it is counted in the stats' fallback
+        fields (``stats.fallbacks``), and a fallback that changes the accuracy is warned of
+        once, with its count, at the end of the run.
 
     Returns
     -------
@@ -296,6 +320,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     correction, integrator = _model_options(bars, correction, integrator)
+    linear_algebra = _linear_algebra(bars, linear_algebra)
     if bars == "rigid" and kinetic != "consistent":
         raise ValueError(f"kinetic={kinetic!r} applies to compressible bars only; pass "
                          "bars='compressible' or leave kinetic unset")
@@ -307,7 +332,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         run = RigidRun(structure, include_radius, correction, correction_tol,
                         max_correction_iterations)
     else:
-        run = CompressibleRun(structure, kinetic, include_radius)
+        run = CompressibleRun(structure, kinetic, include_radius, linear_algebra)
     y0 = _initial_state(structure, qd, run.constrained_bars)
     fext = _force_function(loads, structure.n_nodes)
     constant_loads = None if callable(loads) else fext(0.0, y0)
@@ -338,7 +363,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     start = time.perf_counter()
 
     def result():
-        return run.trajectory(recorder, (integrator, solver.stats), time.perf_counter() - start)
+        paths = (integrator, solver.stats, getattr(solver, "keep_step", ""))
+        return run.trajectory(recorder, paths, time.perf_counter() - start)
 
     bar = ProgressBar(t_final) if progress else None
     try:

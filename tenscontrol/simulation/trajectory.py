@@ -19,6 +19,12 @@ from tenscontrol.model.tables import html_table, summary_html
 __all__ = ["Trajectory", "SimulationStats", "SimulationError", "SimulationInterrupted"]
 
 
+# the SimulationStats counters of fallback paths (see its docstring)
+_FALLBACKS = ("dependent_constraint_solves", "svd_correction_steps", "dense_mass_solves",
+              "singular_mass_solves", "dense_lu_fallbacks", "dense_jacobians",
+              "finite_difference_jacobians")
+
+
 @dataclass(frozen=True)
 class SimulationStats:
     """Work done by a simulation.
@@ -45,6 +51,39 @@ class SimulationStats:
         complex factorization of one step count as one).
     newton_iterations : int
         Simplified Newton iterations over all steps (implicit integrator only).
+    newton_failures : int
+        Steps retried with a smaller h because Newton converged too slowly or diverged
+        (implicit integrator only).
+    linear_algebra : str
+        The linear-algebra path of the derivative and the Newton matrices: ``"sparse"`` (rigid
+        bars: the envelope LDL^T of the KKT system), ``"dense"`` or ``"banded"`` (compressible
+        bars: ``simulate(linear_algebra=...)``); ``""`` where not recorded (files of 1.0).
+    keep_step : str
+        The Radau integrator's rule for keeping h and its LU factors (``Radau5(keep_step=...)``):
+        ``"narrow"`` or ``"wide"``; ``""`` for Dormand-Prince.
+    dependent_constraint_solves : int
+        Rigid bars: derivative evaluations whose bar constraints were (nearly) dependent, so
+        that the accelerations came from rank-truncated least squares instead of the KKT solve
+        (changes accuracy: warned).
+    svd_correction_steps : int
+        Rigid bars: correction iterations that took the dense SVD step instead of the normal
+        equations' band solve, for the same reason (costs time; the correction's tolerance
+        still holds).
+    dense_mass_solves : int
+        Compressible bars, banded: derivative evaluations whose band LDL^T of M(q) met a small
+        pivot and that solved with the dense Cholesky instead (costs time only).
+    singular_mass_solves : int
+        Compressible bars: derivative evaluations at a singular M(q) (``kinetic="paper"``), solved
+        with its pseudo-inverse (changes accuracy: warned).
+    dense_lu_fallbacks : int
+        Compressible bars, banded: factorizations of a Newton matrix whose band LU met a small
+        pivot and that took the dense pivoted LU instead (costs time only).
+    dense_jacobians : int
+        Compressible bars, banded: Jacobians formed dense (closed loop, or M(q) singular there),
+        whose Newton matrices are factored dense (costs time only).
+    finite_difference_jacobians : int
+        Compressible bars in closed loop: Jacobians whose controller and load coupling came
+        from central differences (only Newton's convergence depends on it).
     """
 
     accepted_steps: int
@@ -57,6 +96,22 @@ class SimulationStats:
     jacobian_evaluations: int = 0
     lu_decompositions: int = 0
     newton_iterations: int = 0
+    newton_failures: int = 0
+    linear_algebra: str = ""
+    keep_step: str = ""
+    dependent_constraint_solves: int = 0
+    svd_correction_steps: int = 0
+    dense_mass_solves: int = 0
+    singular_mass_solves: int = 0
+    dense_lu_fallbacks: int = 0
+    dense_jacobians: int = 0
+    finite_difference_jacobians: int = 0
+
+    @property
+    def fallbacks(self) -> dict:
+        """The nonzero fallback counters, by field name (empty when every solve took its
+        path)."""
+        return {name: getattr(self, name) for name in _FALLBACKS if getattr(self, name)}
 
     def __repr__(self) -> str:
         # the implicit integrator's counters and the correction's only where they count
@@ -64,9 +119,12 @@ class SimulationStats:
             ("corrections", "correction_iterations"), ("failed_corrections", "correction_failures"),
             ("jacobians", "jacobian_evaluations"), ("LU", "lu_decompositions"),
             ("newton", "newton_iterations")) if getattr(self, name)]
+        fallbacks = sum(self.fallbacks.values())   # one figure: the fields are in .fallbacks
         return (f"SimulationStats(integrator={self.integrator!r}, steps={self.accepted_steps} "
                 f"accepted + {self.rejected_steps} rejected, rhs={self.rhs_evaluations}, "
                 + "".join(f"{label}={value}, " for label, value in extra)
+                + (f"linalg={self.linear_algebra}, " if self.linear_algebra else "")
+                + (f"fallbacks={fallbacks}, " if fallbacks else "")
                 + f"wall_time={self.wall_time:.3g} s)")
 
     def _repr_html_(self) -> str:
@@ -76,8 +134,10 @@ class SimulationStats:
         rows += [(label, getattr(self, name)) for label, name in (
             ("correction iterations", "correction_iterations"),
             ("failed corrections", "correction_failures"), ("Jacobians", "jacobian_evaluations"),
-            ("LU decompositions", "lu_decompositions"), ("Newton iterations", "newton_iterations"))
-            if getattr(self, name)]
+            ("LU decompositions", "lu_decompositions"), ("Newton iterations", "newton_iterations"),
+            ("Newton failures", "newton_failures"), ("linear algebra", "linear_algebra"),
+            ("keep step", "keep_step")) if getattr(self, name)]
+        rows += [(name.replace("_", " "), value) for name, value in self.fallbacks.items()]
         rows.append(("wall time", f"{self.wall_time:.3g} s"))
         return html_table(rows, caption="SimulationStats")
 

@@ -7,7 +7,10 @@ node), and the Newton step's KKT system ``[[K + mu I, C], [C^T, 0]]``, sparse be
 only nodes joined by a member. Dense least squares and a dense symmetric solve made a 192-bar
 tower take minutes; here a Cholesky factor of ``X^T X`` and a sparse LU of the KKT matrix take
 milliseconds. Each falls back to the dense, rank-revealing path when the factorization shows
-(near-)dependent rows or an ill-conditioned matrix, as the dense code did.
+(near-)dependent rows or an ill-conditioned matrix, as the dense code did: SVD least squares on X
+itself (never on ``X^T X``, whose condition number is cond(X)^2), and for the KKT system a dense
+symmetric solve, then SVD least squares. The caller can count the fallbacks: :class:`BarGram`
+says which path it took in ``dense``, :func:`kkt_solve` adds to a ``counts`` mapping.
 """
 
 from __future__ import annotations
@@ -75,10 +78,14 @@ class BarGram:
         return x
 
     def min_norm_step(self, phi: np.ndarray) -> np.ndarray:
-        """dq (nf,) of least norm with ``X^T dq = phi`` (the rows of inactive bars ignored)."""
+        """dq (nf,) of least norm with ``X^T dq = phi`` (the rows of inactive bars ignored).
+
+        On the dense path the SVD least squares of ``X^T dq = phi`` itself: the normal
+        equations would lose digits as cond(X)^2 where X is ill-conditioned, which is exactly
+        when this path runs.
+        """
         if self.dense is not None:
-            Xd = self.dense
-            return Xd @ np.linalg.lstsq(Xd.T @ Xd, phi, rcond=None)[0]
+            return np.linalg.lstsq(self.dense.T, phi, rcond=None)[0]
         return self.X @ self._solve(phi)
 
     def least_squares(self, f: np.ndarray) -> np.ndarray:
@@ -94,12 +101,14 @@ class BarGram:
         return psi + self._solve(self.X.T @ (f - self.X @ psi))
 
 
-def kkt_solve(K: np.ndarray, C, r: np.ndarray) -> np.ndarray:
+def kkt_solve(K: np.ndarray, C, r: np.ndarray, counts=None) -> np.ndarray:
     """x (nf,) of ``[[K, C], [C^T, 0]] [x; y] = [r; 0]``; K (nf, nf) dense, C (nf, m) sparse.
 
     A sparse LU. When it fails, or LAPACK's own test would call the matrix ill-conditioned
     (estimated reciprocal 1-norm condition number below eps), the dense solve of the same
     system, and least squares if that is singular too: a mechanism or slack strings.
+    `counts` (a mapping of int, optional) gets ``counts["dense_kkt"] += 1`` when the dense
+    path runs.
     """
     nf, m = C.shape
     if nf + m == 0:
@@ -119,6 +128,8 @@ def kkt_solve(K: np.ndarray, C, r: np.ndarray) -> np.ndarray:
             return x[:nf]
     except RuntimeError:  # "Factor is exactly singular"
         pass
+    if counts is not None:
+        counts["dense_kkt"] += 1
     return _dense_kkt(A.toarray(), b)[:nf]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tenscontrol.mechanics.laws import active_set, string_energies
 from tenscontrol.model.structure import Structure
 
 __all__ = ["total_potential"]
@@ -31,9 +32,9 @@ def total_potential(structure: Structure, q: np.ndarray, load: np.ndarray, free:
     N = q.reshape(-1, 3)
     p = structure.string_nodes
     l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
-    l0 = structure.string_rest_lengths
-    taut = structure.string_is_spring | (l > l0)
-    e = np.where(taut, 0.5 * structure.string_stiffness * (l - l0) ** 2, 0.0)
+    l0, spring = structure.string_rest_lengths, structure.string_is_spring
+    taut = active_set(l, l0, spring)
+    e = string_energies(structure.string_stiffness, l0, l, spring)
     work = load * q
     shift = offset * q[free]
     pi = float(e.sum() - work.sum() + shift.sum())

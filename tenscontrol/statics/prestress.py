@@ -24,6 +24,7 @@ from tenscontrol.mechanics.checks import check_members
 from tenscontrol.statics.loaded_prestress import loaded_prestress
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.laws import rest_length_at_modulus, rest_length_at_stiffness
 from tenscontrol.model.structure import Structure
 from tenscontrol.model.tables import html_table
 
@@ -346,12 +347,12 @@ def rest_length_for(where: str, EA_or_k: float, length: float, density: float, b
         if denom <= 0:
             raise PrestressError(f"{where}: force density {density:.6g} N/m is below "
                                  f"-EA/l = {-EA_or_k / length:.6g} N/m; no rest length gives it")
-        l0 = EA_or_k / denom
+        l0 = rest_length_at_modulus(EA_or_k, length, density)
     else:
         if density >= EA_or_k:  # gamma = k (1 - l0/l) < k for any l0 > 0
             raise PrestressError(f"{where}: force density {density:.6g} N/m needs gamma < k = "
                                  f"{EA_or_k:.6g} N/m; give the member a higher stiffness")
-        l0 = length * (1.0 - density / EA_or_k)
+        l0 = rest_length_at_stiffness(EA_or_k, length, density)
     low, high = REST_FRACTION_RANGE
     if not low * length <= l0 <= high * length:
         f = low if l0 < low * length else high

@@ -157,6 +157,16 @@ class StaticEquilibrium:
         ``"rigid"`` or ``"compressible"``.
     history : NewtonHistory
         The Newton iterations and load steps.
+    linear_algebra : str
+        The path of the linear solves: ``"sparse"`` (a Cholesky factor of the bar columns'
+        normal equations and a sparse LU of the Newton step's KKT matrix).
+    dense_bar_solves : int
+        Bar-column solves (projection onto the bar lengths, bar force densities) that took
+        the dense SVD least squares instead, where the bars were (nearly) dependent. Same
+        accuracy (rank-revealing), more time; the residual above is certified either way.
+    dense_kkt_solves : int
+        Newton steps whose KKT system took the dense solve (then SVD least squares) instead
+        of the sparse LU: a singular or ill-conditioned system (a mechanism, slack strings).
     """
 
     structure: Structure
@@ -173,6 +183,14 @@ class StaticEquilibrium:
     slack: np.ndarray
     bars: str
     history: NewtonHistory
+    linear_algebra: str = "sparse"
+    dense_bar_solves: int = 0
+    dense_kkt_solves: int = 0
+
+    @property
+    def fallbacks(self) -> int:
+        """Linear solves that left the sparse path (dense_bar_solves + dense_kkt_solves)."""
+        return self.dense_bar_solves + self.dense_kkt_solves
 
     @property
     def stable(self) -> bool:
@@ -183,7 +201,8 @@ class StaticEquilibrium:
         return (f"StaticEquilibrium(structure={self.structure.name!r}, bars={self.bars!r}, "
                 f"residual={self.residual:.3g} N (rel {self.relative_residual:.2g}), "
                 f"displacement={self.displacement:.4g} m, slack={int(self.slack.sum())}, "
-                f"iterations={self.history.iterations}, load_steps={len(self.history.load_steps)})")
+                f"iterations={self.history.iterations}, load_steps={len(self.history.load_steps)}"
+                + (f", dense_fallbacks={self.fallbacks}" if self.fallbacks else "") + ")")
 
     def summary(self) -> str:
         """The figures of the solve, then the Newton history table."""
@@ -195,7 +214,9 @@ class StaticEquilibrium:
                 f"[{g.min(initial=np.inf):.6g}, {g.max(initial=-np.inf):.6g}] N/m, "
                 f"{int(self.slack.sum())} slack, "
                 f"{'stable' if self.stable else 'NOT stable'} (min stiffness "
-                f"{self.min_stiffness:.4g} N/m)")
+                f"{self.min_stiffness:.4g} N/m); linear algebra {self.linear_algebra}"
+                + (f" ({self.dense_bar_solves} dense bar solves, {self.dense_kkt_solves} dense "
+                   "KKT solves)" if self.fallbacks else ""))
         return head + "\n" + self.history.summary()
 
     def __str__(self) -> str:

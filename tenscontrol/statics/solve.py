@@ -27,7 +27,8 @@ halving a step that fails and doubling one that works.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -36,6 +37,7 @@ import scipy.sparse
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.laws import active_set, elastic_densities, string_densities
 from tenscontrol.mechanics.rigid.model import gravity_vector
 from tenscontrol.statics.result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
@@ -69,6 +71,8 @@ class _Problem:
     gauge: np.ndarray    # rigid-body fields on the free coordinates (nf, n_r)
     index: np.ndarray    # free index of each coordinate (3n,), -1 if fixed
     size: float          # structure size [m], for the runaway guard
+    # linear solves that left the sparse path ("dense_bar": BarGram, "dense_kkt": kkt_solve)
+    counts: Counter = field(default_factory=Counter)
 
     @property
     def rigid(self) -> bool:
@@ -80,9 +84,8 @@ def _law_gamma(structure: Structure, q: np.ndarray) -> np.ndarray:
     N = q.reshape(-1, 3)
     p = structure.string_nodes
     l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
-    l0 = structure.string_rest_lengths
-    taut = structure.string_is_spring | (l > l0)
-    return np.where(taut, structure.string_stiffness * (1.0 - l0 / l), 0.0)
+    return string_densities(structure.string_stiffness, structure.string_rest_lengths, l,
+                            structure.string_is_spring)
 
 
 def _bar_lengths(structure: Structure, q: np.ndarray) -> np.ndarray:
@@ -105,6 +108,14 @@ def _load_at(p: _Problem, q: np.ndarray) -> np.ndarray:
     return p.load + np.kron(dm, s.gravity)
 
 
+def _gram(p: _Problem, q: np.ndarray) -> BarGram:
+    """The normal equations of the bar columns at q, counting a dense (rank-revealing) one."""
+    gram = BarGram(bar_columns(p.structure.bar_nodes, q, p.index))
+    if gram.dense is not None:
+        p.counts["dense_bar"] += 1
+    return gram
+
+
 def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
     """(r on the free coordinates, full R (3n,), gamma, psi) at q, minus the homotopy offset."""
     s = p.structure
@@ -113,10 +124,9 @@ def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
     X = member_columns(s.bar_nodes, q)
     if p.rigid:
         Ff = F[p.free] - offset
-        psi = (BarGram(bar_columns(s.bar_nodes, q, p.index)).least_squares(Ff) if s.n_bars
-               else np.zeros(0))
+        psi = _gram(p, q).least_squares(Ff) if s.n_bars else np.zeros(0)
     else:
-        psi = s.bar_stiffness * (1.0 - s.bar_rest_lengths / _bar_lengths(s, q))
+        psi = elastic_densities(s.bar_stiffness, s.bar_rest_lengths, _bar_lengths(s, q))
     R = F - X @ psi
     return R[p.free] - offset, R, gamma, psi
 
@@ -180,8 +190,7 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
         if err <= 4e-16 * scale or (err > 0.5 * last and err <= 1e-13 * scale):
             break
         last = err
-        q[p.free] += BarGram(bar_columns(p.structure.bar_nodes, q, p.index)).min_norm_step(
-            -0.5 * phi)
+        q[p.free] += _gram(p, q).min_norm_step(-0.5 * phi)
     return q
 
 
@@ -193,7 +202,7 @@ def _kkt_step(p: _Problem, q: np.ndarray, K: np.ndarray, r: np.ndarray, mu: floa
         X = bar_columns(p.structure.bar_nodes, q, p.index)
         cols.insert(0, X[:, X.getnnz(axis=0) > 0])  # bars fixed at both ends: no row
     dq = np.zeros_like(q)
-    dq[p.free] = kkt_solve(Kff, scipy.sparse.hstack(cols, format="csc"), r)
+    dq[p.free] = kkt_solve(Kff, scipy.sparse.hstack(cols, format="csc"), r, p.counts)
     return dq
 
 
@@ -497,10 +506,11 @@ def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
     w = np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
     N = q.reshape(-1, 3)
     l = np.linalg.norm(N[s.string_nodes[:, 1]] - N[s.string_nodes[:, 0]], axis=1)
-    slack = ~s.string_is_spring & ~(l > s.string_rest_lengths)
+    slack = ~active_set(l, s.string_rest_lengths, s.string_is_spring)
     return StaticEquilibrium(
         structure=s.with_nodes(N), q=q, gamma=gamma, bar_force_densities=psi,
         reactions=reactions.reshape(-1, 3), loads=p.f.reshape(-1, 3), residual=residual,
         relative_residual=residual / _scale(p, q), constraint_violation=violation,
         displacement=float(np.linalg.norm(N - s.nodes, axis=1).max(initial=0.0)),
-        min_stiffness=float(w[0]), slack=slack, bars=p.bars, history=log.frozen())
+        min_stiffness=float(w[0]), slack=slack, bars=p.bars, history=log.frozen(),
+        dense_bar_solves=p.counts["dense_bar"], dense_kkt_solves=p.counts["dense_kkt"])

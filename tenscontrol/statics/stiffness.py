@@ -22,6 +22,7 @@ import scipy.linalg
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
+from tenscontrol.mechanics.laws import active_set, elastic_densities, material_coefficients
 from tenscontrol.model.structure import Structure
 
 __all__ = ["Compliance", "compliance", "rigid_fields", "tangent_stiffness"]
@@ -59,13 +60,14 @@ def _lengths(pairs, q) -> np.ndarray:
 def string_activity(structure: Structure, lengths: np.ndarray, at_rest: str):
     """Which tension members act at these lengths (n_strings,) bool, and which sit at rest.
 
-    Springs always act; a string acts when longer than its rest length. A string within
-    1e-12 (relative) of its rest length sits on the kink of its one-sided law: it acts only
-    with ``at_rest="taut"`` (the tension-side derivative). Returns ``(active, at_rest_mask)``.
+    The law's active set (:func:`tenscontrol.mechanics.laws.active_set`: springs always, a
+    string when longer than its rest length), except that a string within 1e-12 (relative) of
+    its rest length sits on the kink of its one-sided law: it acts only with
+    ``at_rest="taut"`` (the tension-side derivative). Returns ``(active, at_rest_mask)``.
     """
     l0, spring = structure.string_rest_lengths, structure.string_is_spring
     kink = ~spring & (np.abs(lengths - l0) <= _AT_REST_TOL * l0)
-    return spring | ((lengths > l0) & ~kink) | (kink & (at_rest == "taut")), kink
+    return (active_set(lengths, l0, spring) & ~kink) | (kink & (at_rest == "taut")), kink
 
 
 def _string_state(structure: Structure, q, at_rest: str, stacklevel: int):
@@ -79,8 +81,8 @@ def _string_state(structure: Structure, q, at_rest: str, stacklevel: int):
         warnings.warn(f"{structure.name}: strings {names} sit exactly at their rest length and "
                       "are treated as slack (no stiffness); pass at_rest='taut' for the "
                       "tension-side derivative", stacklevel=stacklevel)
-    gamma = np.where(taut, k * (1.0 - l0 / l), 0.0)
-    return gamma, np.where(taut, k * l0 / l**3, 0.0)
+    gamma = np.where(taut, elastic_densities(k, l0, l), 0.0)
+    return gamma, np.where(taut, material_coefficients(k, l0, l), 0.0)
 
 
 def _member_stiffness(pairs, q, n_nodes, density, material) -> np.ndarray:
@@ -172,8 +174,8 @@ def _tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads) -> 
         else:
             l, l0, kb = (_lengths(structure.bar_nodes, q), structure.bar_rest_lengths,
                          structure.bar_stiffness)
-            psi = kb * (1.0 - l0 / l) if given is None else given
-            bar_material = kb * l0 / l**3
+            psi = elastic_densities(kb, l0, l) if given is None else given
+            bar_material = material_coefficients(kb, l0, l)
         K += _member_stiffness(structure.bar_nodes, q, n, psi, bar_material)
     return 0.5 * (K + K.T)
 

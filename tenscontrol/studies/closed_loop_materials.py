@@ -10,17 +10,15 @@ nonlinear compressible model under a doublet. The figures are those of
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.studies.comparison import (html_material_table, one_channel, text_table,
-                                            with_bar_material)
+from tenscontrol.studies.comparison import (MaterialTable, check_materials, doublet_ratios,
+                                            one_channel, with_bar_material)
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.loads import doublet
-from tenscontrol.model.materials import material
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.synthesis import lqr
@@ -78,7 +76,7 @@ class ClosedLoopMaterialFigures:
 
 
 @dataclass(frozen=True, eq=False)
-class ClosedLoopComparison:
+class ClosedLoopComparison(MaterialTable):
     """The result of :func:`compare_closed_loop`; ``print()`` it for a table.
 
     Attributes
@@ -100,21 +98,13 @@ class ClosedLoopComparison:
     t_final: float
     effort: float
 
+    _widths = (36, 14)
+
     def __repr__(self) -> str:
-        names = textwrap.shorten(", ".join(r.material for r in self.rows), 60, placeholder=" ...")
-        return (f"ClosedLoopComparison(materials=[{names}], disturbance={self.disturbance!r}, "
-                f"outputs={len(self.outputs)}, effort={self.effort:g}, doublet="
-                f"{self.amplitude:g} N / {self.half_period:g} s, t_final={self.t_final:g} s)")
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def summary(self) -> str:
-        """The figures as a table, one column per material (what ``print()`` shows)."""
-        return text_table(*self._table(), 36, 14)
-
-    def _repr_html_(self) -> str:
-        return html_material_table(*self._table())
+        return (f"ClosedLoopComparison(materials=[{self._names()}], disturbance="
+                f"{self.disturbance!r}, outputs={len(self.outputs)}, effort={self.effort:g}, "
+                f"doublet={self.amplitude:g} N / {self.half_period:g} s, "
+                f"t_final={self.t_final:g} s)")
 
     def _table(self):
         """(title, material names, rows of (label, values, format))."""
@@ -186,18 +176,13 @@ def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,
     -------
     ClosedLoopComparison
     """
-    if isinstance(materials, str) or len(materials) == 0:
-        raise ValueError("materials must be a non-empty sequence of preset names, e.g. "
-                         f"('hdpe', 'aluminium'), got {materials!r}")
-    for name in materials:
-        material(name)
+    check_materials(materials)
     outputs = check_selection(outputs, "compare_closed_loop: outputs")
     effort = validation.real("compare_closed_loop: effort", effort, positive=True,
                              expected="a positive number")
     t_eval = output_grid(t_final, t_eval, "compare_closed_loop")
     d_index = one_channel(structure, disturbances, "compare_closed_loop")
     d_name = f"f{'xyz'[d_index % 3]}{d_index // 3}"
-    u_l2 = amplitude * np.sqrt(2 * half_period)
     load = doublet(structure, disturbances, amplitude, half_period)
     rows, reports, y_names = [], [], None
     for name in materials:
@@ -208,13 +193,13 @@ def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,
         loop = design.closed_loop[y_names, [d_name]]
         report = verify(s, design.controller, load, t_final, outputs=outputs,
                         bars="compressible", t_eval=t_eval, rtol=rtol, atol=atol)
-        mag = np.linalg.norm(report.y_closed, axis=1)
-        y_l2 = float(np.sqrt(np.trapezoid(mag ** 2, report.t)))
+        peak, peak_ratio, energy_ratio = doublet_ratios(report.y_closed, report.t, amplitude,
+                                                        half_period)
         slowest = design.poles[np.argmax(design.poles.real)]
         rows.append(ClosedLoopMaterialFigures(
             name, float(s.bar_masses.sum()), complex(slowest), float(np.linalg.norm(design.K)),
-            h2_norm(loop), hinf_norm(loop), float(mag.max()) / u_l2, y_l2 / u_l2,
-            float(np.linalg.norm(report.y_open, axis=1).max()), float(mag.max()),
+            h2_norm(loop), hinf_norm(loop), peak_ratio, energy_ratio,
+            float(np.linalg.norm(report.y_open, axis=1).max()), peak,
             report.closed.effort_peak, report.linear_error, report.closed.slack_time))
         reports.append(report)
     return ClosedLoopComparison(tuple(rows), tuple(reports), d_name, tuple(y_names),

@@ -30,10 +30,33 @@ from tenscontrol.model.structure import Structure
 from tenscontrol.model.tables import html_table
 from tenscontrol.studies.verification import output_grid
 
-__all__ = ["MaterialFigures", "MaterialComparison", "compare_materials", "one_channel",
-           "with_bar_material", "text_table", "html_material_table"]
+__all__ = ["MaterialFigures", "MaterialComparison", "MaterialTable", "check_materials",
+           "compare_materials", "doublet_ratios", "one_channel", "with_bar_material",
+           "text_table", "html_material_table"]
 
 _AXES = "xyz"
+
+
+class MaterialTable:
+    """What the comparisons' results share: ``print()`` and a notebook show :meth:`_table`
+    (title, material names, rows of (label, values, format)) with one column per material."""
+
+    _widths = (34, 12)  # the label column and the smallest value column [characters]
+
+    def _names(self) -> str:
+        """The materials of the rows, shortened for a repr."""
+        return textwrap.shorten(", ".join(r.material for r in self.rows), 60, placeholder=" ...")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:
+        """The figures as a table, one column per material (what ``print()`` shows)."""
+        return text_table(*self._table(), *self._widths)
+
+    def _repr_html_(self) -> str:
+        return html_material_table(*self._table())
+
 
 @dataclass(frozen=True)
 class MaterialFigures:
@@ -81,7 +104,7 @@ class MaterialFigures:
 
 
 @dataclass(frozen=True, eq=False)
-class MaterialComparison:
+class MaterialComparison(MaterialTable):
     """The result of :func:`compare_materials`; ``print()`` it for a table.
 
     Attributes
@@ -109,20 +132,9 @@ class MaterialComparison:
     responses: tuple
 
     def __repr__(self) -> str:
-        names = textwrap.shorten(", ".join(r.material for r in self.rows), 60, placeholder=" ...")
-        return (f"MaterialComparison(materials=[{names}], disturbance={self.disturbance!r}, "
-                f"outputs={len(self.outputs)}, doublet={self.amplitude:g} N / "
-                f"{self.half_period:g} s, t_final={self.t_final:g} s)")
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def summary(self) -> str:
-        """The figures as a table, one column per material (what ``print()`` shows)."""
-        return text_table(*self._table(), 34, 12)
-
-    def _repr_html_(self) -> str:
-        return html_material_table(*self._table())
+        return (f"MaterialComparison(materials=[{self._names()}], disturbance="
+                f"{self.disturbance!r}, outputs={len(self.outputs)}, doublet="
+                f"{self.amplitude:g} N / {self.half_period:g} s, t_final={self.t_final:g} s)")
 
     def _table(self):
         """(title, material names, rows of (label, values, format))."""
@@ -197,6 +209,30 @@ def with_bar_material(structure: Structure, material_name: str) -> Structure:
         bars.append(new)
     return dataclasses.replace(structure, bars=tuple(bars),
                                name=f"{structure.name}/{material_name}")
+
+
+def check_materials(materials) -> None:
+    """Refuse anything but a non-empty sequence of known preset names, before any run."""
+    if isinstance(materials, str) or len(materials) == 0:
+        raise ValueError("materials must be a non-empty sequence of preset names, e.g. "
+                         f"('hdpe', 'aluminium'), got {materials!r}")
+    for name in materials:
+        material(name)  # an unknown name fails here
+
+
+def doublet_ratios(y: np.ndarray, t: np.ndarray, amplitude: float,
+                   half_period: float) -> tuple[float, float, float]:
+    """(peak [m], peak / |u|_2, |y|_2 / |u|_2) of output deviations y (nt, n_outputs) [m] at
+    times t (nt,) [s] under a doublet of `amplitude` [N] and `half_period` [s].
+
+    |y(t)| is Euclidean over the outputs, ``|u|_2 = amplitude sqrt(2 half_period)``, and
+    |y|_2 the trapezoidal L2 norm over t (see :func:`compare_materials`).
+    """
+    u_l2 = amplitude * np.sqrt(2 * half_period)
+    mag = np.linalg.norm(y, axis=1)
+    peak = float(mag.max())
+    y_l2 = float(np.sqrt(np.trapezoid(mag**2, t)))
+    return peak, peak / u_l2, y_l2 / u_l2
 
 
 def one_channel(structure: Structure, disturbances, who: str) -> int:
@@ -285,11 +321,7 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     -------
     MaterialComparison
     """
-    if isinstance(materials, str) or len(materials) == 0:
-        raise ValueError("materials must be a non-empty sequence of preset names, e.g. "
-                         f"('hdpe', 'aluminium'), got {materials!r}")
-    for name in materials:
-        material(name)  # an unknown name fails here, before any run
+    check_materials(materials)
     for label, value in (("t_final", t_final), ("half_period", half_period)):
         validation.real(f"compare_materials: {label}", value, what="a time [s]", positive=True,
                         expected="a positive time [s]")
@@ -302,7 +334,6 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     y_index = output_indices(structure, outputs, "compare_materials")
     d_name = f"f{_AXES[d_index % 3]}{d_index // 3}"
     y_names = [f"{_AXES[c % 3]}{c // 3}" for c in y_index]
-    u_l2 = amplitude * np.sqrt(2 * half_period)
     rows, responses = [], []
     for name in materials:
         s = with_bar_material(structure, name)
@@ -317,12 +348,10 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
                         loads=doublet(s, disturbances, amplitude, half_period),
                         rtol=rtol, atol=atol)
         y = traj.nodes.reshape(len(traj.t), -1)[:, y_index] - s.nodes.reshape(-1)[y_index]
-        mag = np.linalg.norm(y, axis=1)
-        peak = float(mag.max())
-        y_l2 = float(np.sqrt(np.trapezoid(mag**2, traj.t)))
+        peak, peak_ratio, energy_ratio = doublet_ratios(y, traj.t, amplitude, half_period)
         rows.append(MaterialFigures(name, float(s.bar_masses.sum()), h2_norm(sys), hinf_norm(sys),
-                                    np.sort(comp.eigenvalues), freqs, peak, peak / u_l2,
-                                    y_l2 / u_l2, minimal.order))
+                                    np.sort(comp.eigenvalues), freqs, peak, peak_ratio,
+                                    energy_ratio, minimal.order))
         responses.append(y)
     return MaterialComparison(tuple(rows), d_name, tuple(y_names), float(amplitude),
                               float(half_period), float(t_final), t_eval, tuple(responses))

@@ -33,6 +33,7 @@ from tenscontrol.linear.linearization import linearize
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
 from tenscontrol.linear.synthesis import lqr
+from tenscontrol.mechanics.laws import active_set, string_tensions
 from tenscontrol.mechanics.dynamics import accelerations, mass_matrix
 from tenscontrol.statics.prestress import equilibrium
 from tenscontrol.statics.stiffness import tangent_stiffness
@@ -154,8 +155,8 @@ def settle(structure: Structure, max_iterations: int = 30) -> Structure:
 
 
 def _slack(structure: Structure):
-    slack = np.flatnonzero((structure.string_lengths <= structure.string_rest_lengths)
-                           & ~structure.string_is_spring)
+    slack = np.flatnonzero(~active_set(structure.string_lengths, structure.string_rest_lengths,
+                                       structure.string_is_spring))
     return slack.tolist() or "none"
 
 
@@ -174,10 +175,8 @@ def _tensions(structure: Structure, nodes: np.ndarray) -> np.ndarray:
     """String tensions [N] (0 when slack) at each time of `nodes` (nt, n, 3)."""
     i, j = structure.string_nodes[:, 0], structure.string_nodes[:, 1]
     length = np.linalg.norm(nodes[:, j] - nodes[:, i], axis=2)
-    l0, k = structure.string_rest_lengths, structure.string_stiffness
-    stretch = length - l0
-    spring = structure.string_is_spring
-    return np.where(spring | (stretch > 0), k * stretch, 0.0)
+    return string_tensions(structure.string_stiffness, structure.string_rest_lengths, length,
+                           structure.string_is_spring)
 
 
 class _Pipeline:

@@ -10,7 +10,8 @@ height). Here:
 
 - the accelerations solve M qdd = xi with an envelope LDL^T of M
   (:func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`), factored once when M is constant, else per
-  evaluation (a singular M falls back to the dense pseudo-inverse path);
+  evaluation (a singular M falls back to the dense path, whose Cholesky or pseudo-inverse
+  :func:`rhs` reports by its return code);
 - the Jacobian is kept as its parts: M, B_q = d xi/dq - d(M qdd)/dq, B_qd = d xi/dqd (band, in the
   node order, fixed rows zero) and the work row pw. With J = [[0, I, 0], [W B_q, W B_qd, 0],
   [p_q, p_qd, 0]] (W = M^-1 on the free coordinates) the Newton system (c I - J) x = r, c real or
@@ -48,7 +49,7 @@ __all__ = ["BANDED_MIN_COORDINATES", "BandPattern", "BandedJacobian", "band_patt
 # it the dense path's small fixed costs win (measured crossover in benchmarks/bench_scaling.py).
 BANDED_MIN_COORDINATES = 60
 
-_MASS_TOL = 1e-14     # relative pivot of the mass LDL^T, as the dense envelope Cholesky's test
+_MASS_TOL = CK.MASS_PIVOT_TOL   # the relative pivot test of the dense path's mass LDL^T
 _PIVOT_TOL = 1e-12    # relative pivot of K(c)'s LU below which the dense LU takes over
 
 
@@ -162,7 +163,8 @@ def _mass_band(q, model, pat, A):
 
 @njit(cache=CACHE)
 def accelerations(q, qd, fext, model, pat, held, qdd, gamma, psi):
-    """:func:`kernels.accelerations` with the band mass solve; (wdot [W], ok)."""
+    """:func:`kernels.accelerations` with the band mass solve; (wdot [W], path): path 0 the band
+    solve, 1 the dense Cholesky (the band LDL^T met a small pivot), 2 the dense pseudo-inverse."""
     nq = q.shape[0]
     xi = np.empty(nq)
     power = CK.forces(q, qd, fext, model, held, gamma, psi, xi)
@@ -178,25 +180,28 @@ def accelerations(q, qd, fext, model, pat, held, qdd, gamma, psi):
         _mass_band(q, model, pat, A)
         if ldl_factor(A, pat.first, pat.negative, _MASS_TOL) >= 0:
             # singular mass during motion ("paper" mode): the dense rank-safe path
-            return CK.accelerations(q, qd, fext, model, held, qdd, gamma, psi)
+            power, ok = CK.accelerations(q, qd, fext, model, held, qdd, gamma, psi)
+            return power, 1 if ok else 2
         ldl_solve(A, pat.first, x)
     for p in range(nq):
         qdd[perm[p]] = x[p]
-    return power, True
+    return power, 0
 
 
 @njit(cache=CACHE)
 def rhs(y, fext, model, pat, dy):
-    """dy = [qd; qdd; wdot] of y = [q; qd; w], as :func:`kernels.rhs`."""
+    """dy = [qd; qdd; wdot] of y = [q; qd; w], as :func:`kernels.rhs`; returns the mass solve's
+    path (0 band, 1 dense Cholesky, 2 pseudo-inverse: :func:`accelerations`)."""
     nq = (y.shape[0] - 1) // 2
     gamma = np.empty(model.members.i.shape[0])
     psi = np.empty(model.bars.i.shape[0])
     held = HeldForceDensities(gamma, psi, False, False)
     qdd = np.empty(nq)
-    power, _ = accelerations(y[:nq], y[nq:2 * nq], fext, model, pat, held, qdd, gamma, psi)
+    power, path = accelerations(y[:nq], y[nq:2 * nq], fext, model, pat, held, qdd, gamma, psi)
     dy[:nq] = y[nq:2 * nq]
     dy[nq:2 * nq] = qdd
     dy[2 * nq] = power
+    return path
 
 
 @njit(cache=CACHE)
@@ -371,14 +376,16 @@ class BandedJacobian:
 
     ``factor(c)`` (c real or complex) returns a solver whose ``solve(b)`` gives
     x = (c I - J)^-1 b (6n+1,) via the band LU of K(c) (module docstring); if that LU meets a
-    small pivot, the dense J (from `dense`, a callable) is factored with partial pivoting.
+    small pivot, the dense J (from `dense`, a callable) is factored with partial pivoting, and
+    ``counts["dense_lu_fallbacks"]`` (`counts` a mapping of int, optional) goes up by one.
     """
 
-    __slots__ = ("parts", "dense", "shape")
+    __slots__ = ("parts", "dense", "shape", "counts")
 
-    def __init__(self, Mb, Bq, Bqd, pw, perm, dense):
+    def __init__(self, Mb, Bq, Bqd, pw, perm, dense, counts=None):
         self.parts, self.dense = (Mb, Bq, Bqd, pw, perm), dense
         self.shape = (2 * Mb.shape[0] + 1,) * 2
+        self.counts = counts
 
     def factor(self, c):
         """A solver of (c I - J) x = b; c is a Python float or complex."""
@@ -388,6 +395,8 @@ class BandedJacobian:
         else:
             K, c = np.empty(Mb.shape), float(c)
         if k_factor(Mb, Bq, Bqd, c, K) >= 0:
+            if self.counts is not None:
+                self.counts["dense_lu_fallbacks"] += 1
             return _DenseSolver(self.dense(), c)
         return _BandSolver(K, self.parts, c)
 

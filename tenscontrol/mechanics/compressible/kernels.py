@@ -38,9 +38,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.kernels.records import HeldForceDensities
+from tenscontrol.mechanics.laws import (damper_density, damper_dissipation, elastic_density,
+                                        elastic_energy, is_active, material_coefficient)
 from tenscontrol.mechanics.rigid.kernels import spring_potential
+
+#: Relative pivot test of the mass matrix's LDL^T (the ``tol`` of
+#: :func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`), dense and band paths alike: a
+#: smaller pivot marks M singular on the free coordinates.
+MASS_PIVOT_TOL = 1e-14
 
 
 @njit(cache=_CACHE)
@@ -98,11 +106,11 @@ def _string_forces(q, qd, members, held, gamma, xi):
         _diff(q, i3, j3, s)
         l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
         l = np.sqrt(l2)
-        active = ssp[k] or l > sl0[k]
+        active = is_active(l, sl0[k], ssp[k])
         if hold_g:
             g = gam_in[k]
         elif active:
-            g = sk[k] * (1.0 - sl0[k] / l)
+            g = elastic_density(sk[k], sl0[k], l)
         else:
             g = 0.0
         gamma[k] = g
@@ -110,8 +118,8 @@ def _string_forces(q, qd, members, held, gamma, xi):
         if active and sc[k] != 0.0:
             _diff(qd, i3, j3, sd)
             sdot = s[0] * sd[0] + s[1] * sd[1] + s[2] * sd[2]
-            t += sc[k] * sdot / l2
-            power -= sc[k] * sdot * sdot / l2
+            t += damper_density(sc[k], sdot, l2)
+            power -= damper_dissipation(sc[k], sdot, l2)
         for a in range(3):
             s[a] *= -t
         _scatter(xi, i3, j3, s)
@@ -132,7 +140,7 @@ def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
         j3 = 3 * bj[k]
         _diff(q, i3, j3, b)
         l = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-        p = psi_in[k] if hold_p else bk[k] * (1.0 - bl0[k] / l)
+        p = psi_in[k] if hold_p else elastic_density(bk[k], bl0[k], l)
         psi[k] = p
         if not with_elastic:
             p = 0.0
@@ -188,59 +196,33 @@ def mass_matrix(q, model, M):
 
 @njit(cache=_CACHE)
 def _factor(M, free):
-    """Envelope Cholesky factor of M[free][:, free]: (L, first, ok).
+    """Envelope LDL^T (:func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`) of
+    M[free][:, free]: (L, first, ok).
 
-    first[i] is the first nonzero column of row i; L is zero left of it (an envelope
-    factorisation has no fill-in there). Bars couple only their two end nodes, so for
-    chain-like structures (prism towers) this costs O(nf bw^2) instead of O(nf^3).
-    ok is False if the matrix is not (numerically) positive definite.
+    first[i] is the first nonzero column of row i; L is the envelope storage (nf, w+1) of
+    ldl_factor (an envelope factorisation has no fill-in left of first). Bars couple only
+    their two end nodes, so for chain-like structures (prism towers) this costs O(nf bw^2)
+    instead of O(nf^3). ok is False if the matrix is not (numerically) positive definite.
     """
     nf = free.shape[0]
-    L = np.zeros((nf, nf))   # lower triangle: M[free][:, free], overwritten by the factor
     first = np.empty(nf, dtype=np.int64)
-    scale = 0.0
+    w = 0
     for i in range(nf):
         row = M[free[i]]
         f = i
-        for c in range(i, -1, -1):
-            v = row[free[c]]
-            L[i, c] = v
-            if v != 0.0:
+        for c in range(i):
+            if row[free[c]] != 0.0:
                 f = c
+                break
         first[i] = f
-        scale = max(scale, L[i, i])
-    for j in range(nf):
-        d = L[j, j]
-        for p in range(first[j], j):
-            d -= L[j, p] * L[j, p]
-        if d <= 1e-14 * scale:
-            return L, first, False
-        d = np.sqrt(d)
-        L[j, j] = d
-        for i in range(j + 1, nf):
-            if first[i] > j:
-                continue
-            v = L[i, j]
-            for p in range(max(first[i], first[j]), j):
-                v -= L[i, p] * L[j, p]
-            L[i, j] = v / d
-    return L, first, True
-
-
-@njit(cache=_CACHE)
-def _subst(L, first, x):
-    """Solve L L^T x = b in place (x holds b on entry)."""
-    nf = x.shape[0]
+        w = max(w, i - f)
+    L = np.zeros((nf, w + 1))
     for i in range(nf):
-        v = x[i]
-        for p in range(first[i], i):
-            v -= L[i, p] * x[p]
-        x[i] = v / L[i, i]
-    for i in range(nf - 1, -1, -1):
-        xi = x[i] / L[i, i]
-        x[i] = xi
-        for p in range(first[i], i):   # column i of L^T, i.e. row i of L, left of the diagonal
-            x[p] -= L[i, p] * xi
+        row = M[free[i]]
+        for c in range(first[i], i + 1):
+            L[i, w - (i - c)] = row[free[c]]
+    ok = ldl_factor(L, first, np.zeros(nf, dtype=np.bool_), MASS_PIVOT_TOL) < 0
+    return L, first, ok
 
 
 @njit(cache=_CACHE)
@@ -258,7 +240,7 @@ def _solve_cols(M, free, L, first, ok, B, D):
             x[r] = B[free[r], c]
             nz = nz or x[r] != 0.0
         if nz:
-            _subst(L, first, x)
+            ldl_solve(L, first, x)
             for r in range(nf):
                 D[free[r], c] = x[r]
 
@@ -339,17 +321,20 @@ def _laws(gamma, psi):
 
 @njit(cache=_CACHE)
 def rhs(y, fext, model, dy):
-    """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w] (members follow their laws)."""
+    """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w] (members follow their laws);
+    returns 2 when the mass matrix was singular (its pseudo-inverse was used), else 0 (the
+    codes of :func:`tenscontrol.mechanics.compressible.banded.rhs`)."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
     gamma = np.empty(model.members.i.shape[0])
     psi = np.empty(model.bars.i.shape[0])
-    power, _ = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi)
+    power, ok = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi)
     dy[:nq] = qd
     dy[nq:2 * nq] = qdd
     dy[2 * nq] = power
+    return 0 if ok else 2
 
 
 @njit(cache=_CACHE)
@@ -368,11 +353,11 @@ def _string_blocks(q, qd, members, gamma, hold_g, Sq, Sqd, pq, pqd):
         _diff(q, i3, j3, s)
         l2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2]
         l = np.sqrt(l2)
-        active = ssp[k] or l > sl0[k]
+        active = is_active(l, sl0[k], ssp[k])
         Dq = Sq[k]
         Dqd = Sqd[k]
         Dqd[:, :] = 0.0
-        mat = sk[k] * sl0[k] / (l2 * l) if (active and not hold_g) else 0.0
+        mat = material_coefficient(sk[k], sl0[k], l, l2) if (active and not hold_g) else 0.0
         for r in range(3):
             for c in range(3):
                 Dq[r, c] = -mat * s[r] * s[c]
@@ -440,7 +425,7 @@ def _bar_blocks(q, qd, qdd, bars, psi, hold_p, Sq, Sqd):
         Dq = Sq[k]
         Dqd = Sqd[k]
         Dqd[:, :] = 0.0
-        mat = 0.0 if hold_p else bk[k] * bl0[k] / (l2 * l)
+        mat = 0.0 if hold_p else material_coefficient(bk[k], bl0[k], l, l2)
         for r in range(3):
             for c in range(3):
                 Dq[r, c] = -mat * b[r] * b[c]
@@ -554,7 +539,7 @@ def energy_given(q, qd, model, kinetic0):
         j3 = 3 * bj[k]
         _diff(q, i3, j3, b)
         l = np.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-        e += 0.5 * bk[k] * (l - bl0[k]) ** 2
+        e += elastic_energy(bk[k], bl0[k], l)
         if ba0[k] != 0.0 or bra[k] != 0.0:
             _diff(qd, i3, j3, bd)
             ld = (b[0] * bd[0] + b[1] * bd[1] + b[2] * bd[2]) / l

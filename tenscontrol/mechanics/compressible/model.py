@@ -29,6 +29,7 @@ the model's record ``CompressibleBarModel.kernel`` (see that module for the call
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -38,6 +39,7 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.laws import active_set, elastic_densities
 from tenscontrol.mechanics.kernels.records import (CompressibleBars, CompressibleKernelModel,
                                            HeldForceDensities, Members, follow_laws,
                                            members_record)
@@ -235,7 +237,13 @@ def accelerations_at(model: CompressibleBarModel, q, qd, f):
     "Compressible bars")."""
     structure = model.structure
     qdd, gamma, psi = np.empty_like(q), np.empty(structure.n_strings), np.empty(structure.n_bars)
-    CK.accelerations(q, qd, f, model.kernel, follow_laws(), qdd, gamma, psi)
+    _, ok = CK.accelerations(q, qd, f, model.kernel, follow_laws(), qdd, gamma, psi)
+    if not ok:
+        warnings.warn(f"{structure.name}: the mass matrix is singular at q; the accelerations "
+                      "use its pseudo-inverse (rcond 1e-12), which sets those along the massless "
+                      "directions to zero instead of leaving them to the dynamics; use "
+                      "kinetic='consistent' or give every free node mass", RuntimeWarning,
+                      stacklevel=3)
     return qdd, psi
 
 
@@ -250,7 +258,7 @@ def bar_force_densities(structure: Structure, q=None) -> np.ndarray:
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)).reshape(-1, 3)
     p = structure.bar_nodes
     l = np.linalg.norm(q[p[:, 1]] - q[p[:, 0]], axis=1)
-    return structure.bar_stiffness * (1.0 - structure.bar_rest_lengths / l)
+    return elastic_densities(structure.bar_stiffness, structure.bar_rest_lengths, l)
 
 
 def _wc(model: CompressibleBarModel, q: np.ndarray) -> np.ndarray:
@@ -283,7 +291,7 @@ def jacobians_at(model: CompressibleBarModel, q, qd, f, gamma=None, psi=None) ->
     if not hold_g:
         N, p = q.reshape(-1, 3), structure.string_nodes
         l = np.linalg.norm(N[p[:, 1]] - N[p[:, 0]], axis=1)
-        Yh[:, ~(structure.string_is_spring | (l > structure.string_rest_lengths))] = 0.0
+        Yh[:, ~active_set(l, structure.string_rest_lengths, structure.string_is_spring)] = 0.0
     return {"dq": D[:, :nq], "dqd": D[:, nq:], "dgamma": -Wc @ Yh,
             "dbar_force_densities": -Wc @ member_columns(structure.bar_nodes, q), "dloads": Wc,
             "qdd": qdd, "gamma": g_out, "bar_force_densities": p_out}

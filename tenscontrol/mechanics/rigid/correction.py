@@ -265,22 +265,25 @@ def correct(y, E0, correction, model):
     ``correction.energy`` False the energy row and the work column are dropped ("geometric"
     mode) and w keeps its integrated value.
 
-    Returns (iterations, converged).
+    Returns (iterations, converged, svd_steps): svd_steps counts the iterations that took
+    the dense SVD step because B showed dependent rows (simulate() reports them).
     """
     with_energy, eps_p, eps_v, eps_E, max_iter = correction
     nq = (y.shape[0] - 1) // 2
     nc = model.bars.i.shape[0]
     gamma = np.empty(model.members.i.shape[0])
     dx = np.zeros(2 * nq + 1)
+    svd = 0
     for it in range(max_iter + 1):
         rp, rv, rE = _residuals(y, E0, model)
         if rp <= eps_p and rv <= eps_v and (not with_energy or abs(rE) <= eps_E):
-            return it, True
+            return it, True, svd
         if it == max_iter or (nc == 0 and not with_energy):
             break
         if not _normal_step(y, E0, with_energy, model, gamma, dx):
             _svd_step(y, E0, with_energy, model, gamma, dx)
+            svd += 1
         y[:2 * nq] += dx[:2 * nq]
         if with_energy:
             y[2 * nq] += dx[2 * nq]
-    return max_iter, False
+    return max_iter, False, svd

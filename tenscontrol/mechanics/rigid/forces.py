@@ -10,14 +10,17 @@ import numpy as np
 from numba import njit
 
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.laws import (damper_density, damper_dissipation, elastic_density,
+                                        is_active, string_energy)
 
 
 @njit(cache=_CACHE)
 def member_forces(q, qd, members, gamma, out):
     """Force densities gamma (ns,) of the members, and their nodal forces added to `out`.
 
-    Returns the damper power f_d . qd [W] (<= 0). Strings with l <= l0 are slack (gamma = 0,
-    damper off); springs are always active.
+    Returns the damper power f_d . qd [W] (<= 0). The laws and the slack rule are those of
+    :mod:`tenscontrol.mechanics.laws` (strings with l <= l0 slack: gamma = 0, damper off;
+    springs always active).
     """
     si, sj, sk, sl0, sc, ssp = members
     return _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out)
@@ -42,17 +45,17 @@ def _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
         s2 = q[j3 + 2] - q[i3 + 2]
         l2 = s0 * s0 + s1 * s1 + s2 * s2
         l = np.sqrt(l2)
-        if not ssp[k] and l <= sl0[k]:
+        if not is_active(l, sl0[k], ssp[k]):
             gamma[k] = 0.0
             continue
-        g = sk[k] * (1.0 - sl0[k] / l)
+        g = elastic_density(sk[k], sl0[k], l)
         gamma[k] = g
         rate = 0.0
         if sc[k] != 0.0:
             sdot = (s0 * (qd[j3] - qd[i3]) + s1 * (qd[j3 + 1] - qd[i3 + 1])
                     + s2 * (qd[j3 + 2] - qd[i3 + 2]))
-            rate = sc[k] * sdot / l2
-            power -= sc[k] * sdot * sdot / l2
+            rate = damper_density(sc[k], sdot, l2)
+            power -= damper_dissipation(sc[k], sdot, l2)
         t = g + rate
         out[i3] += t * s0
         out[i3 + 1] += t * s1
@@ -73,8 +76,7 @@ def spring_potential(q, members):
         j3 = 3 * sj[k]
         l = np.sqrt((q[j3] - q[i3]) ** 2 + (q[j3 + 1] - q[i3 + 1]) ** 2
                     + (q[j3 + 2] - q[i3 + 2]) ** 2)
-        if ssp[k] or l > sl0[k]:
-            v += 0.5 * sk[k] * (l - sl0[k]) ** 2
+        v += string_energy(sk[k], sl0[k], l, ssp[k])
     return v
 
 

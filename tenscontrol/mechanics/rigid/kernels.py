@@ -15,9 +15,11 @@ gravity, free_column, bars, members, kkt, normal), or the leaf records
 :class:`~tenscontrol.mechanics.kernels.records.RigidBars`; the loops unpack them into the theory's symbols (G; bi, bj the constrained bars; si, sj, sk,
 sl0, sc, ssp the members)::
 
-    rhs(y, fext, model, dy)                dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
-    accelerations(q, qd, fext, model, qdd, lam, gamma)
-    correct(y, E0, correction, model)      correction: a records.Correction
+    rhs(y, fext, model, dy)                dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd];
+                                           returns 1 if the least-squares fallback ran, else 0
+    accelerations(q, qd, fext, model, qdd, lam, gamma)     -> (power, fallback)
+    correct(y, E0, correction, model)      correction: a records.Correction;
+                                           -> (iterations, converged, SVD steps)
     total_energy(q, qd, model), energies(Y, model)
     member_forces(q, qd, members, gamma, out), elastic_forces(q, members, gamma, out)
     bar_violations(Y, bars)                bars: a records.RigidBars
@@ -51,12 +53,13 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma):
     """Constrained accelerations of the rigid-bar model (Hsu et al. (2021), eqs. (21)-(23)).
 
     Fills `qdd` (3n,), the bar-row multipliers `lam` (nc,) and the member force densities
-    `gamma` (ns,). Returns the power of the non-conservative forces (f_ext + f_d) . qd [W].
+    `gamma` (ns,); the power is that of the non-conservative forces (f_ext + f_d) . qd [W].
 
     Solves the KKT system ``[M_ff J_f^T; J_f 0] [qdd_f; -lam] = [xi_f; -Jdot qd]`` on the free
     coordinates with the envelope LDL^T of the model's ordering (linear in the bars for a
     bounded band); when a constraint pivot shows (nearly) dependent bar rows, falls back to the
-    rank-safe least squares on S = J W J^T (:func:`_dependent_rows`).
+    rank-safe least squares on S = J W J^T (:func:`_dependent_rows`). Returns (power [W],
+    fallback): fallback is True when the least squares ran (simulate() counts it).
     """
     bi, bj, _ = model.bars
     position, bar_position, first, negative, band = model.kkt
@@ -90,13 +93,13 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma):
         z[p] = -h
     if ldl_factor(A, first, negative, 1e-12) >= 0:
         _dependent_rows(q, qd, xi, model, qdd, lam)
-        return power
+        return power, True
     ldl_solve(A, first, z)
     for a in range(nq):
         qdd[a] = z[position[a]] if position[a] >= 0 else 0.0
     for r in range(nc):
         lam[r] = -z[bar_position[r]]
-    return power
+    return power, False
 
 
 @njit(cache=_CACHE)
@@ -165,17 +168,19 @@ def _dependent_rows(q, qd, xi, model, qdd, lam):
 
 @njit(cache=_CACHE)
 def rhs(y, fext, model, dy):
-    """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w]."""
+    """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w]; returns 1 when the
+    accelerations took the dependent-rows least squares, else 0."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
     lam = np.empty(model.bars.i.shape[0])
     gamma = np.empty(model.members.i.shape[0])
-    power = accelerations(q, qd, fext, model, qdd, lam, gamma)
+    power, fallback = accelerations(q, qd, fext, model, qdd, lam, gamma)
     dy[:nq] = qd
     dy[nq:2 * nq] = qdd
     dy[2 * nq] = power
+    return 1 if fallback else 0
 
 
 @njit(cache=_CACHE)

@@ -289,7 +289,12 @@ def accelerations_at(model: RigidBarModel, q, qd, f):
     qdd = np.empty_like(q)
     lam = np.empty(len(model.constrained_bars))
     gamma = np.empty(model.structure.n_strings)
-    K.accelerations(q, qd, f, model.kernel, qdd, lam, gamma)
+    _, dependent = K.accelerations(q, qd, f, model.kernel, qdd, lam, gamma)
+    if dependent:
+        warnings.warn(f"{model.structure.name}: the bar constraints are (nearly) dependent at q; "
+                      "the accelerations come from rank-truncated least squares (singular values "
+                      "below 1e-12 of the largest dropped) and the bar force densities are the "
+                      "minimum-norm ones, not unique there", RuntimeWarning, stacklevel=3)
     psi = np.zeros(model.structure.n_bars)
     psi[model.constrained_bars] = -2.0 * lam
     return qdd, psi
