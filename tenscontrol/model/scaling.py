@@ -9,9 +9,10 @@ of steps.
 
 - length ``L``: the mean length of its members (bars and tension members) [m];
 - mass ``M``: its total mass (bars and point masses) [kg];
-- energy ``E``: ``sum_k k_k l_k^2 + M |g| L`` over the tension members (stiffness times
-  squared length) plus the work of gravity over one length [J]; if both vanish, the bars'
-  axial ``sum k_b l_b^2`` (bars with a Young's modulus), else ``M L^2 / (1 s)^2``;
+- energy ``E``: ``1/2 sum_k k_k (l_k - l0_k)^2 + M |g| L``, the prestress energy of the
+  tension members (strings when stretched, springs both ways) plus the work of gravity over
+  one length [J]; if both vanish, the members' ``sum_k k_k l_k^2``, else the bars' axial
+  ``sum k_b l_b^2`` (bars with a Young's modulus), else ``M L^2 / (1 s)^2``;
 - time ``T = L sqrt(M / E)`` [s] (the period scale of a mass M on the stiffness E / L^2) and
   velocity ``V = L / T`` [m/s].
 
@@ -45,7 +46,7 @@ class Scales:
     mass : float
         Total mass [kg].
     energy : float
-        Elastic energy scale sum k l^2 of the tension members plus M |g| L [J].
+        Prestress energy of the tension members plus M |g| L [J].
     time : float
         L sqrt(M / E) [s].
     """
@@ -76,13 +77,22 @@ def structure_scales(structure) -> Scales:
     lengths = np.concatenate([structure.bar_lengths, structure.string_lengths])
     L = float(lengths.mean())
     M = structure.total_mass
-    E = float(np.sum(structure.string_stiffness * structure.string_lengths ** 2))
-    E += M * float(np.linalg.norm(structure.gravity)) * L
+    E = prestress_energy(structure) + M * float(np.linalg.norm(structure.gravity)) * L
+    if not E > 0:  # strings at their rest lengths, no gravity: their stiffness
+        E = float(np.sum(structure.string_stiffness * structure.string_lengths ** 2))
     if not E > 0:
         E = _bar_energy(structure)
     if not E > 0:
         E = M * L * L  # nothing stiff and no gravity: a time scale of 1 s
     return Scales(L, M, E, L * math.sqrt(M / E))
+
+
+def prestress_energy(structure) -> float:
+    """The elastic energy 1/2 sum k (l - l0)^2 [J] of the tension members in the initial
+    configuration (strings only when stretched, springs both ways)."""
+    stretch = structure.string_lengths - structure.string_rest_lengths
+    taut = structure.string_is_spring | (stretch > 0)
+    return float(0.5 * np.sum(np.where(taut, structure.string_stiffness * stretch ** 2, 0.0)))
 
 
 def _bar_energy(structure) -> float:
