@@ -8,7 +8,8 @@ with the same tableau (imported from :mod:`~tenscontrol.integrate.dopri`) and th
 arithmetic as :class:`~tenscontrol.integrate.dopri.Dopri54`, so that both loops take the same
 steps: the stage states, the continuous extension and the smallest resolvable step here, and
 the max-norm error test and the step-size factors, which are Dopri54's own njit functions
-(:func:`~tenscontrol.integrate.dopri.error_norm`, :func:`~tenscontrol.integrate.dopri.rejected_step`,
+(:func:`~tenscontrol.integrate.dopri.error_norm`,
+:func:`~tenscontrol.integrate.dopri.rejected_step`,
 :func:`~tenscontrol.integrate.dopri.grown_step`), re-exported.
 
 Why pieces and not a generic compiled loop taking the right-hand side as an argument: numba
