@@ -9,7 +9,7 @@ from tenscontrol.integrate import StepLimitError, StepSizeError, chunked
 from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, DONE, REJECTED, REJECTED_LAST, RHS,
                                            STEP_SIZE, ChunkedDopri54)
 from tenscontrol.integrate.dopri import B5, Dopri54, DopriStep
-from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
+from tenscontrol.integrate.dopri_kernel import (attempt, dense_state, error_norm, grown_step,
                                                 rejected_step, stage_state, step_too_small)
 
 
@@ -37,9 +37,7 @@ def _advance(k, y, f, K, ys, rtol, atol, t_final, max_step, limit, clock, counts
             return CHUNK
         if step_too_small(h, t, t_final):
             return STEP_SIZE
-        last = t + 1.01 * h >= t_final
-        if last:
-            h = t_final - t
+        h, last = attempt(t, h, t_final)
         K[0] = f
         for s in range(1, 7):
             stage_state(y, K, s, h, ys)

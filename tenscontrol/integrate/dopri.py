@@ -19,7 +19,7 @@ from numba import njit
 from tenscontrol.integrate.base import Integrator, Step
 
 __all__ = ["C", "A", "B5", "B4", "E", "DENSE", "MAX_FACTOR", "MIN_FACTOR", "SAFETY", "Dopri54",
-           "DopriStep", "error_norm", "grown_step", "rejected_step"]
+           "DopriStep", "attempt", "error_norm", "grown_step", "rejected_step"]
 
 # Butcher tableau of Dormand & Prince (1980), "A family of embedded Runge-Kutta formulae".
 C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
@@ -51,7 +51,8 @@ def _stage(y0, K, s, h, out):
             out += (h * a) * K[j]
 
 
-# The step control, one definition for the Python loop (Dopri54._step) and the compiled loops
+# The step control (the step to attempt, the error test, the factors after a rejection and an
+# acceptance), one definition for the Python loop (Dopri54._step) and the compiled loops
 # (tenscontrol.integrate.dopri_kernel re-exports it), so that both take the same steps.
 SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 5.0
 
@@ -75,6 +76,14 @@ def error_norm(y0, y1, K, h, rtol, atol):
             return np.inf
         err = max(err, r)
     return err
+
+
+@njit(cache=True)
+def attempt(t, h, t_final):
+    """(h, last): the step [s] to attempt from t, stretched to end on t_final when h would
+    stop within 1 % of it, and whether it is the last."""
+    last = t + 1.01 * h >= t_final
+    return (t_final - t if last else h), last
 
 
 @njit(cache=True)
@@ -171,9 +180,7 @@ class Dopri54(Integrator):
         while True:
             h = self.h
             self._check_step(h)
-            last = t + 1.01 * h >= t_final
-            if last:
-                h = t_final - t
+            h, last = attempt(t, h, t_final)
             y_new = self._attempt(h)
             err = error_norm(y, y_new, self.K, h, self.rtol, self.atol)
             if err <= 1.0:

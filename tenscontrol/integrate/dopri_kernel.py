@@ -7,8 +7,9 @@ drives such a loop in bounded chunks). These functions are that loop's Dormand-P
 with the same tableau (imported from :mod:`~tenscontrol.integrate.dopri`) and the same
 arithmetic as :class:`~tenscontrol.integrate.dopri.Dopri54`, so that both loops take the same
 steps: the stage states, the continuous extension and the smallest resolvable step here, and
-the max-norm error test and the step-size factors, which are Dopri54's own njit functions
-(:func:`~tenscontrol.integrate.dopri.error_norm`,
+the step to attempt, the max-norm error test and the step-size factors, which are Dopri54's
+own njit functions (:func:`~tenscontrol.integrate.dopri.attempt`,
+:func:`~tenscontrol.integrate.dopri.error_norm`,
 :func:`~tenscontrol.integrate.dopri.rejected_step`,
 :func:`~tenscontrol.integrate.dopri.grown_step`), re-exported.
 
@@ -25,9 +26,9 @@ from numba import njit
 
 from tenscontrol.integrate.dopri import A, DENSE
 # the step control is Dopri54's own, one definition for both loops
-from tenscontrol.integrate.dopri import error_norm, grown_step, rejected_step
+from tenscontrol.integrate.dopri import attempt, error_norm, grown_step, rejected_step
 
-__all__ = ["dense_state", "error_norm", "grown_step", "rejected_step", "stage_state",
+__all__ = ["attempt", "dense_state", "error_norm", "grown_step", "rejected_step", "stage_state",
            "step_too_small"]
 
 
