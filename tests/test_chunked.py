@@ -9,15 +9,19 @@ from tenscontrol.integrate import StepLimitError, StepSizeError, chunked
 from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, DONE, REJECTED, REJECTED_LAST, RHS,
                                            STEP_SIZE, ChunkedDopri54)
 from tenscontrol.integrate.dopri import B5, Dopri54, DopriStep
-from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
+from tenscontrol.integrate.dopri_kernel import (attempt, dense_state, error_norm, grown_step,
                                                 rejected_step, stage_state, step_too_small)
 
 
 @njit
 def _fun(y, k, dy):
-    """y'' = -k y (k > 0), or y' = y^2 (k = 0: blows up at t = 1/y0)."""
+    """y'' = -k y (k > 0), or y' = y^2 (k = 0: blows up at t = 1/y0), or y' = k y + 0 sqrt(y)
+    (k < 0: NaN where y < 0)."""
     if k == 0.0:
         dy[0] = y[0] * y[0]
+        dy[1] = 0.0
+    elif k < 0.0:
+        dy[0] = k * y[0] + 0.0 * np.sqrt(y[0])
         dy[1] = 0.0
     else:
         dy[0] = y[1]
@@ -33,9 +37,7 @@ def _advance(k, y, f, K, ys, rtol, atol, t_final, max_step, limit, clock, counts
             return CHUNK
         if step_too_small(h, t, t_final):
             return STEP_SIZE
-        last = t + 1.01 * h >= t_final
-        if last:
-            h = t_final - t
+        h, last = attempt(t, h, t_final)
         K[0] = f
         for s in range(1, 7):
             stage_state(y, K, s, h, ys)
@@ -109,6 +111,19 @@ def test_a_blow_up_fails_as_in_dopri54():
     assert str(compiled.value) == str(python.value)
 
 
+def test_a_nan_stage_is_rejected_as_in_dopri54():
+    # first step 0.1 s overshoots zero: NaN stages, which the error test must reject
+    y0, options = np.array([1.0, 0.0]), dict(rtol=1e-6, atol=1e-9, first_step=0.1)
+    with np.errstate(invalid="ignore"):
+        ref, times = _python_steps(-100.0, y0, 1.0, **options)
+    solver = _Compiled(-100.0, y0, 1.0, **options)
+    t, y = solver.integrate()
+    assert t == 1.0 and np.all(np.isfinite(y)) and solver.stats.rejected >= 1
+    assert solver.stats == ref.stats
+    np.testing.assert_array_equal(solver.T[:solver.stats.accepted], times)
+    np.testing.assert_array_equal(y, ref.y)
+
+
 def test_max_steps_stops_the_compiled_loop_between_chunks():
     solver = _Compiled(4.0, np.array([1.0, 0.0]), 100.0, rtol=1e-9, atol=1e-9, max_steps=50)
     with pytest.raises(StepLimitError, match="50 step attempts.*reached max_steps = 50"):
@@ -135,6 +150,12 @@ def test_the_pieces_match_dopri54():
     huge = np.zeros((7, 5))
     huge[0] = 1e308
     assert error_norm(y0, out, huge, h, 1e-300, np.full(5, 1e-300)) == np.inf  # overflow
+    for j in range(7):  # a NaN in any stage, or in the solution, fails the error test
+        nan = K.copy()
+        nan[j, 2] = np.nan
+        assert error_norm(y0, y1, nan, h, 1e-3, np.full(5, 1e-3)) == np.inf
+    assert error_norm(y0, np.where(np.arange(5) == 4, np.nan, y1), K, h, 1e-3,
+                      np.full(5, 1e-3)) == np.inf
     assert rejected_step(1.0, np.inf) == 0.2 and grown_step(1.0, 0.0, False, 3.0) == 3.0
     assert grown_step(1.0, 1e-9, True, np.inf) == 1.0
 

@@ -119,6 +119,28 @@ def test_correction_hook_and_reevaluation():
     assert stats.rhs_evaluations == 2 + 6 * (stats.accepted + stats.rejected) + stats.accepted
 
 
+def nan_below_zero(t, y):
+    """y' = -100 y, NaN where y < 0: a step that overshoots zero has NaN stages."""
+    with np.errstate(invalid="ignore"):
+        return -100.0 * y + 0.0 * np.sqrt(y)
+
+
+def test_a_step_with_a_nan_stage_is_rejected_and_retried_smaller():
+    # the issue's probe: the first step 0.1 s overshoots (stages at y < 0 give NaN); the max
+    # of the error norm used to drop the NaN, accept the step and end with y = NaN. scipy's
+    # RK45 (rtol 1e-6, atol 1e-9, first_step 0.1) rejects it and ends at 3.8e-44; exact e^-100
+    # = 3.7e-44
+    solver = Dopri54(nan_below_zero, 0.0, [1.0], 1.0, rtol=1e-6, atol=1e-9, first_step=0.1)
+    t, y = solver.integrate()
+    assert t == 1.0 and np.isfinite(y[0]) and abs(y[0] - np.exp(-100.0)) < 1e-9
+    assert solver.stats.rejected >= 1
+
+
+def test_a_non_finite_derivative_at_the_start_raises_floating_point_error():
+    with pytest.raises(FloatingPointError, match="not finite"):
+        Dopri54(lambda t, y: y * np.nan, 0.0, [1.0], 1.0, rtol=1e-6, atol=1e-6).integrate()
+
+
 def test_step_size_underflow_on_blow_up():
     with pytest.raises(StepSizeError, match="step size"):
         Dopri54(lambda t, y: y**2, 0.0, np.array([1.0]), 2.0, rtol=1e-8, atol=1e-8).integrate()

@@ -179,18 +179,20 @@ def _absolute_tolerance(atol, shape) -> np.ndarray:
 def initial_step(fun, t0, y0, f0, rtol, atol, span):
     """First step after Hairer, Norsett & Wanner (II.4) in the max norm, at most `span` [s].
 
-    Evaluates `fun` once, at t0 + h0.
+    Evaluates `fun` once, at t0 + h0. Where the norms give no estimate (a state or derivative
+    within the tolerance of zero), the guesses are 1e-6 of the span rather than Hairer's
+    1e-6 s, so that a problem and its copy on another time scale start alike.
     """
     sc = atol + rtol * np.abs(y0)
     d0 = np.max(np.abs(y0) / sc)
     d1 = np.max(np.abs(f0) / sc)
-    h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+    h0 = 1e-6 * span if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
     h0 = min(h0, span)
     y1 = y0 + h0 * f0
     f1 = fun(t0 + h0, y1)
     d2 = np.max(np.abs(f1 - f0) / sc) / h0
     if max(d1, d2) <= 1e-15:
-        h1 = max(1e-6, h0 * 1e-3)
+        h1 = max(1e-6 * span, h0 * 1e-3)
     else:
         h1 = (0.01 / max(d1, d2)) ** (1 / 5)
     return min(100 * h0, h1, span)

@@ -18,7 +18,8 @@ from numba import njit
 
 from tenscontrol.integrate.base import Integrator, Step
 
-__all__ = ["C", "A", "B5", "B4", "E", "DENSE", "Dopri54", "DopriStep", "error_norm"]
+__all__ = ["C", "A", "B5", "B4", "E", "DENSE", "MAX_FACTOR", "MIN_FACTOR", "SAFETY", "Dopri54",
+           "DopriStep", "attempt", "error_norm", "grown_step", "rejected_step"]
 
 # Butcher tableau of Dormand & Prince (1980), "A family of embedded Runge-Kutta formulae".
 C = np.array([0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0])
@@ -50,17 +51,57 @@ def _stage(y0, K, s, h, out):
             out += (h * a) * K[j]
 
 
+# The step control (the step to attempt, the error test, the factors after a rejection and an
+# acceptance), one definition for the Python loop (Dopri54._step) and the compiled loops
+# (tenscontrol.integrate.dopri_kernel re-exports it), so that both take the same steps.
+SAFETY, MIN_FACTOR, MAX_FACTOR = 0.9, 0.2, 5.0
+
+
 @njit(cache=True)
 def error_norm(y0, y1, K, h, rtol, atol):
-    """max_i |h (E . K)_i| / (atol_i + rtol max(|y0_i|, |y1_i|))."""
+    """max_i |h (E . K)_i| / (atol_i + rtol max(|y0_i|, |y1_i|)); inf if any stage, the
+    solution or the error is not finite.
+
+    The max of a NaN and a number is the number, so a NaN stage would pass a plain max: the
+    explicit test makes the step fail the error test (err > 1) and be retried smaller.
+    """
     err = 0.0
     for i in range(y0.shape[0]):
         e = 0.0
         for j in range(7):
             e += E[j] * K[j, i]
         sc = atol[i] + rtol * max(abs(y0[i]), abs(y1[i]))
-        err = max(err, abs(h * e) / sc)
+        r = abs(h * e) / sc
+        if not (np.isfinite(r) and np.isfinite(y1[i])):
+            return np.inf
+        err = max(err, r)
     return err
+
+
+@njit(cache=True)
+def attempt(t, h, t_final):
+    """(h, last): the step [s] to attempt from t, stretched to end on t_final when h would
+    stop within 1 % of it, and whether it is the last."""
+    last = t + 1.01 * h >= t_final
+    return (t_final - t if last else h), last
+
+
+@njit(cache=True)
+def rejected_step(h, err):
+    """The step [s] to retry with after a step of size h failed the error test with `err`:
+    factor SAFETY err^(-1/5), at least MIN_FACTOR (MIN_FACTOR if err is not finite)."""
+    return h * (max(MIN_FACTOR, SAFETY * err ** -0.2) if np.isfinite(err) else MIN_FACTOR)
+
+
+@njit(cache=True)
+def grown_step(h, err, rejected_last, max_step):
+    """The next step [s] after an accepted step h with error `err` <= 1: factor
+    SAFETY err^(-1/5), at most MAX_FACTOR, not above 1 right after a rejection, at most
+    max_step."""
+    grow = MAX_FACTOR if err == 0 else min(MAX_FACTOR, SAFETY * err ** -0.2)
+    if rejected_last:
+        grow = min(grow, 1.0)
+    return min(h * grow, max_step)
 
 
 class DopriStep(Step):
@@ -106,7 +147,9 @@ class Dopri54(Integrator):
     may modify y in place; when it reports a change, f is evaluated again at the corrected
     state (one more rhs evaluation) for the next step's first stage. Step-size control: the
     error test of the base with the 5th-order solution, factor 0.9 err^(-1/5) within
-    [0.2, 5], no growth right after a rejection; a step within 1% of t_final is stretched to it.
+    [0.2, 5], no growth right after a rejection; a step whose stages, solution or error are
+    not finite fails the error test and is retried 5 times smaller; a step within 1% of
+    t_final is stretched to it.
     """
 
     name = "dopri54"
@@ -115,6 +158,8 @@ class Dopri54(Integrator):
     def _start(self):
         self.f = self.fun(self.t, self.y)
         self._rhs += 1
+        if not np.all(np.isfinite(self.f)):  # no smaller step can help (as Radau5)
+            raise FloatingPointError(f"fun(t0, y0) is not finite at t0 = {self.t}")
         self.h = self._initial_step(self.f)
         self.K = np.empty((7, self.n))
         self.ys = np.empty(self.n)
@@ -135,17 +180,13 @@ class Dopri54(Integrator):
         while True:
             h = self.h
             self._check_step(h)
-            last = t + 1.01 * h >= t_final
-            if last:
-                h = t_final - t
+            h, last = attempt(t, h, t_final)
             y_new = self._attempt(h)
             err = error_norm(y, y_new, self.K, h, self.rtol, self.atol)
-            if not np.isfinite(err):
-                err = np.inf
             if err <= 1.0:
                 break
             self._rejected += 1
-            self.h = h * (max(0.2, 0.9 * err ** -0.2) if np.isfinite(err) else 0.2)
+            self.h = rejected_step(h, err)
             self.rejected_last = True
         t_new = t_final if last else t + h
         K = self.K
@@ -157,11 +198,9 @@ class Dopri54(Integrator):
             if changed:
                 f_new = self.fun(t_new, y_new)
                 self._rhs += 1
-        grow = 5.0 if err == 0 else min(5.0, 0.9 * err ** -0.2)
-        if self.rejected_last:
-            grow = min(grow, 1.0)
+        h_next = grown_step(h, err, self.rejected_last, self.max_step)
         self.rejected_last = False
         self.K = np.empty_like(K)  # the step keeps its stages for its dense output
         self.t, self.y, self.f = t_new, y_new, f_new.copy()
-        self.h = min(h * grow, self.max_step)
+        self.h = h_next
         return DopriStep(t, h, y, y_new, y_unc, K)

@@ -6,8 +6,12 @@ write the whole loop as one compiled function (:class:`tenscontrol.integrate.chu
 drives such a loop in bounded chunks). These functions are that loop's Dormand-Prince parts,
 with the same tableau (imported from :mod:`~tenscontrol.integrate.dopri`) and the same
 arithmetic as :class:`~tenscontrol.integrate.dopri.Dopri54`, so that both loops take the same
-steps: the stage states, the max-norm error test, the step-size factors, the continuous
-extension and the smallest resolvable step.
+steps: the stage states, the continuous extension and the smallest resolvable step here, and
+the step to attempt, the max-norm error test and the step-size factors, which are Dopri54's
+own njit functions (:func:`~tenscontrol.integrate.dopri.attempt`,
+:func:`~tenscontrol.integrate.dopri.error_norm`,
+:func:`~tenscontrol.integrate.dopri.rejected_step`,
+:func:`~tenscontrol.integrate.dopri.grown_step`), re-exported.
 
 Why pieces and not a generic compiled loop taking the right-hand side as an argument: numba
 does not cache a function that takes, or closes over, another compiled function (its type holds
@@ -20,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from tenscontrol.integrate.dopri import A, DENSE, E
-from tenscontrol.integrate.dopri import error_norm as max_error_norm
+from tenscontrol.integrate.dopri import A, DENSE
+# the step control is Dopri54's own, one definition for both loops
+from tenscontrol.integrate.dopri import attempt, error_norm, grown_step, rejected_step
 
-__all__ = ["dense_state", "error_norm", "grown_step", "rejected_step", "stage_state",
+__all__ = ["attempt", "dense_state", "error_norm", "grown_step", "rejected_step", "stage_state",
            "step_too_small"]
 
 
@@ -40,33 +45,6 @@ def stage_state(y0, K, s, h, out):
             if a != 0.0:
                 v += (h * a) * K[j, i]
         out[i] = v
-
-
-@njit(cache=True)
-def error_norm(y0, y1, K, h, rtol, atol):
-    """max_i |h (E . K)_i| / (atol_i + rtol max(|y0_i|, |y1_i|)); inf if not finite.
-
-    Dopri54's own error norm (the same arithmetic, so the same steps), mapped to inf when it is
-    not finite.
-    """
-    err = max_error_norm(y0, y1, K, h, rtol, atol)
-    return err if np.isfinite(err) else np.inf
-
-
-@njit(cache=True)
-def rejected_step(h, err):
-    """The step [s] to retry with after a step of size h failed the error test with `err`."""
-    return h * (max(0.2, 0.9 * err ** -0.2) if np.isfinite(err) else 0.2)
-
-
-@njit(cache=True)
-def grown_step(h, err, rejected_last, max_step):
-    """The next step [s] after an accepted step h with error `err`: factor 0.9 err^(-1/5) in
-    [.., 5], not above 1 right after a rejection, at most max_step."""
-    grow = 5.0 if err == 0 else min(5.0, 0.9 * err ** -0.2)
-    if rejected_last:
-        grow = min(grow, 1.0)
-    return min(h * grow, max_step)
 
 
 @njit(cache=True)

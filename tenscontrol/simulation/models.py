@@ -22,9 +22,35 @@ from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.compressible.model import compressible_model
 from tenscontrol.mechanics.kernels.records import Correction, rigid_bars_record
 from tenscontrol.mechanics.rigid.model import rigid_model
+from tenscontrol.model.scaling import structure_scales
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
-__all__ = ["CompressibleRun", "RigidRun", "Run", "trajectory", "warn_fallbacks"]
+__all__ = ["CompressibleRun", "RigidRun", "Run", "correction_tolerances", "trajectory",
+           "warn_fallbacks"]
+
+# A residual cannot be corrected below the rounding of the terms it sums (8 eps of them).
+_ROUNDING = 8.0 * np.finfo(float).eps
+
+
+def correction_tolerances(structure, energy: bool, tol: float, max_iterations: int,
+                          content: float) -> Correction:
+    """The correction's settings with its relative tolerance `tol` turned into residual norms.
+
+    With the structure's length L, time T and energy E (:func:`tenscontrol.model.scaling.
+    structure_scales`), its n_b bars and its largest coordinate Q: the bar rows' norm
+    |l^2 - l0^2| to sqrt(n_b) L max(tol L, 8 eps Q) [m^2] (tol L^2 a bar, or the rounding of
+    l^2 from coordinates of size Q), their rates' to that over T [m^2/s], the energy row to
+    tol E [J], but not below its rounding, 8 eps times the run's energy `content`
+    T + sum |G_a q_a| + V_s [J]. Each is the same fraction of its own scale for a structure
+    and its similar copies (docs/theory.md, "Scales").
+    """
+    scales = structure_scales(structure)
+    L = scales.length
+    reach = max(float(np.abs(structure.nodes).max()), L)
+    position = np.sqrt(structure.n_bars) * L * max(tol * L, _ROUNDING * reach)
+    return Correction(energy=energy, position_tol=position, velocity_tol=position / scales.time,
+                      energy_tol=max(tol * scales.energy, _ROUNDING * content),
+                      max_iterations=max_iterations)
 
 
 class Run:
@@ -83,26 +109,22 @@ class RigidRun(Run):
         self.fext = fext
         self._attach(y0, loop)
         nq = m.n_coordinates
-        tol = self.tol
         self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], self.kernel))
-        self.correction_record = Correction(energy=self.correction == "energy", position_tol=tol,
-                                            velocity_tol=tol,
-                                            energy_tol=max(tol, self._energy_floor(y0)),
-                                            max_iterations=self.max_iterations)
+        self.correction_record = correction_tolerances(
+            self.structure, self.correction == "energy", self.tol, self.max_iterations,
+            self._energy_content(y0))
 
-    def _energy_floor(self, y0):
-        """The smallest energy residual [J] rounding lets the correction reach: 8 eps E_scale.
+    def _energy_content(self, y0):
+        """T + sum |G_a q_a| + V_s at y0 [J]: the size of the terms the energy row sums.
 
         Etot = T - G^T q + V_s is a sum of terms much larger than itself in a tall structure
-        (E_scale = T + sum |G_a q_a| + V_s at y0): a 768-bar tower's 1.1e6 J make its rounding
-        2.6e-10 J, above the default 1e-10 J, and every step then spent the whole iteration
-        cap. Below the floor the tolerance is kept (the T-bar, ball and arm are far below).
+        (a 768-bar tower's 1.1e6 J), so its rounding, and the residual the correction can
+        reach, is a few eps times this content, not eps times Etot.
         """
         m, nq = self.model, self.model.n_coordinates
         q, qd = y0[:nq], y0[nq:2 * nq]
-        scale = (float(K.kinetic_energy(qd, self.kernel)) + float(np.abs(m.G * q).sum())
-                 + float(K.spring_potential(q, m.members)))
-        return 8.0 * np.finfo(float).eps * scale
+        return (float(K.kinetic_energy(qd, self.kernel)) + float(np.abs(m.G * q).sum())
+                + float(K.spring_potential(q, m.members)))
 
     def _correct(self, t, y):
         it, ok, svd = K.correct(y[:self.nb], self.E0, self.correction_record, self.kernel)

@@ -34,7 +34,7 @@ from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, CORRECTIONS, DONE, F
                                            NONFINITE_CORRECTED, REJECTED, REJECTED_LAST, RHS,
                                            STEP_SIZE, ChunkedDopri54)
 from tenscontrol.integrate.dopri import C
-from tenscontrol.integrate.dopri_kernel import (dense_state, error_norm, grown_step,
+from tenscontrol.integrate.dopri_kernel import (attempt, dense_state, error_norm, grown_step,
                                                 rejected_step, stage_state, step_too_small)
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
@@ -141,9 +141,7 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
             return FULL
         if step_too_small(h, t, t_final):
             return STEP_SIZE
-        last = t + 1.01 * h >= t_final
-        if last:
-            h = t_final - t
+        h, last = attempt(t, h, t_final)
         Kst[0] = f
         for s in range(1, 7):
             stage_state(y, Kst, s, h, ys)

@@ -29,13 +29,15 @@ from tenscontrol.simulation.models import CompressibleRun, RigidRun
 from tenscontrol.simulation.options import (duration, flag, positive_count, positive_number,
                                             real_array, times)
 from tenscontrol.simulation.progress import ProgressBar
+from tenscontrol.model.scaling import structure_scales
 from tenscontrol.simulation.recording import Recorder
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
 
 __all__ = ["COMPRESSIBLE_TOLERANCE", "RIGID_TOLERANCE", "SimulationError", "SimulationStats",
-           "SimulationInterrupted", "Trajectory", "default_tolerances", "simulate"]
+           "SimulationInterrupted", "Trajectory", "absolute_tolerances", "default_tolerances",
+           "simulate"]
 
 # The default rtol = atol of each bar model, for every function that simulates (simulate, verify,
 # compare_materials, compare_closed_loop): rigid bars are cheap at tight tolerances and the
@@ -116,6 +118,27 @@ def _check_flags(progress, include_radius, correction_tol, max_correction_iterat
     positive_count("max_correction_iterations", max_correction_iterations)
 
 
+def absolute_tolerances(structure: Structure, atol: float, n_state: int) -> np.ndarray:
+    """The error test's absolute tolerance of each state entry: `atol` times its scale.
+
+    With the structure's length L, velocity V and energy E (:func:`tenscontrol.model.scaling.
+    structure_scales`): positions atol L [m], velocities atol V [m/s], the work atol E [J];
+    a controller's states atol (their units are the controller's). A structure and its similar
+    copies then take the same steps (docs/theory.md, "Scales").
+
+    Returns
+    -------
+    ndarray, shape (n_state,)
+    """
+    scales = structure_scales(structure)
+    nq = 3 * structure.n_nodes
+    out = np.full(n_state, atol)
+    out[:nq] *= scales.length
+    out[nq:2 * nq] *= scales.velocity
+    out[2 * nq] *= scales.energy
+    return out
+
+
 def _initial_state(structure, velocities, constrained_bars):
     nq = 3 * structure.n_nodes
     qd = np.zeros(nq)
@@ -192,7 +215,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
              atol: float | None = None, bars: str = "rigid", correction: str | None = None,
              integrator: str | None = None, kinetic: str = "consistent", loads=None,
              progress: bool = False, qd=None, max_step: float = np.inf,
-             correction_tol: float = 1e-10, max_correction_iterations: int = 10,
+             correction_tol: float = 1e-13, max_correction_iterations: int = 10,
              include_radius: bool = False, controller=None,
              max_steps: int = DEFAULT_MAX_STEPS, linear_algebra: str = "auto") -> Trajectory:
     """Simulate a tensegrity structure: rigid bars with the direct correction, or compressible bars.
@@ -209,8 +232,13 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         By default the trajectory holds the initial state and every accepted step.
     rtol, atol : float, optional
         Relative and absolute tolerances of the local error test (max norm with scale
-        atol + rtol max(|y0|, |y1|)); by default the bar model's (:func:`default_tolerances`:
-        1e-10 for rigid bars, 1e-8 for compressible bars). ``"radau5"`` maps them as Hairer's
+        atol_i + rtol max(|y0_i|, |y1_i|)); by default the bar model's
+        (:func:`default_tolerances`: 1e-10 for rigid bars, 1e-8 for compressible bars).
+        `atol` is relative to the structure's scales (:func:`absolute_tolerances`,
+        docs/theory.md, "Scales"): positions are tested to atol L [m], velocities to atol V
+        [m/s], the work to atol E [J], with L the mean member length, E the prestress energy
+        plus M |g| L and V = sqrt(E / M); a controller's states to atol. A structure and its
+        similar copies at any size then take the same steps. ``"radau5"`` maps them as Hairer's
         RADAU5 does (:meth:`tenscontrol.integrate.Radau5.error_test_tolerances`), so that both
         integrators give errors of the same size at the same tolerances.
     bars : {"rigid", "compressible"}
@@ -265,8 +293,14 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         default, 1000000, lets the longest benchmark run through (about 760k steps); raise it
         for longer runs of stiff structures.
     correction_tol : float
-        Tolerance of the correction on each residual: bar rows in m^2, velocity rows in
-        m^2/s, energy in J (docs/theory.md, "The direct correction with the energy row").
+        Relative tolerance of the correction on each residual (docs/theory.md, "The direct
+        correction with the energy row"): bar rows |l^2 - l0^2| to correction_tol L^2 [m^2]
+        each, their rates to correction_tol L^2 / T [m^2/s], the energy to correction_tol E
+        [J] (none below its rounding: 8 eps of the coordinates and of the energy content
+        T + sum |G q| + V_s at the start), with L, T and E the structure's length, time and
+        energy scales
+        (docs/theory.md, "Scales"). At the default 1e-13 the T-bar's energy is held to
+        1e-11 J (E = 99.96 J), the arm's to 2.7e-10 J.
     max_correction_iterations : int
         Cap on the correction's Newton iterations per step; a step that hits it is counted
         in ``stats.correction_failures`` and a warning is issued once.
@@ -349,7 +383,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         raise ValueError(str(exc)) from exc.__cause__
     run.start(y0, fext, loop)
     method = INTEGRATORS[integrator]
-    test_rtol, test_atol = method.error_test_tolerances(rtol, atol)
+    test_rtol, test_atol = method.error_test_tolerances(
+        rtol, absolute_tolerances(structure, atol, y0.size))
     if rigid_loop.applies(run, integrator, loads, loop):  # no Python per step: compiled loop
         solver = rigid_loop.RigidLoop(run, constant_loads, y0, float(t_final), t_eval,
                                       rtol=test_rtol, atol=test_atol, max_step=max_step,

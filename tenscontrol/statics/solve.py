@@ -45,6 +45,7 @@ from tenscontrol.statics.result import (MechanismError, NewtonHistory,
 from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
 from tenscontrol.statics.merit import total_potential
 from tenscontrol.statics.stiffness import rigid_fields, tangent_stiffness
+from tenscontrol.model.scaling import structure_scales
 from tenscontrol.model.structure import Structure
 
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
@@ -71,6 +72,8 @@ class _Problem:
     gauge: np.ndarray    # rigid-body fields on the free coordinates (nf, n_r)
     index: np.ndarray    # free index of each coordinate (3n,), -1 if fixed
     size: float          # structure size [m], for the runaway guard
+    force: float         # force scale E / L [N] (model.scaling.structure_scales)
+    stiffness: float     # stiffness scale E / L^2 [N/m]
     # linear solves that left the sparse path ("dense_bar": BarGram, "dense_kkt": kkt_solve)
     counts: Counter = field(default_factory=Counter)
 
@@ -169,9 +172,11 @@ def _problem(structure, loads, bars, check=True) -> _Problem:
     span = structure.nodes.max(axis=0) - structure.nodes.min(axis=0)
     index = np.full(q0.size, -1)
     index[free] = np.arange(free.size)
+    scales = structure_scales(structure)  # the guards' units: the structure's own
     return _Problem(structure, bars, free, f, gravity_vector(structure) + f,
                     structure.bar_lengths.copy(), R_t[free], index,
-                    float(max(span.max(), 1e-3)))
+                    float(max(span.max(), scales.length)), scales.energy / scales.length,
+                    scales.energy / scales.length ** 2)
 
 
 def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
@@ -271,7 +276,7 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=Fa
             log.rows.append((t, res, 0.0, 0.0, 0))  # the converged iterate: no step
             return True, q
         K = static_tangent(p.structure, q, psi, p.bars)
-        mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12)
+        mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12 * p.stiffness)
         found = _step(p, q, K, r, mu, mu_scale, offset, energy and cuts >= _CUTS)
         if found is None:
             log.rows.append((t, res, 0.0, mu, 0))
@@ -318,7 +323,8 @@ def _step(p, q, K, r, mu, mu_scale, offset, energy):
 
 
 def _scale(p: _Problem, q, members: bool = False) -> float:
-    """The load scale: largest free nodal load, else the largest member force, else 1 N.
+    """The load scale: largest free nodal load, else the largest member force, else the
+    structure's force scale E / L.
 
     With `members`, the larger of the two: the rounding error of the residual grows with the
     member forces, so a convergence test against a light load alone could never be met.
@@ -328,7 +334,7 @@ def _scale(p: _Problem, q, members: bool = False) -> float:
         return float(load)
     gamma = _law_gamma(p.structure, q)
     member = np.abs(member_columns(p.structure.string_nodes, q) @ gamma).max(initial=0.0)
-    return float(max(member, load)) if max(member, load) > 0 else 1.0
+    return float(max(member, load)) if max(member, load) > 0 else p.force
 
 
 def _rounding_floor(p: _Problem) -> float:
@@ -424,8 +430,9 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     rtol : float
         Converged when the largest unbalanced force on a free coordinate is at most `rtol`
         times the force scale: the largest nodal gravity-plus-load force or the largest
-        member force at the start, whichever is larger (or the residual's rounding error,
-        16 eps k l of the stiffest member, when that is larger: compressible bars).
+        member force at the start, whichever is larger, or, with neither, the structure's
+        force scale E / L (docs/theory.md, "Scales"); or the residual's rounding error,
+        16 eps k l of the stiffest member, when that is larger (compressible bars).
     max_iterations : int
         Newton steps per load step.
 
