@@ -159,8 +159,8 @@ def test_lqr_reduces_peak_deflection(tbar, lqr):
     ol = tc.simulate(tbar, 4.0, **kw)
     cl = tc.simulate(tbar, 4.0, controller=lqr, **kw)
     p_open, p_closed = _peak(ol, tbar), _peak(cl, tbar)
-    assert p_open > 0.1                       # measured 0.235 m
-    assert p_closed < 0.5 * p_open            # measured 0.029 m: 88 % lower
+    assert p_open == pytest.approx(0.235, rel=0.01)              # measured 0.2350 m
+    assert p_closed / p_open == pytest.approx(0.122, abs=0.01)   # measured 0.0286 m: 88 % lower
     assert not cl.control.slack.any()
 
 
@@ -554,8 +554,9 @@ def test_verify_report(tbar, lqr):
                     outputs=tc.Selection(nodes=[2], axes="z"), rtol=1e-9, atol=1e-9)
     assert report.output_names == ("z2",)
     assert report.y_open.shape == report.y_closed.shape == report.y_linear.shape == (301, 1)
-    assert report.peak_reduction > 0.5
-    assert report.linear_error < 0.05   # 0.1 N keeps the motion small: linear is accurate
+    # measured 87.2 % and 1.0e-4 (0.1 N keeps the motion small: linear is accurate)
+    assert report.peak_reduction == pytest.approx(0.872, abs=0.01)
+    assert report.linear_error < 1e-3
     assert report.closed.slack_time == {} and report.closed.saturated_time == {}
     assert report.closed.energy_violation < 1e-8
     assert report.open.effort_peak == 0.0 and report.closed.effort_peak > 0.0
@@ -599,7 +600,7 @@ def test_verify_output_feedback_linear_prediction(tbar):
     mismatch = np.abs(report.y_closed - report.y_linear).max()    # measured 3.7e-6 m
     assert effect > 1e-4
     assert mismatch < 0.05 * effect
-    assert report.linear_error < 0.05
+    assert report.linear_error < 5e-3                             # measured 9.1e-4
     assert report.closed_loop.control.controller_states.shape == (301, 2)
 
 
@@ -628,12 +629,14 @@ def test_state_feedback_from_lists(tbar):
     K = np.zeros((4, 24))
     K[:, 3 * NODE + AXIS] = 1.0
     ref = StateFeedback(K, tbar.nodes.reshape(-1), tbar.actuated_strings, np.full(4, GAMMA))
-    try:
-        ctrl = StateFeedback(K.tolist(), tbar.nodes.reshape(-1).tolist(), [0, 1, 2, 3],
-                             [GAMMA] * 4)
-    except ValueError as exc:     # a clear refusal naming the field is fine too
-        assert "gamma_ref" in str(exc) or "K" in str(exc)
-        return
+    # lists are accepted, as numpy arrays are, and stored as read-only float arrays
+    ctrl = StateFeedback(K.tolist(), tbar.nodes.reshape(-1).tolist(), [0, 1, 2, 3], [GAMMA] * 4)
+    for name in ("K", "q_ref", "gamma_ref"):
+        value = getattr(ctrl, name)
+        assert value.dtype == float and not value.flags.writeable
+        np.testing.assert_array_equal(value, getattr(ref, name))
+    assert ctrl.strings.dtype.kind == "i"
+    np.testing.assert_array_equal(ctrl.strings, ref.strings)
     q = tbar.nodes.reshape(-1) + 0.01
     np.testing.assert_allclose(ctrl.force_densities(0, q, 0 * q, None),
                                ref.force_densities(0, q, 0 * q, None))

@@ -21,6 +21,8 @@ from tenscontrol.linear.splitting import marginal_split
 from tenscontrol.linear.synthesis import hinfsyn, lqr
 from tenscontrol.model import catalog
 
+from oracles import peak_gain
+
 
 def tower(stages):
     """A prism tower at a prestress >= 10 N/m, string damping 1 N s/m, its passive model."""
@@ -33,10 +35,12 @@ def top_node(s):
 
 
 def check_design(d, rel=1e-6):
-    """Stable loop whose independently computed norm is at most gamma."""
+    """Stable loop whose norm, found by a frequency sweep (not ab13dd, which computed
+    d.closed_loop_norm), is d.closed_loop_norm and at most gamma."""
     assert is_hurwitz(d.closed_loop.A)
-    norm = hinf_norm(d.closed_loop)
-    assert norm == pytest.approx(d.closed_loop_norm, rel=1e-8)
+    loop = d.closed_loop
+    norm = peak_gain(loop.A, loop.B, loop.C, loop.D)
+    assert norm == pytest.approx(d.closed_loop_norm, rel=1e-6)
     assert norm <= d.gamma * (1 + rel)
 
 

@@ -3,6 +3,7 @@
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -20,7 +21,6 @@ def springs(s):
 def mujoco_paths(structure, t_final, dt, every, include_radius=False):
     """Node positions (nt, n, 3) [m] of the MJCF model run in MuJoCo (RK4, step dt) every
     `every` steps, and the output times."""
-    mujoco = pytest.importorskip("mujoco")
     xml = tc.to_mjcf(structure, timestep=dt, include_radius=include_radius)
     model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
@@ -68,7 +68,6 @@ def test_xml_names_the_members_and_one_sided_strings_have_a_dead_band(tmp_path):
 
 
 def test_mujoco_loads_the_model_with_the_structure_mass():
-    mujoco = pytest.importorskip("mujoco")
     s = catalog.ball()
     model = mujoco.MjModel.from_xml_string(tc.to_mjcf(s))
     assert model.body_mass.sum() == pytest.approx(s.total_mass, rel=1e-12)

@@ -3,6 +3,8 @@
 import pathlib
 import re
 
+import pytest
+
 README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
 
 
@@ -40,7 +42,9 @@ def test_control_block_runs(tmp_path, monkeypatch, capsys):
     # what the comments claim: no string slack, gamma achieved and the loop within it
     assert not scope["run"].control.slack_time.any()
     assert scope["hinf"].closed_loop_norm <= scope["hinf"].gamma * (1 + 1e-6)
-    assert scope["report"].peak_reduction > 0.5
+    # the README's "cuts the nonlinear peak deflection of a 10 N doublet by 77 %" (measured
+    # 76.6 % with verify's default tolerances, 77 % in benchmarks/bench_control.py)
+    assert scope["report"].peak_reduction == pytest.approx(0.77, abs=0.01)
 
 
 def test_statics_block_runs(tmp_path, monkeypatch, capsys):

@@ -14,7 +14,7 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.integrate import chunked
 from tenscontrol.model import catalog
-from tenscontrol.simulation import recording, rigid_feedback, rigid_loop
+from tenscontrol.simulation import cache_guard, recording, rigid_feedback, rigid_loop
 from tenscontrol.simulation.actuation import ClosedLoop
 
 from test_closed_loop import _lqr
@@ -186,11 +186,12 @@ def test_correction_failures_are_counted_and_warned_once_at_the_callers_line(mon
 @pytest.mark.slow  # compiles the loop afresh
 def test_the_loops_cache_is_dropped_when_the_kernels_change(monkeypatch):
     # numba keys the cache on rigid_loop.py alone; a changed kernel source must recompile
-    stamp = pathlib.Path(rigid_loop.advance._cache.cache_path) / "rigid_loop.advance.sources"
+    stamp = (pathlib.Path(rigid_loop.advance._cache.cache_path)
+             / "tenscontrol.simulation.rigid_loop.sources")
     if not stamp.exists():
         pytest.skip("the kernels are not cached on disk here")
     stamp.write_text("the hash of older kernels")
-    rigid_loop._refresh_cache()
+    assert cache_guard.refresh() == ["tenscontrol.simulation.rigid_loop"]
     assert len(stamp.read_text()) == 64  # this checkout's sha256, written after the flush
     tc.simulate(catalog.tbar(), 0.1)  # compiled afresh, and right
     _same(*_both(monkeypatch, catalog.tbar(), 0.5))

@@ -13,6 +13,7 @@ import sys
 import time
 
 import numpy as np
+import pandas
 import pytest
 
 import tenscontrol as tc
@@ -116,7 +117,6 @@ def test_failing_cases_are_listed_and_the_others_finish(tmp_path):
 
 
 def test_the_dataframe_has_one_row_per_case():
-    pandas = pytest.importorskip("pandas")
     frame = tc.run_study(fragile, tc.grid({"x": [0, 1, 2]}), progress=False).to_dataframe()
     assert isinstance(frame, pandas.DataFrame) and list(frame.index) == [0, 1, 2]
     assert list(frame["status"]) == ["ok", "failed", "ok"]

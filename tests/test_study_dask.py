@@ -1,10 +1,9 @@
 """Studies on a Dask LocalCluster and from files on process pools: the serial figures exactly."""
 
+import distributed
 import pytest
 
 import tenscontrol as tc
-
-distributed = pytest.importorskip("distributed")
 
 pytestmark = pytest.mark.slow
 OUT = tc.Selection(nodes=[2, 3], axes="xz")

@@ -56,8 +56,9 @@ def test_report_table_and_plot_choices(tmp_path):
     load = tc.doublet(s, tc.Selection(2, "z"), 0.1)
     report = tc.verify(s, design.controller, load, 3.0, outputs=out,
                        t_eval=np.linspace(0, 3.0, 301), rtol=1e-9, atol=1e-9)
-    # at 0.1 N the nonlinear and linear closed loops agree to the nonlinearity, 2e-4 of peak
-    assert report.linear_error < 1e-3
+    # at 0.1 N the nonlinear and linear closed loops agree to the nonlinearity: measured 2.0e-4
+    # of the peak (the README's "within 0.02 %", benchmarks/bench_control.py over 10 s)
+    assert report.linear_error < 5e-4
     assert report.output_names == ("x2", "z2", "x3", "z3")
     assert report.plot("z3").axes[0].get_ylabel() == "deflection z3 [mm]"
     with pytest.raises(ValueError, match="not one of the report's outputs"):
@@ -75,7 +76,7 @@ def test_report_table_and_plot_choices(tmp_path):
     lengths = tc.verify(s, design.controller, load, 1.0, t_eval=np.linspace(0, 1, 101),
                         outputs=tc.Selection(nodes=[], strings=[0, 1]))
     assert lengths.output_names == ("l0", "l1") and lengths.y_closed.shape == (101, 2)
-    assert lengths.linear_error < 0.05 and lengths.closed.peak > 0
+    assert lengths.linear_error < 1e-3 and lengths.closed.peak > 0     # measured 1.2e-4
 
 
 @pytest.fixture(scope="module")
@@ -137,4 +138,6 @@ def test_hinf_from_string_lengths_closes_the_nonlinear_loop(tbar):
     report = tc.verify(tbar, design.controller, tc.doublet(tbar, tc.Selection(2, "z"), 0.1), 5.0,
                        outputs=tc.Selection(nodes=[2, 3], axes="xz"),
                        t_eval=np.linspace(0, 5.0, 501), rtol=1e-9, atol=1e-9)
-    assert report.linear_error < 0.01 and report.peak_reduction > 0.3
+    # measured 4.5e-5 and 98.9 %
+    assert report.linear_error < 4e-4
+    assert report.peak_reduction == pytest.approx(0.989, abs=0.01)

@@ -22,14 +22,11 @@ everywhere (tests compare the two).
 
 from __future__ import annotations
 
-import hashlib
-import os
 import warnings
 
 import numpy as np
 from numba import njit
 
-from tenscontrol.integrate import dopri, dopri_kernel
 from tenscontrol.integrate.chunked import (ACCEPTED, CHUNK, CORRECTIONS, DONE, FULL, NONFINITE,
                                            NONFINITE_CORRECTED, REJECTED, REJECTED_LAST, RHS,
                                            STEP_SIZE, ChunkedDopri54)
@@ -39,7 +36,6 @@ from tenscontrol.integrate.dopri_kernel import (attempt, dense_state, error_norm
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.simulation.actuation import ControllerError
-from tenscontrol.simulation import actuation, recording, rigid_feedback
 from tenscontrol.simulation.models import RigidRun
 from tenscontrol.simulation.recording import Recorder, covered
 from tenscontrol.simulation.rigid_feedback import (compiled_feedback, derivative,
@@ -254,42 +250,3 @@ class RigidLoop(ChunkedDopri54):
                 return status
             out.grow()
 
-
-def _refresh_cache() -> None:
-    """Drop the loop's cached machine code when a module it compiles in has changed.
-
-    numba invalidates a cached function when its own file changes, not when the functions it
-    calls change (numba's documented limit): the loop compiles in the kernels of
-    tenscontrol.mechanics (being rewritten for sparse models), the Dopri54 pieces and the
-    compiled feedback, and would otherwise keep running their old code. A hash of their
-    sources, kept next to the cache, says when to start afresh (seconds of compiling, once).
-    """
-    try:
-        folder = advance._cache.cache_path  # a NullCache (no caching) has none: nothing to do
-    except AttributeError:
-        return
-    digest = hashlib.sha256()
-    mechanics = os.path.dirname(os.path.dirname(K.__file__))  # every kernel the loop calls
-    sources = sorted(os.path.join(root, name) for root, _, names in os.walk(mechanics)
-                     for name in names if name.endswith(".py"))
-    for path in sources + [dopri.__file__, dopri_kernel.__file__, rigid_feedback.__file__,
-                           recording.__file__, actuation.__file__]:
-        with open(path, "rb") as source:
-            digest.update(source.read())
-    stamp, path = digest.hexdigest(), os.path.join(folder, "rigid_loop.advance.sources")
-    try:
-        with open(path) as f:
-            if f.read() == stamp:
-                return
-    except OSError:
-        pass
-    for function in (advance, _record, _correct, derivative, feedback_forces):  # and callees
-        function._cache.flush()
-    try:
-        with open(path, "w") as f:
-            f.write(stamp)
-    except OSError:  # a read-only cache folder: numba will not write there either
-        pass
-
-
-_refresh_cache()

@@ -15,17 +15,27 @@ A ``NUMBA_CACHE_DIR`` set by the user is left alone. The setting is numba's, so 
 wide: it also serves the integrators' kernels (:mod:`tenscontrol.integrate`, which imports
 nothing of ours and is always imported after this module, through ``tenscontrol/__init__``)
 and any other library whose own folders are not writable either.
+
+numba invalidates a cached function when its own file changes, not when a function it calls (or
+a constant it reads) in another file changes: :func:`refresh` flushes the cache of a module
+when a source its compiled code depends on has changed. The list of those sources, for every
+module with cached kernels, lives with the module that knows every layer
+(:mod:`tenscontrol.simulation.cache_guard`), which runs it once per process.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
+from types import ModuleType
 
 from numba import njit
 from numba.core import config
+from numba.core.dispatcher import Dispatcher
 
-__all__ = ["CACHE", "cache_folder"]
+__all__ = ["CACHE", "cache_folder", "cached_functions", "refresh"]
 
 
 def _probe():
@@ -66,3 +76,74 @@ def _choose() -> bool:
 #: Whether the kernels are cached on disk (``njit(cache=CACHE)``); False only when no folder
 #: at all is writable, in which case they compile on every import.
 CACHE: bool = _choose()
+
+
+def cached_functions(module: ModuleType) -> list[Dispatcher]:
+    """The compiled functions defined in `module` that numba caches on disk (none if uncached)."""
+    return [f for f in vars(module).values()
+            if isinstance(f, Dispatcher) and f.py_func.__module__ == module.__name__
+            and f._cache.cache_path is not None]
+
+
+def refresh(sources: Mapping[ModuleType, Sequence[str]]) -> list[str]:
+    """Flush the disk cache of each module whose dependencies' sources changed since last time.
+
+    Parameters
+    ----------
+    sources : mapping of module to sequence of str
+        For each module with cached kernels, the paths of the source files (of other modules)
+        that its compiled code includes: the functions it calls and the constants it reads.
+
+    Returns
+    -------
+    list of str
+        The names of the modules whose cache was flushed (they compile afresh on first call).
+
+    Notes
+    -----
+    A sha256 of the sources is kept next to the module's cache (``<module>.sources``); a
+    missing or different one flushes every cached function of the module. Each file is read
+    once per call, however many modules depend on it. Call it before any of the functions runs:
+    a function already loaded keeps its machine code until the process ends.
+    """
+    digests: dict[str, bytes] = {}
+
+    def digest(path: str) -> bytes:
+        if path not in digests:
+            with open(path, "rb") as source:
+                digests[path] = hashlib.sha256(source.read()).digest()
+        return digests[path]
+
+    flushed = []
+    for module, paths in sources.items():
+        functions = cached_functions(module)
+        if not functions:  # nothing cached on disk (no writable folder): nothing to go stale
+            continue
+        stamp = hashlib.sha256()
+        for path in sorted(set(paths)):
+            stamp.update(os.path.basename(path).encode() + digest(path))
+        path = os.path.join(functions[0]._cache.cache_path, f"{module.__name__}.sources")
+        if _read(path) != stamp.hexdigest():
+            for function in functions:
+                function._cache.flush()
+            _write(path, stamp.hexdigest())
+            flushed.append(module.__name__)
+    return flushed
+
+
+def _read(path: str) -> str | None:
+    """The text of a stamp file, None if there is none."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _write(path: str, text: str) -> None:
+    """Write a stamp file; a read-only cache folder is left alone (numba will not write there)."""
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError:
+        pass
