@@ -44,7 +44,7 @@ def test_example_runs(script, tmp_path):
     cwd.mkdir()
     proc = subprocess.run([sys.executable, str(script), str(out),
                            *ARGUMENTS.get(script.name, [])], cwd=cwd, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=600)  # a cold numba cache compiles first
     assert proc.returncode == 0, f"{script.name} failed:\n{proc.stdout}\n{proc.stderr}"
     assert proc.stdout.strip(), f"{script.name} printed nothing"
     written = sorted(p.name for p in out.iterdir())
