@@ -10,7 +10,7 @@ stiffnesses ~ s, damping ~ s^2, gravity ~ 1/s, time ~ s, loads ~ s^2 f(t / s)) a
 with simulate()'s defaults over the same span in the structure's own time (t_final = s t_1).
 A scale-free method gives the same row at every factor. Columns: the largest relative bar
 violation max_k |l_k - l0_k| / l0_k, the largest energy violation over the energy scale E of
-:func:`tenscontrol.model.scaling.structure_scales` (sum k l^2 + M |g| L), accepted and rejected
+:func:`tenscontrol.mechanics.scales.structure_scales` (sum k l^2 + M |g| L), accepted and rejected
 steps, correction iterations and corrections that did not converge. Counts are deterministic;
 no timing is printed.
 
@@ -29,7 +29,8 @@ import numpy as np
 
 import tenscontrol as tc
 from tenscontrol.model import catalog
-from tenscontrol.model.scaling import similar, structure_scales
+from tenscontrol.mechanics.scales import structure_scales
+from tenscontrol.model.scaling import similar
 
 FACTORS = (1e-6, 1e-3, 1.0, 1e3)
 

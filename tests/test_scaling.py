@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import tenscontrol as tc
 from tenscontrol.model import catalog
-from tenscontrol.model.scaling import similar, structure_scales
+from tenscontrol.mechanics.scales import structure_scales
+from tenscontrol.model.scaling import similar
 
 STRUCTURES = {
     "tbar": lambda: catalog.tbar("stedy", damping=1.0),

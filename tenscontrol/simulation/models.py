@@ -22,7 +22,7 @@ from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.compressible.model import compressible_model
 from tenscontrol.mechanics.kernels.records import Correction, rigid_bars_record
 from tenscontrol.mechanics.rigid.model import rigid_model
-from tenscontrol.model.scaling import structure_scales
+from tenscontrol.mechanics.scales import Scales, structure_scales
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
 __all__ = ["CompressibleRun", "RigidRun", "Run", "correction_tolerances", "trajectory",
@@ -32,19 +32,20 @@ __all__ = ["CompressibleRun", "RigidRun", "Run", "correction_tolerances", "traje
 _ROUNDING = 8.0 * np.finfo(float).eps
 
 
-def correction_tolerances(structure, energy: bool, tol: float, max_iterations: int,
-                          content: float) -> Correction:
+def correction_tolerances(structure, scales: Scales, energy: bool, tol: float,
+                          max_iterations: int, content: float) -> Correction:
     """The correction's settings with its relative tolerance `tol` turned into residual norms.
 
-    With the structure's length L, time T and energy E (:func:`tenscontrol.model.scaling.
-    structure_scales`), its n_b bars and its largest coordinate Q: the bar rows' norm
-    |l^2 - l0^2| to sqrt(n_b) L max(tol L, 8 eps Q) [m^2] (tol L^2 a bar, or the rounding of
+    With the run's length L, time T and energy E (`scales`, from :func:`tenscontrol.mechanics.
+    scales.structure_scales`), the structure's n_b bars and its largest coordinate Q: the bar
+    rows' norm |l^2 - l0^2| to sqrt(n_b) L max(tol L, 8 eps Q) [m^2] (tol L^2 a bar, or the rounding of
     l^2 from coordinates of size Q), their rates' to that over T [m^2/s], the energy row to
     tol E [J], but not below its rounding, 8 eps times the run's energy `content`
     T + sum |G_a q_a| + V_s [J]. Each is the same fraction of its own scale for a structure
-    and its similar copies (docs/theory.md, "Scales").
+    and its similar copies (docs/theory.md, "Scales"). The correction kernel also keeps the
+    energy tolerance above 8 eps of the energy content at the state it corrects (loads and
+    controllers add energy as the run goes).
     """
-    scales = structure_scales(structure)
     L = scales.length
     reach = max(float(np.abs(structure.nodes).max()), L)
     position = np.sqrt(structure.n_bars) * L * max(tol * L, _ROUNDING * reach)
@@ -62,10 +63,13 @@ class Run:
     # what a nonzero return of kernel_rhs means: the SimulationStats counter it adds to
     RHS_FALLBACKS: dict = {}
 
-    def _attach(self, y0, loop):
+    def _attach(self, y0, fext, loop):
+        """Take the run's closed loop, and its scales with the loads at the start."""
         self.loop, self.n_state = loop, y0.size
         self.nb = y0.size - (loop.n_states if loop is not None else 0)
         self.counts = Counter()
+        nq = 3 * self.structure.n_nodes
+        self.scales = structure_scales(self.structure, loads=np.asarray(fext(0.0, y0))[:nq])
 
     def _count(self, code):
         if code:
@@ -107,12 +111,12 @@ class RigidRun(Run):
     def start(self, y0, fext, loop):
         m = self.model
         self.fext = fext
-        self._attach(y0, loop)
+        self._attach(y0, fext, loop)
         nq = m.n_coordinates
         self.E0 = float(K.total_energy(y0[:nq], y0[nq:2 * nq], self.kernel))
         self.correction_record = correction_tolerances(
-            self.structure, self.correction == "energy", self.tol, self.max_iterations,
-            self._energy_content(y0))
+            self.structure, self.scales, self.correction == "energy", self.tol,
+            self.max_iterations, self._energy_content(y0))
 
     def _energy_content(self, y0):
         """T + sum |G_a q_a| + V_s at y0 [J]: the size of the terms the energy row sums.
@@ -184,7 +188,7 @@ class CompressibleRun(Run):
 
     def start(self, y0, fext, loop):
         self.fext = fext
-        self._attach(y0, loop)
+        self._attach(y0, fext, loop)
         self.E0 = float(self._energies(y0[None, :])[0])
 
     def _energies(self, Y):

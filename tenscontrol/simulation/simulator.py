@@ -29,7 +29,7 @@ from tenscontrol.simulation.models import CompressibleRun, RigidRun
 from tenscontrol.simulation.options import (duration, flag, positive_count, positive_number,
                                             real_array, times)
 from tenscontrol.simulation.progress import ProgressBar
-from tenscontrol.model.scaling import structure_scales
+from tenscontrol.mechanics.scales import Scales
 from tenscontrol.simulation.recording import Recorder
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
@@ -118,11 +118,12 @@ def _check_flags(progress, include_radius, correction_tol, max_correction_iterat
     positive_count("max_correction_iterations", max_correction_iterations)
 
 
-def absolute_tolerances(structure: Structure, atol: float, n_state: int) -> np.ndarray:
+def absolute_tolerances(scales: Scales, atol: float, n_state: int, nq: int) -> np.ndarray:
     """The error test's absolute tolerance of each state entry: `atol` times its scale.
 
-    With the structure's length L, velocity V and energy E (:func:`tenscontrol.model.scaling.
-    structure_scales`): positions atol L [m], velocities atol V [m/s], the work atol E [J];
+    With the run's length L, velocity V and energy E (`scales`, from :func:`tenscontrol.
+    mechanics.scales.structure_scales` with the loads at the start) and nq coordinates:
+    positions atol L [m], velocities atol V [m/s], the work atol E [J];
     a controller's states atol (their units are the controller's). A structure and its similar
     copies then take the same steps (docs/theory.md, "Scales").
 
@@ -130,8 +131,6 @@ def absolute_tolerances(structure: Structure, atol: float, n_state: int) -> np.n
     -------
     ndarray, shape (n_state,)
     """
-    scales = structure_scales(structure)
-    nq = 3 * structure.n_nodes
     out = np.full(n_state, atol)
     out[:nq] *= scales.length
     out[nq:2 * nq] *= scales.velocity
@@ -384,7 +383,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     run.start(y0, fext, loop)
     method = INTEGRATORS[integrator]
     test_rtol, test_atol = method.error_test_tolerances(
-        rtol, absolute_tolerances(structure, atol, y0.size))
+        rtol, absolute_tolerances(run.scales, atol, y0.size, 3 * structure.n_nodes))
     if rigid_loop.applies(run, integrator, loads, loop):  # no Python per step: compiled loop
         solver = rigid_loop.RigidLoop(run, constant_loads, y0, float(t_final), t_eval,
                                       rtol=test_rtol, atol=test_atol, max_step=max_step,

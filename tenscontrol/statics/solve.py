@@ -45,7 +45,7 @@ from tenscontrol.statics.result import (MechanismError, NewtonHistory,
 from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
 from tenscontrol.statics.merit import total_potential
 from tenscontrol.statics.stiffness import rigid_fields, tangent_stiffness
-from tenscontrol.model.scaling import structure_scales
+from tenscontrol.mechanics.scales import structure_scales
 from tenscontrol.model.structure import Structure
 
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
@@ -72,7 +72,7 @@ class _Problem:
     gauge: np.ndarray    # rigid-body fields on the free coordinates (nf, n_r)
     index: np.ndarray    # free index of each coordinate (3n,), -1 if fixed
     size: float          # structure size [m], for the runaway guard
-    force: float         # force scale E / L [N] (model.scaling.structure_scales)
+    force: float         # force scale E / L [N] (mechanics.scales.structure_scales)
     stiffness: float     # stiffness scale E / L^2 [N/m]
     # linear solves that left the sparse path ("dense_bar": BarGram, "dense_kkt": kkt_solve)
     counts: Counter = field(default_factory=Counter)
@@ -172,7 +172,7 @@ def _problem(structure, loads, bars, check=True) -> _Problem:
     span = structure.nodes.max(axis=0) - structure.nodes.min(axis=0)
     index = np.full(q0.size, -1)
     index[free] = np.arange(free.size)
-    scales = structure_scales(structure)  # the guards' units: the structure's own
+    scales = structure_scales(structure, loads=f)  # the guards' units: the structure's own
     return _Problem(structure, bars, free, f, gravity_vector(structure) + f,
                     structure.bar_lengths.copy(), R_t[free], index,
                     float(max(span.max(), scales.length)), scales.energy / scales.length,

@@ -26,9 +26,14 @@ from numba import njit
 
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
-from tenscontrol.mechanics.rigid.forces import elastic_forces, mass_times, total_energy
+from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
+                                                spring_potential, total_energy)
 
 __all__ = ["correct"]
+
+# the energy residual E0 + w - Etot cannot be driven below the rounding of the terms it sums:
+# a few eps of their sizes (measured: 1-4 eps on the T-bar and the towers)
+_ROUNDING = 8.0 * np.finfo(np.float64).eps
 
 # a pivot of B = A_g A_g^T under this fraction of its row's terms means dependent rows (the
 # normal equations square A's condition number: 1e-10 keeps the step's relative error under
@@ -256,6 +261,18 @@ def _svd_step(y, E0, with_energy, model, gamma, dx):
 
 
 @njit(cache=_CACHE)
+def _energy_floor(y, E0, model):
+    """8 eps times the energy content at y: |E0| + |w| + T + sum |G_a q_a| + V_s [J]."""
+    nq = (y.shape[0] - 1) // 2
+    content = abs(E0) + abs(y[2 * nq]) + kinetic_energy(y[nq:2 * nq], model)
+    content += spring_potential(y[:nq], model.members)
+    G = model.gravity
+    for a in range(nq):
+        content += abs(G[a] * y[a])
+    return _ROUNDING * content
+
+
+@njit(cache=_CACHE)
 def correct(y, E0, correction, model):
     """Direct correction of y onto the bar-length, velocity and energy constraints, in place.
 
@@ -265,10 +282,14 @@ def correct(y, E0, correction, model):
     ``correction.energy`` False the energy row and the work column are dropped ("geometric"
     mode) and w keeps its integrated value.
 
-    Returns (iterations, converged, svd_steps): svd_steps counts the iterations that took
+    The energy row's tolerance is ``correction.energy_tol`` but not below 8 eps of the energy
+    content at y (the residual's own rounding), which loads and controllers change as the run
+    goes. Returns (iterations, converged, svd_steps): svd_steps counts the iterations that took
     the dense SVD step because B showed dependent rows (simulate() reports them).
     """
     with_energy, eps_p, eps_v, eps_E, max_iter = correction
+    if with_energy:  # loads and controllers change the content as the run goes: its rounding
+        eps_E = max(eps_E, _energy_floor(y, E0, model))
     nq = (y.shape[0] - 1) // 2
     nc = model.bars.i.shape[0]
     gamma = np.empty(model.members.i.shape[0])

@@ -1,0 +1,111 @@
+"""A structure's own scales: a length, a mass, an energy and a time.
+
+The tolerances of the simulation's correction, of its default absolute error test and of the
+static solve are relative to these scales (docs/theory.md, "Scales"), so that a structure and
+its similar copy at another size (:func:`tenscontrol.model.scaling.similar`) are computed to
+the same relative accuracy in the same number of steps.
+
+:func:`structure_scales` defines, from the structure alone (its initial configuration):
+
+- length ``L``: the mean length of its members (bars and tension members) [m]; with no
+  members, the extent of its nodes, else 1 m;
+- mass ``M``: its total mass (bars and point masses) [kg];
+- energy ``E``: ``1/2 sum_k k_k (l_k - l0_k)^2 + M |g| L + sum_i |f_i| L``, the prestress
+  energy of the tension members (by the member laws of :mod:`tenscontrol.mechanics.laws`:
+  strings when stretched, springs both ways) plus the work of gravity and of the nodal loads
+  at the start (when given) over one length [J]; if these vanish,
+  the members' ``sum_k k_k l_k^2``, else the bars' axial ``sum k_b l_b^2`` (bars with a Young's
+  modulus), else ``M L^2 / (1 s)^2``;
+- time ``T = L sqrt(M / E)`` [s] (the period scale of a mass M on the stiffness E / L^2) and
+  velocity ``V = L / T`` [m/s].
+
+Under the elastic similarity of :func:`tenscontrol.model.scaling.similar` every scale is exact:
+L, M, E, T scale as s, s^3, s^3, s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tenscontrol.mechanics.laws import string_energies
+
+__all__ = ["Scales", "prestress_energy", "structure_scales"]
+
+
+@dataclass(frozen=True)
+class Scales:
+    """The characteristic scales of a structure (see :func:`structure_scales`).
+
+    Attributes
+    ----------
+    length : float
+        Mean member length [m].
+    mass : float
+        Total mass [kg].
+    energy : float
+        Prestress energy of the tension members plus M |g| L [J].
+    time : float
+        L sqrt(M / E) [s].
+    """
+
+    length: float
+    mass: float
+    energy: float
+    time: float
+
+    @property
+    def velocity(self) -> float:
+        """L / T [m/s]."""
+        return self.length / self.time
+
+
+def structure_scales(structure, loads=None) -> Scales:
+    """The length, mass, energy and time scales of `structure` (module docstring).
+
+    Parameters
+    ----------
+    structure : Structure
+    loads : array_like, shape (n, 3) or (3n,), optional
+        The external nodal forces at the start [N]: their work over one length,
+        ``sum_i |f_i| L``, adds to the energy scale (a structure shaken by loads much larger
+        than its prestress moves on their scale, not on the prestress's).
+
+    Returns
+    -------
+    Scales
+        All positive and finite for a valid structure.
+    """
+    lengths = np.concatenate([structure.bar_lengths, structure.string_lengths])
+    span = float(np.ptp(structure.nodes, axis=0).max()) if structure.n_nodes > 1 else 0.0
+    L = float(lengths.mean()) if lengths.size else span  # no members: the nodes' extent
+    if not L > 0:
+        L = 1.0  # a single node, or all at one point: nothing sets a length
+    M = structure.total_mass
+    E = prestress_energy(structure) + M * float(np.linalg.norm(structure.gravity)) * L
+    if loads is not None:
+        E += float(np.linalg.norm(np.reshape(loads, (-1, 3)), axis=1).sum()) * L
+    if not E > 0:  # strings at their rest lengths, no gravity, no loads: their stiffness
+        E = float(np.sum(structure.string_stiffness * structure.string_lengths ** 2))
+    if not E > 0:
+        E = _bar_energy(structure)
+    if not E > 0:
+        E = M * L * L  # nothing stiff and no gravity: a time scale of 1 s
+    return Scales(L, M, E, L * math.sqrt(M / E))
+
+
+def prestress_energy(structure) -> float:
+    """The elastic energy 1/2 sum k (l - l0)^2 [J] of the tension members in the initial
+    configuration (strings only when stretched, springs both ways)."""
+    return float(np.sum(string_energies(structure.string_stiffness,
+                                        structure.string_rest_lengths,
+                                        structure.string_lengths, structure.string_is_spring)))
+
+
+def _bar_energy(structure) -> float:
+    """sum k_b l_b^2 of the bars with a Young's modulus [J], 0 if none has one."""
+    if structure.n_bars == 0 or any(b.youngs_modulus is None for b in structure.bars):
+        return 0.0
+    return float(np.sum(structure.bar_stiffness * structure.bar_lengths ** 2))
