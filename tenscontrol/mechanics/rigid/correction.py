@@ -288,8 +288,7 @@ def correct(y, E0, correction, model):
     the dense SVD step because B showed dependent rows (simulate() reports them).
     """
     with_energy, eps_p, eps_v, eps_E, max_iter = correction
-    if with_energy:  # loads and controllers change the content as the run goes: its rounding
-        eps_E = max(eps_E, _energy_floor(y, E0, model))
+    floored = not with_energy  # the floor is computed once, and only when it may matter
     nq = (y.shape[0] - 1) // 2
     nc = model.bars.i.shape[0]
     gamma = np.empty(model.members.i.shape[0])
@@ -297,6 +296,9 @@ def correct(y, E0, correction, model):
     svd = 0
     for it in range(max_iter + 1):
         rp, rv, rE = _residuals(y, E0, model)
+        if not floored and abs(rE) > eps_E:  # loads and controllers change the content
+            eps_E = max(eps_E, _energy_floor(y, E0, model))
+            floored = True
         if rp <= eps_p and rv <= eps_v and (not with_energy or abs(rE) <= eps_E):
             return it, True, svd
         if it == max_iter or (nc == 0 and not with_energy):
