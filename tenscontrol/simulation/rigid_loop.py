@@ -38,8 +38,7 @@ from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.simulation.actuation import ControllerError
 from tenscontrol.simulation.models import RigidRun
 from tenscontrol.simulation.recording import Recorder, covered
-from tenscontrol.simulation.rigid_feedback import (compiled_feedback, derivative,
-                                                   feedback_forces, feedback_record)
+from tenscontrol.simulation.rigid_feedback import compiled_feedback, derivative, feedback_record
 
 __all__ = ["ENABLED", "RigidLoop", "advance", "applies"]
 
