@@ -97,6 +97,9 @@ class Equilibrium:
         found with the prestress (``structure.nodes`` then differ from the input's).
     displacement : float
         Largest node displacement from the input's nodes [m] (0 for ``"fixed"``).
+    rounds : int
+        Static solves ``configuration="free"`` took to meet `gamma_min` at the loaded
+        configuration, counted on the path that succeeded (0 for ``"fixed"``).
     """
 
     structure: Structure
@@ -111,6 +114,7 @@ class Equilibrium:
     self_stress_dimension: int
     configuration: str = "fixed"
     displacement: float = 0.0
+    rounds: int = 0
 
     def __repr__(self) -> str:
         def span(a):
@@ -477,7 +481,10 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
         def design(s, g, f):
             return equilibrium(s, gamma_min=g, loads=f, objective=objective, bars=bars,
                                weights=weights, bars_in_compression=bars_in_compression)
-        return loaded_prestress(structure, design, gamma_min, loads, bars, PrestressError)
+        def realise(s, gamma, psi):
+            return _prestressed(s, gamma, psi, bars)
+        return loaded_prestress(structure, design, realise, gamma_min, loads, bars,
+                                PrestressError)
     w = _per_string(structure, weights, "weights", 1.0, "1")
     f = nodal_vector(structure.n_nodes, "loads", loads)
     q = structure.nodes.reshape(-1)
