@@ -437,9 +437,14 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
         mechanism of the equilibrium matrix): a prestress at the built geometry without
         gravity and loads, the static equilibrium (:func:`tenscontrol.static_equilibrium`)
         under them at those rest lengths, then the prestress design at the loaded
-        configuration, raising the unloaded prestress until `gamma_min` holds there. The
-        returned structure sits at that configuration, an equilibrium a simulation started
-        there does not leave.
+        configuration. Where the loaded strings fall below `gamma_min`, the unloaded
+        prestress is raised by a secant on the measured loaded minimum until it meets
+        `gamma_min` to 1e-6 of it (``Equilibrium.rounds`` counts the static solves). When no
+        prestress exists at the built geometry without the loads (a payload hung from strings
+        that only gravity holds), or that path finds nothing, the search starts from the
+        static equilibrium at the structure's own rest lengths instead, raising the force
+        densities found there. The returned structure sits at the loaded configuration, an
+        equilibrium a simulation started there does not leave.
 
     Returns
     -------
@@ -452,7 +457,10 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
         bounds and what to try), the min_sum LP is unbounded, a force density cannot be realised
         by a positive rest length or needs one outside ``REST_FRACTION_RANGE`` (0.001 to 1000)
         times the member's length (the message names the member and the largest usable
-        force density), or the result fails its certification.
+        force density), or the result fails its certification. With
+        ``configuration="free"``: when neither path (from the built geometry, from the
+        static equilibrium at the given rest lengths) reaches `gamma_min`; the message says
+        which step of each failed.
     ValueError
         If a member's derived quantity (length, stiffness, force density law, weight) is not
         finite (the message names the member), or loads or gamma_min exceed 1e15.
