@@ -135,7 +135,7 @@ def _run(search: _Search, scale: float):
     """The design at the loaded configuration of the smallest shift meeting gamma_min."""
     taut = ~search.structure.string_is_spring
     c, q = 0.0, search.start
-    lo = hi = None  # (c, m) with m < 0, and with m > tol (overshoot)
+    lo = hi = None  # (c, m) short of the goal (m < tol), and past it (m > tol, overshoot)
     for _ in range(EVALUATIONS):
         sag = _sag(search, c, q)
         m = float(np.min((sag.gamma - search.gamma_min)[taut], initial=np.inf))
