@@ -154,9 +154,9 @@ _N = 6  # nodes of the 3-prism
     (lambda s: tc.static_equilibrium(s, loads="heavy"), TypeError, r"loads must be an array"),
     (lambda s: tc.static_equilibrium(s, q=np.ones((_N, 3), bool)), TypeError, r"q must be"),
     (lambda s: tc.static_equilibrium(s, loads=np.zeros((_N, 2))), ValueError,
-     r"loads must have shape \(6, 3\) or \(18,\)"),
+     r"static_equilibrium: loads must have shape \(6, 3\) or \(18,\)"),
     (lambda s: tc.static_equilibrium(s, loads=np.full((_N, 3), np.nan)), ValueError,
-     r"loads must be finite"),
+     r"static_equilibrium: loads must be finite"),
     (lambda s: tc.static_equilibrium(s, bars="rigd"), ValueError,
      r"static_equilibrium: bars must be one of 'rigid', 'compressible', got 'rigd' "
      r"\(did you mean 'rigid'\?\)"),

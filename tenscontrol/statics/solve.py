@@ -504,6 +504,8 @@ def _check_arguments(who: str, structure, bars, **arrays) -> None:
     for name, value in arrays.items():
         if value is not None:
             validation.real_array(f"{who}: {name}", value, units[name])
+            if name in ("loads", "q"):
+                nodal_vector(structure.n_nodes, f"{who}: {name}", value)
 
 
 def _stability_basis(p: _Problem, q, K: np.ndarray, residual: float) -> np.ndarray:
@@ -514,13 +516,13 @@ def _stability_basis(p: _Problem, q, K: np.ndarray, residual: float) -> np.ndarr
     Rt = rigid_fields(p.structure, q, bars=p.bars)[p.free]
     if Rt.shape[1] == 0:
         return _admissible(p, q)
-    S = _admissible(replace(p, gauge=Rt[:, :0]), q).T @ K @ Rt
+    Za = _admissible(replace(p, gauge=Rt[:, :0]), q)  # Rt lies in span(Za)
     # K Rt is the loads' geometric stiffness; what is left at an equilibrium is rounding in
     # K's sums and the residual's moment
     tol = 1e-10 * np.abs(K).max(initial=0.0) + 1e2 * residual / p.size
-    _, sv, Vt = np.linalg.svd(S)
-    rigid = Rt @ Vt[int(np.sum(sv > tol)):].T
-    return _admissible(replace(p, gauge=rigid), q)
+    _, sv, Vt = np.linalg.svd(Za.T @ K @ Rt)
+    rigid = Za.T @ (Rt @ Vt[int(np.sum(sv > tol)):].T)
+    return Za @ scipy.linalg.null_space(rigid.T, rcond=1e-10) if rigid.shape[1] else Za
 
 
 def _check_rigid_motion(p: _Problem) -> None:

@@ -49,6 +49,8 @@ def _validate(who, structure, bars, at_rest, **arrays):
     for name, value in arrays.items():
         if value is not None:
             validation.real_array(f"{who}: {name}", value, _UNITS[name])
+            if name in ("loads", "q"):
+                nodal_vector(structure.n_nodes, f"{who}: {name}", value)
     if at_rest not in ("slack", "taut"):
         raise ValueError(f"at_rest must be 'slack' (a string exactly at its rest length has no "
                          f"stiffness) or 'taut' (tension-side derivative), got {at_rest!r}")
