@@ -61,6 +61,32 @@ def test_inverted_pendulum_is_reported_unstable_with_its_eigenvalue(angle):
     assert r.min_stiffness == pytest.approx(-swing_stiffness(s), rel=1e-12)
 
 
+def test_prism_hanging_from_one_node_swings_like_a_rigid_body():
+    """A prestressed 3-prism pinned at node 0 under gravity, started with its centre of mass
+    below the pin: its softest mode is the rigid swing, whose Rayleigh quotient W h / b_max
+    (W its weight, h the drop of its centre of mass below the pin, b_max the largest
+    eigenvalue of sum_k [e_i x d_k] . [e_j x d_k] over horizontal axes e) bounds the smallest
+    eigenvalue from above; the elastic modes, far stiffer, lower it by 9.1e-4 of it."""
+    from scipy.spatial.transform import Rotation
+    built = tc.equilibrium(tc.catalog.prism(3), gamma_min=20.0).structure
+    s = tc.Structure(built.nodes, bars=built.bars, strings=built.strings, fixed={0: "xyz"},
+                     gravity=G)
+    m, N = s.node_masses, s.nodes
+    D = m @ N / m.sum() - N[0]
+    axis = np.cross(D, [0.0, 0.0, -1.0])
+    turn = Rotation.from_rotvec(axis / np.linalg.norm(axis) * np.arccos(-D[2] / np.linalg.norm(D)))
+    r = tc.static_equilibrium(s, q=(N - N[0]) @ turn.as_matrix().T + N[0])
+    Q = r.q.reshape(-1, 3)
+    d = Q - Q[0]
+    drop = -(m @ Q / m.sum() - Q[0])
+    assert drop[:2] == pytest.approx([0.0, 0.0], abs=1e-12) and drop[2] > 0
+    E = np.eye(3)[:2]
+    B = np.array([[sum(np.cross(a, dk) @ np.cross(b, dk) for dk in d) for b in E] for a in E])
+    rigid = 9.806 * m.sum() * drop[2] / np.linalg.eigvalsh(B).max()
+    assert r.stable
+    assert (1 - 9e-3) * rigid <= r.min_stiffness <= rigid * (1 + 1e-12)
+
+
 def test_the_start_configuration_q_is_the_one_checked():
     # built horizontal, started hanging: the start is the equilibrium (no Newton step)
     s = pendulum(90.0)

@@ -150,7 +150,9 @@ class StaticEquilibrium:
         Largest node displacement from the input structure's nodes [m].
     min_stiffness : float
         Smallest eigenvalue of the reduced tangent stiffness at q [N/m] (on the constraint
-        tangent space, rigid motions removed); > 0: a stable equilibrium.
+        tangent space, less the rigid motions the loads leave rigid: translations, rotations
+        about the loads' common axis); > 0: a stable equilibrium. A rigid rotation the loads
+        stiffen stays: a point mass hanging on a pinned bar gives ``W / L``.
     slack : ndarray of bool, shape (n_strings,)
         Strings at or below their rest length at q.
     bars : str

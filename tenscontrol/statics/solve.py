@@ -465,8 +465,11 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     -----
     Strings switch between taut and slack as their length passes the rest length (the active
     set is re-evaluated at every trial point). A free-floating structure (no fixed
-    coordinates) needs loads without resultant force or moment; its rigid motions are held by
-    the gauge ``R_t^T dq = 0``.
+    coordinates) needs loads without resultant force; the rigid motions the loads leave rigid
+    (translations, rotations about an axis parallel to every load) are held by the gauge
+    ``R_t^T dq = 0``. A rigid rotation the loads stiffen (a pendulum's swing about its pin) is
+    a mode: the loads turn the structure until it balances, and ``stable`` says whether it
+    hangs (``W / L`` for a point mass on a pinned bar) or stands upright (``-W / L``).
     """
     rtol = validation.fraction("static_equilibrium: rtol", rtol)
     max_iterations = validation.integer("static_equilibrium: max_iterations", max_iterations,
