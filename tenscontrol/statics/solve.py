@@ -529,7 +529,8 @@ def _stability_basis(p: _Problem, q, K: np.ndarray, residual: float) -> np.ndarr
 
 
 def _check_rigid_motion(p: _Problem) -> None:
-    """MechanismError if the loads have a resultant along a rigid motion nothing holds."""
+    """MechanismError if the loads have a resultant along a rigid motion nothing holds (the
+    gauge: translations, and rotations about the loads' axis, along which they do no work)."""
     if p.gauge.shape[1] == 0:
         return
     work = p.gauge.T @ p.load[p.free]
@@ -542,7 +543,7 @@ def _check_rigid_motion(p: _Problem) -> None:
         f"{p.structure.name}: a rigid-body mechanism: the fixed coordinates leave a rigid motion "
         f"free, and the loads (gravity included) have a resultant along it ({text}), so no "
         "configuration holds them. Fix coordinates (Structure.with_fixed) or give loads without "
-        "resultant force and moment", v.reshape(-1, 3), nodes)
+        "resultant force", v.reshape(-1, 3), nodes)
 
 
 def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
