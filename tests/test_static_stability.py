@@ -50,6 +50,19 @@ def test_pendulum_hangs_stable_with_the_swing_stiffness(angle, length, planar):
     assert r.min_stiffness == pytest.approx(swing_stiffness(s), rel=1e-12)
 
 
+def test_compressible_pendulum_keeps_its_swing():
+    # 1.0 removed the swing and called the axial mode (2.1e7 N/m) the smallest stiffness; the
+    # bar stretches by 1.1e-6 and its weight follows its length: 1.9e-7 off W / l
+    a = np.radians(30.0)
+    s = tc.Structure([[0.0, 0.0, 0.0], [np.sin(a), 0.0, -np.cos(a)]],
+                     bars=[{"nodes": (0, 1), "material": "aluminium", "radius": 0.01}],
+                     fixed={0: "xyz"}, point_masses=[{"node": 1, "mass": 2.0}], gravity=G)
+    r = tc.static_equilibrium(s, bars="compressible")
+    length = np.linalg.norm(r.q[3:6])
+    assert r.stable and r.q[3:5] == pytest.approx([0.0, 0.0], abs=1e-12)
+    assert r.min_stiffness == pytest.approx(swing_stiffness(s) / length, rel=2e-6)
+
+
 @pytest.mark.parametrize("angle", [180.0, 150.0])
 def test_inverted_pendulum_is_reported_unstable_with_its_eigenvalue(angle):
     s = pendulum(angle)
