@@ -150,7 +150,9 @@ class StaticEquilibrium:
         Largest node displacement from the input structure's nodes [m].
     min_stiffness : float
         Smallest eigenvalue of the reduced tangent stiffness at q [N/m] (on the constraint
-        tangent space, rigid motions removed); > 0: a stable equilibrium.
+        tangent space, less the rigid motions the loads leave rigid: translations, rotations
+        about the loads' common axis); > 0: a stable equilibrium. A rigid rotation the loads
+        stiffen stays: a point mass hanging on a pinned bar gives ``W / L``.
     slack : ndarray of bool, shape (n_strings,)
         Strings at or below their rest length at q.
     bars : str
@@ -237,13 +239,16 @@ def describe_motion(v: np.ndarray, n_show: int = 4) -> tuple[str, tuple]:
 
 
 def loaded_zero_modes(K: np.ndarray, Z: np.ndarray, force: np.ndarray,
-                      rtol: float = 1e-8) -> np.ndarray:
+                      rtol: float = 1e-8, rotations: np.ndarray | None = None) -> np.ndarray:
     """Displacements (3n, m) in span(Z) of (near) zero stiffness along which `force` does work.
 
     `K` (3n, 3n) is the tangent stiffness, `Z` (3n, r) an orthonormal basis of the admissible
     displacements, `force` (3n,) the unbalanced force. A mode counts when its eigenvalue of
-    ``Z^T K Z`` is within `rtol` of the largest entry of K in size and the force's work along it is more
-    than 1e-6 of the force's size.
+    ``Z^T K Z`` is within `rtol` of the largest entry of K in size and the force's work along
+    it is more than 1e-6 of the force's size. The part of the modes in span(`rotations`)
+    (3n, k), orthonormal rigid rotations, does not count: the potential of dead loads along a
+    rigid rotation is periodic, so it has a minimum (a pendulum at its horizontal position is
+    momentarily without stiffness, yet hangs still below its pin).
     """
     if Z.shape[1] == 0:
         return np.zeros((K.shape[0], 0))
@@ -252,5 +257,10 @@ def loaded_zero_modes(K: np.ndarray, Z: np.ndarray, force: np.ndarray,
     # the scale is K's largest entry: Z^T K Z may vanish to rounding on a pure mechanism
     top = max(np.abs(w).max(initial=0.0), np.abs(K).max(initial=0.0), 1e-300)
     modes = Z @ V[:, np.abs(w) <= rtol * top]
+    if rotations is not None and rotations.shape[1] and modes.shape[1]:
+        # absolute tolerance: the modes are orthonormal, their part outside is what is left
+        U, sv, _ = np.linalg.svd(modes - rotations @ (rotations.T @ modes),
+                                 full_matrices=False)
+        modes = U[:, sv > 1e-6]
     work = np.abs(modes.T @ force)
     return modes[:, work > 1e-6 * max(np.linalg.norm(force), 1e-300)]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg
@@ -44,7 +44,7 @@ from tenscontrol.statics.result import (MechanismError, NewtonHistory,
                                                  describe_motion, loaded_zero_modes)
 from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
 from tenscontrol.statics.merit import total_potential
-from tenscontrol.statics.stiffness import rigid_fields, tangent_stiffness
+from tenscontrol.statics.stiffness import loaded_rigid_fields, rigid_fields, tangent_stiffness
 from tenscontrol.mechanics.scales import structure_scales
 from tenscontrol.model.structure import Structure
 
@@ -143,16 +143,24 @@ def unbalanced_force(structure: Structure, q=None, *, loads=None, bars: str = "r
     multipliers on the free coordinates; compressible bars their law. R vanishes on the free
     coordinates at an equilibrium; on the fixed ones it is minus the support reaction.
     """
+    _check_arguments("unbalanced_force", structure, bars, loads=loads, q=q,
+                     bar_force_densities=bar_force_densities)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     p = _problem(structure, loads, bars, check=False)
     _, R, gamma, psi = _forces(p, q, np.zeros(p.free.size))
     if bar_force_densities is not None:
-        R = R + member_columns(structure.bar_nodes, q) @ (psi - np.asarray(bar_force_densities))
+        given = validation.per_item("unbalanced_force: bar_force_densities", bar_force_densities,
+                                    structure.n_bars, "N/m", items=" (one per bar)")
+        R = R + member_columns(structure.bar_nodes, q) @ (psi - given)
     return R
 
 
 def static_tangent(structure: Structure, q, psi, bars: str = "rigid") -> np.ndarray:
     """``K_t = -dR/dq`` (3n, 3n) [N/m] with the rigid bars' psi held (the law's for compressible)."""
+    _check_arguments("static_tangent", structure, bars, q=q, psi=psi)
+    q = nodal_vector(structure.n_nodes, "q", q)
+    psi = validation.per_item("static_tangent: psi", psi, structure.n_bars, "N/m",
+                              items=" (one per bar)")
     gamma = _law_gamma(structure, q)
     return tangent_stiffness(structure, q, gamma=gamma, bar_force_densities=psi, bars=bars,
                              at_rest="taut")
@@ -352,7 +360,9 @@ def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
     _, _, _, psi = _forces(p, q, np.zeros(p.free.size))
     K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
     Z = _admissible(p, q)
-    modes = loaded_zero_modes(K, Z, r)
+    # the rigid fields outside the gauge are rotations that the loads stiffen somewhere
+    Rt = rigid_fields(p.structure, q, bars=p.bars)[p.free]
+    modes = loaded_zero_modes(K, Z, r, rotations=Rt)
     if modes.shape[1] == 0:
         return None
     v = np.zeros(3 * p.structure.n_nodes)
@@ -455,13 +465,19 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     -----
     Strings switch between taut and slack as their length passes the rest length (the active
     set is re-evaluated at every trial point). A free-floating structure (no fixed
-    coordinates) needs loads without resultant force or moment; its rigid motions are held by
-    the gauge ``R_t^T dq = 0``.
+    coordinates) needs loads without resultant force; the rigid motions the loads leave rigid
+    (translations, rotations about an axis parallel to every load) are held by the gauge
+    ``R_t^T dq = 0``. A rigid rotation the loads stiffen (a pendulum's swing about its pin) is
+    a mode: the loads turn the structure until it balances, and ``stable`` says whether it
+    hangs (``W / L`` for a point mass on a pinned bar) or stands upright (``-W / L``).
     """
-    rtol = validation.fraction("rtol", rtol)
-    max_iterations = validation.integer("max_iterations", max_iterations, minimum=1)
+    rtol = validation.fraction("static_equilibrium: rtol", rtol)
+    max_iterations = validation.integer("static_equilibrium: max_iterations", max_iterations,
+                                        minimum=1)
+    _check_arguments("static_equilibrium", structure, bars, loads=loads, q=q)
     p = _problem(structure, loads, bars)
     q0 = _project(p, nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)))
+    p = replace(p, gauge=loaded_rigid_fields(structure, q0, p.load, bars=bars)[p.free])
     _check_rigid_motion(p)
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
@@ -480,8 +496,41 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     return result
 
 
+def _check_arguments(who: str, structure, bars, **arrays) -> None:
+    """TypeError/ValueError naming `who`'s argument: structure, bars, and real arrays (complex
+    loads would lose their imaginary part in the float conversion, strings fail deep inside)."""
+    if not isinstance(structure, Structure):
+        raise TypeError(f"{who}: structure must be a tenscontrol.Structure, got "
+                        f"{validation.describe(structure)}")
+    validation.choice(f"{who}: bars", bars, _BAR_MODELS)
+    units = {"loads": "N", "q": "m", "psi": "N/m", "bar_force_densities": "N/m"}
+    for name, value in arrays.items():
+        if value is not None:
+            validation.real_array(f"{who}: {name}", value, units[name])
+            if name in ("loads", "q"):
+                nodal_vector(structure.n_nodes, f"{who}: {name}", value)
+
+
+def _stability_basis(p: _Problem, q, K: np.ndarray, residual: float) -> np.ndarray:
+    """Orthonormal basis (nf, r) of the admissible motions at q less the rigid fields that
+    stay rigid under the load: those K does not couple to any admissible motion (a free
+    rotation about the load axis, a translation). A rotation the load stiffens or softens
+    (a pendulum's swing) stays, so its eigenvalue decides the stability."""
+    Rt = rigid_fields(p.structure, q, bars=p.bars)[p.free]
+    if Rt.shape[1] == 0:
+        return _admissible(p, q)
+    Za = _admissible(replace(p, gauge=Rt[:, :0]), q)  # Rt lies in span(Za)
+    # K Rt is the loads' geometric stiffness; what is left at an equilibrium is rounding in
+    # K's sums and the residual's moment
+    tol = 1e-10 * np.abs(K).max(initial=0.0) + 1e2 * residual / p.size
+    _, sv, Vt = np.linalg.svd(Za.T @ K @ Rt)
+    rigid = Za.T @ (Rt @ Vt[int(np.sum(sv > tol)):].T)
+    return Za @ scipy.linalg.null_space(rigid.T, rcond=1e-10) if rigid.shape[1] else Za
+
+
 def _check_rigid_motion(p: _Problem) -> None:
-    """MechanismError if the loads have a resultant along a rigid motion nothing holds."""
+    """MechanismError if the loads have a resultant along a rigid motion nothing holds (the
+    gauge: translations, and rotations about the loads' axis, along which they do no work)."""
     if p.gauge.shape[1] == 0:
         return
     work = p.gauge.T @ p.load[p.free]
@@ -494,7 +543,7 @@ def _check_rigid_motion(p: _Problem) -> None:
         f"{p.structure.name}: a rigid-body mechanism: the fixed coordinates leave a rigid motion "
         f"free, and the loads (gravity included) have a resultant along it ({text}), so no "
         "configuration holds them. Fix coordinates (Structure.with_fixed) or give loads without "
-        "resultant force and moment", v.reshape(-1, 3), nodes)
+        "resultant force", v.reshape(-1, 3), nodes)
 
 
 def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
@@ -508,7 +557,7 @@ def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
     violation = (float(np.abs(_bar_lengths(s, q) - p.lengths).max(initial=0.0)) if p.rigid
                  else 0.0)
     K = static_tangent(s, q, psi, p.bars)[np.ix_(p.free, p.free)]
-    Z = _admissible(p, q)
+    Z = _stability_basis(p, q, K, residual)
     Kr = Z.T @ K @ Z
     w = np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
     N = q.reshape(-1, 3)

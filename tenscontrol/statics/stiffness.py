@@ -19,13 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
 from tenscontrol.mechanics.laws import active_set, elastic_densities, material_coefficients
 from tenscontrol.model.structure import Structure
 
-__all__ = ["Compliance", "compliance", "rigid_fields", "tangent_stiffness"]
+__all__ = ["Compliance", "compliance", "loaded_rigid_fields", "rigid_fields",
+           "tangent_stiffness"]
 
 # A string whose length is within this relative distance of its rest length sits on the kink
 # of its one-sided law; at_rest decides which side of the kink the stiffness is taken from.
@@ -34,11 +36,21 @@ _AT_REST_TOL = 1e-12
 _RIGID_TOL = 1e-9
 
 
-def _validate(structure, bars, at_rest):
+_UNITS = {"q": "m", "gamma": "N/m", "bar_force_densities": "N/m", "loads": "N"}
+
+
+def _validate(who, structure, bars, at_rest, **arrays):
+    """TypeError/ValueError naming `who`'s argument; `arrays` must hold real numbers (a
+    complex array would lose its imaginary part in the float conversion)."""
     if not isinstance(structure, Structure):
-        raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
-    if bars not in ("rigid", "compressible"):
-        raise ValueError(f"bars must be 'rigid' or 'compressible', got {bars!r}")
+        raise TypeError(f"{who}: structure must be a tenscontrol.Structure, got "
+                        f"{validation.describe(structure)}")
+    validation.choice(f"{who}: bars", bars, ("rigid", "compressible"))
+    for name, value in arrays.items():
+        if value is not None:
+            validation.real_array(f"{who}: {name}", value, _UNITS[name])
+            if name in ("loads", "q"):
+                nodal_vector(structure.n_nodes, f"{who}: {name}", value)
     if at_rest not in ("slack", "taut"):
         raise ValueError(f"at_rest must be 'slack' (a string exactly at its rest length has no "
                          f"stiffness) or 'taut' (tension-side derivative), got {at_rest!r}")
@@ -46,9 +58,12 @@ def _validate(structure, bars, at_rest):
 
 def _per_member(value, count: int, name: str) -> np.ndarray:
     v = np.asarray(value, dtype=float).reshape(-1)
-    if v.shape != (count,) or not np.all(np.isfinite(v)):
+    if v.shape != (count,):
         raise ValueError(f"{name} must be {count} finite force densities [N/m], got shape "
                          f"{np.shape(value)}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be {count} finite force densities [N/m]; entries "
+                         f"{np.flatnonzero(~np.isfinite(v))[:6].tolist()} are not")
     return v
 
 
@@ -139,7 +154,8 @@ def tangent_stiffness(structure: Structure, q=None, *, gamma=None, bar_force_den
     ndarray, shape (3n, 3n)
         Symmetric; for rigid bars, ``-d(xi + J_Phi^T lambda)/dq`` with lambda held.
     """
-    _validate(structure, bars, at_rest)
+    _validate("tangent_stiffness", structure, bars, at_rest, q=q, gamma=gamma,
+              bar_force_densities=bar_force_densities, loads=loads)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     check_members(structure, "tangent_stiffness", q, bars=bars, inertia=False)
     return _checked(_tangent(structure, q, gamma, bar_force_densities, bars, at_rest, loads),
@@ -188,7 +204,7 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     "Minimal realization"). Empty (n_r = 0) for a pinned structure. `bars` selects J: all
     constraint rows (rigid) or only the fixed coordinates (compressible).
     """
-    _validate(structure, bars, "slack")
+    _validate("rigid_fields", structure, bars, "slack", q=q)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     N = q.reshape(-1, 3)
     d = N - N.mean(axis=0)
@@ -203,6 +219,36 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     # tolerance relative to its largest singular value would keep no field at all.
     _, sv, Vt = np.linalg.svd(J @ R)
     return R @ Vt[int(np.sum(sv > _RIGID_TOL)):].T
+
+
+def loaded_rigid_fields(structure: Structure, q, load, *, bars: str = "rigid") -> np.ndarray:
+    """The rigid fields (3n, m) that stay rigid under dead loads: orthonormal, in
+    :func:`rigid_fields`' span.
+
+    A dead load does no second-order work along a translation, nor along a rotation about an
+    axis parallel to every nodal load; along any other rotation it has a geometric stiffness
+    (a pendulum's swing: ``m g / L`` hanging, ``-m g / L`` inverted), so that rotation is a
+    mode of the loaded structure, not a rigid motion to remove. `load` (3n,) [N] is gravity
+    plus the loads; without loads this is :func:`rigid_fields` itself.
+    """
+    Rt = rigid_fields(structure, q, bars=bars)
+    F = validation.real_array("loaded_rigid_fields: load", load, "N",
+                              shape=(3 * structure.n_nodes,), finite=True).reshape(-1, 3)
+    top = np.abs(F).max(initial=0.0)
+    if Rt.shape[1] == 0 or top == 0:
+        return Rt
+    # axes w with w x f_i = 0 for every node: null([f_i]_x), stacked (3 for no load, 1 for
+    # parallel loads such as gravity, else none)
+    cross = np.vstack([np.cross(np.eye(3), f).T for f in F / top])
+    axes = scipy.linalg.null_space(cross, rcond=1e-10)
+    N = np.asarray(q, dtype=float).reshape(-1, 3)
+    d = N - N.mean(axis=0)
+    moves = [np.tile(np.eye(3), (structure.n_nodes, 1))]
+    moves += [np.cross(w, d).reshape(-1, 1) for w in axes.T]
+    keep = scipy.linalg.orth(np.hstack(moves), rcond=1e-10)
+    # span(Rt) and span(keep) meet where the principal angles vanish (cosines 1)
+    U, cos, _ = np.linalg.svd(Rt.T @ keep, full_matrices=False)
+    return Rt @ U[:, cos >= 1.0 - 1e-12]
 
 
 def _constraint_rows(structure, q, bars) -> np.ndarray:
@@ -261,7 +307,7 @@ class Compliance:
         (``R_t^T f = 0``); otherwise ValueError, since the rigid part has no static response.
         """
         n3 = self.basis.shape[0]
-        f = np.asarray(loads, dtype=float).reshape(-1)
+        f = validation.real_array("Compliance.displacement: loads", loads, "N").reshape(-1)
         if f.shape != (n3,) or not np.all(np.isfinite(f)):
             raise ValueError(f"loads must be ({n3 // 3}, 3) finite nodal forces [N], "
                              f"got shape {np.shape(loads)}")
@@ -310,7 +356,8 @@ def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: st
     bars pinned at one end and no strings), the compliance is empty: ``displacement`` then
     returns zero for every load the constraints take.
     """
-    _validate(structure, bars, at_rest)
+    _validate("compliance", structure, bars, at_rest, q=q, gamma=gamma,
+              bar_force_densities=bar_force_densities, loads=loads)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
     # an infinite stiffness would otherwise make the eigenvalue test blame "a mechanism"
     check_members(structure, "compliance", q, bars=bars, inertia=False)
