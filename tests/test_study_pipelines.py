@@ -44,6 +44,12 @@ def test_settle_names_the_slack_strings_when_there_is_no_equilibrium(design):
     with pytest.raises(ValueError, match=r"settle: .* not stable .*a mechanism.*slack "
                                          r"strings there: \[1, 2, 3\]"):
         settle(loose, "compressible")
+    # nothing fixed under gravity: the static solve's error, in settle's words
+    falling = design.with_fixed([]).with_gravity([0.0, 0.0, -9.81])
+    with pytest.raises(ValueError, match=r"settle: tbar-stedy: no static equilibrium near the "
+                                         r"design \(tbar-stedy: a rigid-body mechanism.*\); "
+                                         r"slack strings at the start: none"):
+        settle(falling, "rigid")
     with pytest.raises(ValueError, match=r"settle: bars must be one of 'rigid', "
                                          r"'compressible', got 'elastic'"):
         settle(design, "elastic")
