@@ -28,7 +28,7 @@ def study(n_cases: int, seed: int = 1):
     """The soft-against-metallic robustness study: n_cases / 2 samples, each on both materials."""
     tbar = tc.catalog.tbar("stedy", damping=5.0)
     pipeline = tc.NormsPipeline(tbar, prestress=5.0, outputs=OUTPUTS, amplitude=60.0,
-                                t_final=3.0)
+                                t_final=3.0, bars="compressible")
     uncertain = {f"rest_length_error_{k}": tc.Uniform(-0.03, 0.03) for k in range(4)}
     uncertain["string_stiffness_error"] = tc.Uniform(-0.2, 0.2)
     cases = tc.samples(uncertain, max(1, n_cases // 2), seed=seed,

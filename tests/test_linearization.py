@@ -557,3 +557,55 @@ def test_fixed_coordinate_round_off_is_accepted_and_zeroed():
     with pytest.raises(ValueError, match=r"qd: the fixed coordinate z0 \(q index 2\) must have "
                                          r"zero velocity, got 0.001 \(round-off up to 1e-08"):
         linearize(tbar, qd=qd)
+
+
+# ---- the equilibrium test against the static solve's convergence test ----------------------
+
+
+def _as_built_tbars(bars):
+    """The steel T-bar (compressible: k_b = 3.1e8 N/m) with string errors, as a study builds it."""
+    design = tc.equilibrium(catalog.tbar("stedy", damping=5.0), gamma_min=5.0,
+                            bars=bars).structure
+    rng = np.random.default_rng(3)
+    for k_error in (-0.3, -0.1, 0.0, 0.2):
+        s = design.with_strings(rest_length=design.string_rest_lengths
+                                * (1.0 + rng.uniform(-0.05, 0.05, 4)))
+        yield s.with_strings(stiffness=s.string_stiffness * (1.0 + k_error))
+
+
+@pytest.mark.parametrize("bars", ["rigid", "compressible"])
+def test_what_static_equilibrium_converged_to_is_an_equilibrium(bars):
+    for built in _as_built_tbars(bars):
+        settled = tc.static_equilibrium(built, bars=bars).structure
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)     # "not in equilibrium" would raise
+            model = linearize(settled, bars=bars, at_rest="taut")
+        assert model.at_equilibrium
+
+
+def test_the_equilibrium_test_allows_the_forces_rounding_and_no_more(monkeypatch):
+    import tenscontrol.linear.linearization as lin
+    from tenscontrol.mechanics.scales import force_rounding
+
+    settled = tc.static_equilibrium(next(_as_built_tbars("compressible")),
+                                    bars="compressible").structure
+    floor = force_rounding(settled, "compressible")       # 16 eps k_b l_b = 5.6e-6 N
+    assert floor == pytest.approx(16 * np.finfo(float).eps * settled.bar_stiffness[0]
+                                  * settled.bar_lengths[0], rel=1e-12)
+    along = settled.nodes[2] - settled.nodes[0]            # bar 0, node 2 free in x and z
+    along /= np.linalg.norm(along)
+
+    def at_equilibrium(force):
+        """linearize's verdict with node 2 moved along bar 0 by force / k_b [N]."""
+        N = settled.nodes.copy()
+        N[2] += along * force / settled.bar_stiffness[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return linearize(settled, q=N, bars="compressible", at_rest="taut").at_equilibrium
+
+    # half the rounding floor: accepted, though above 1e-8 of the forces' acceleration scale
+    assert at_equilibrium(0.5 * floor)
+    monkeypatch.setattr(lin, "_ROUNDING_FACTOR", 0.0)
+    assert not at_equilibrium(0.5 * floor)
+    monkeypatch.undo()
+    assert not at_equilibrium(100 * floor)

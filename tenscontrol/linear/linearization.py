@@ -33,6 +33,7 @@ from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
 from tenscontrol.mechanics.laws import active_set, elastic_densities, material_coefficients
+from tenscontrol.mechanics.scales import force_rounding
 from tenscontrol.statics.stiffness import string_activity
 from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
@@ -42,6 +43,10 @@ from tenscontrol.model.tables import html_table
 __all__ = ["LinearModel", "linearize"]
 
 _EQUILIBRIUM_RTOL = 1e-8
+#: The forces at the point are computed here again, with a rounding error as large as the one
+#: the static solve stops at (mechanics.scales.force_rounding): an equilibrium it found is
+#: accepted to twice that.
+_ROUNDING_FACTOR = 2.0
 #: A fixed coordinate's velocity up to this times max(1 m/s, max |qd|) is round-off (another
 #: integrator's output at rest: qd = 9.8e-15 on z0) and is set to zero; above, it is an error.
 _FIXED_VELOCITY_RTOL = 1e-9
@@ -78,7 +83,10 @@ class LinearModel:
         Which model of docs/theory.md, "Linearization: force densities in, nodal forces as
         disturbances" this is.
     at_equilibrium : bool
-        qd = 0 and |qdd| <= 1e-8 times the acceleration scale of the forces at the point.
+        qd = 0 and |qdd| <= 1e-8 times the acceleration scale of the forces at the point, or
+        at most twice the acceleration of their rounding error
+        (:func:`tenscontrol.mechanics.scales.force_rounding`): every configuration
+        :func:`tenscontrol.static_equilibrium` returns (``rtol <= 1e-8``) is one.
     constraint_jacobian : ndarray, shape (c, nq)
         Rigid: fixed-coordinate rows, then the rows 2 q^T H_k of the independent bars
         (``rigid_model(structure).constrained_bars``); compressible: fixed rows only.
@@ -412,6 +420,7 @@ def _rigid(structure, q, qd, f, gamma, m: _Members, include_radius: bool) -> dic
               + np.abs(Jb.T) @ np.abs(lam))
     return dict(qdd=qdd, dq=dq, dqd=dqd, B=WP @ Fu, E=WP, Fu=Fu, grad=m.grad,
                 K=K - H_lam, psi=psi, M=model.M, scale=np.abs(W) @ forces,
+                reach=np.abs(WP).sum(axis=1),     # at rest qdd = W P xi
                 J=np.vstack([np.eye(3 * n)[structure.fixed_coordinates], Jb]))
 
 
@@ -447,7 +456,7 @@ def _compressible(structure, q, qd, f, gamma, m: _Members, kinetic, include_radi
     return dict(qdd=np.asarray(jac["qdd"], dtype=float), dq=jac["dq"] + Wc @ Dq,
                 dqd=jac["dqd"] + Wc @ Dqd, B=Wc @ Fu, E=Wc, Fu=Fu,
                 grad=np.vstack([m.grad, material_coefficients(kb, l0b, lb)[:, None] * Xh.T]),
-                K=K, psi=psi, M=M, scale=np.abs(Wc) @ forces,
+                K=K, psi=psi, M=M, scale=np.abs(Wc) @ forces, reach=np.abs(Wc).sum(axis=1),
                 J=np.eye(3 * n)[structure.fixed_coordinates])
 
 
@@ -498,17 +507,23 @@ def _check_finite_result(structure, bars, loads, named) -> None:
                 "lengths to usable sizes (or change units)")
 
 
-def _warn_if_not_at_rest(structure, qdd, scale) -> bool:
-    """True at an equilibrium; warn (suggesting tenscontrol.equilibrium) otherwise."""
-    size, ref = float(np.abs(qdd).max(initial=0.0)), float(np.max(scale, initial=0.0))
-    if size == 0.0 or size <= _EQUILIBRIUM_RTOL * ref:
+def _warn_if_not_at_rest(structure, bars, qdd, parts) -> bool:
+    """True at an equilibrium; warn (suggesting tenscontrol.equilibrium) otherwise.
+
+    The test: |qdd| at most 1e-8 of the acceleration scale of the forces at the point, or of
+    the acceleration of the forces' rounding error (static_equilibrium's own floor), so that
+    every configuration static_equilibrium calls converged (rtol <= 1e-8) passes."""
+    size, ref = float(np.abs(qdd).max(initial=0.0)), float(np.max(parts["scale"], initial=0.0))
+    floor = _ROUNDING_FACTOR * force_rounding(structure, bars) * parts["reach"]
+    if size == 0.0 or size <= max(_EQUILIBRIUM_RTOL * ref, float(floor.max(initial=0.0))):
         return True
     rel = f"{size / ref:.2g}" if ref > 0 else "all"
     warnings.warn(f"linearize: {structure.name} is at rest but not in equilibrium at the operating "
                   f"point (max |qdd| = {size:.3g} m/s^2, {rel} of the force scale); "
                   "the model is still returned (at_equilibrium=False). Use "
-                  "tenscontrol.equilibrium(...) to find a prestressed equilibrium first",
-                  stacklevel=4)  # caller, past the thread-policy wrapper
+                  "tenscontrol.equilibrium(...) to find a prestressed equilibrium first, or "
+                  "tenscontrol.static_equilibrium(...) for the configuration its rest lengths "
+                  "hold", stacklevel=4)  # caller, past the thread-policy wrapper
     return False
 
 
@@ -573,7 +588,8 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
     -----
     UserWarning
         If qd = 0 but the point is not an equilibrium (|qdd| > 1e-8 times the acceleration scale
-        of the forces); if strings sit at their rest length under ``at_rest="slack"``.
+        of the forces, and more than twice the acceleration of their rounding error); if
+        strings sit at their rest length under ``at_rest="slack"``.
     """
     _check_options(structure, bars, kind, at_rest, kinetic, include_radius)
     outputs = check_selection(outputs, "linearize: outputs")
@@ -596,7 +612,7 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
     E = np.vstack([zeros, parts["E"]])
     _check_finite_result(structure, bars, f, (("qdd", parts["qdd"][:, None], states[:nq],
                                                 None),))
-    at_eq = not np.any(qd) and _warn_if_not_at_rest(structure, parts["qdd"], parts["scale"])
+    at_eq = not np.any(qd) and _warn_if_not_at_rest(structure, bars, parts["qdd"], parts)
     model = LinearModel(
         A=A, B=B, E=E, C=np.hstack([eye, zeros]), q=q, qd=qd, loads=f,
         gamma=gamma, bar_force_densities=parts["psi"], bars=bars, kind="control",

@@ -194,8 +194,10 @@ def _check_model(model, who: str) -> None:
     if not model.at_equilibrium:
         raise ValueError(f"{who}: the structural reduction needs an equilibrium operating "
                          "point; this model is at rest (qd = 0) but not in equilibrium "
-                         "(at_equilibrium=False). Call tenscontrol.equilibrium first and "
-                         "linearise its structure")
+                         "(at_equilibrium=False). Call tenscontrol.equilibrium (a prestress "
+                         "that holds this configuration) or tenscontrol.static_equilibrium (the "
+                         "configuration its rest lengths hold) first and linearise its "
+                         "structure")
 
 
 def _relative(residual: np.ndarray, ref: np.ndarray) -> float:

@@ -32,7 +32,13 @@ import numpy as np
 
 from tenscontrol.mechanics.laws import string_energies
 
-__all__ = ["Scales", "prestress_energy", "structure_scales"]
+__all__ = ["FORCE_ROUNDING_ULPS", "Scales", "force_rounding", "prestress_energy",
+           "structure_scales"]
+
+#: A nodal force from a member law ``k (1 - l0/l) l`` carries a rounding error of a few eps
+#: times ``k l``; the static solve's convergence floor and linearize's equilibrium test count
+#: this many eps of the stiffest member's ``k l``.
+FORCE_ROUNDING_ULPS = 16
 
 
 @dataclass(frozen=True)
@@ -109,3 +115,32 @@ def _bar_energy(structure) -> float:
     if structure.n_bars == 0 or any(b.youngs_modulus is None for b in structure.bars):
         return 0.0
     return float(np.sum(structure.bar_stiffness * structure.bar_lengths ** 2))
+
+
+def force_rounding(structure, bars: str = "rigid") -> float:
+    """The rounding error of the nodal forces of the member laws [N]: ``16 eps max k l``.
+
+    A member law ``k (1 - l0 / l) l`` computed in floating point loses about eps ``k l``: for
+    stiff members (a compressible steel bar has k ~ 1e8 N/m) far more than a relative 1e-12,
+    or even 1e-8, of the prestress forces. No residual of the forces is meaningful below it;
+    :func:`tenscontrol.static_equilibrium` stops there, and :func:`tenscontrol.linearize`
+    accepts an equilibrium to within it.
+
+    Parameters
+    ----------
+    structure : Structure
+        Its configuration gives the member lengths l.
+    bars : {"rigid", "compressible"}
+        With compressible bars, the bars' axial stiffness counts too (rigid bars have no law).
+
+    Returns
+    -------
+    float
+        ``FORCE_ROUNDING_ULPS * eps * max(k l)`` over the tension members (and compressible
+        bars); 0 with no member.
+    """
+    kl = [structure.string_stiffness * structure.string_lengths]
+    if bars == "compressible" and structure.n_bars:
+        kl.append(structure.bar_stiffness * structure.bar_lengths)
+    return FORCE_ROUNDING_ULPS * float(np.finfo(float).eps) * float(
+        np.concatenate(kl).max(initial=0.0))

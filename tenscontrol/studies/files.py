@@ -11,6 +11,7 @@ An example (``study.toml``)::
     # path = "my_structure.json"        # ... or a tenscontrol.structure/1 file
 
     [settings]                          # the pipeline's keyword arguments
+    bars = "compressible"               # the bar model: "rigid" (default) or "compressible"
     prestress = 10.0
     disturbances = { nodes = 2, axes = "z" }
     outputs = { nodes = [2, 3], axes = "xz" }
@@ -25,7 +26,8 @@ An example (``study.toml``)::
     kind = "processes"
     workers = 2
 
-A mistake raises :class:`StudyFileError` naming the file and the key at fault.
+A mistake raises :class:`StudyFileError` naming the file and the key at fault. Every key, a
+complete example (``examples/study.toml``) and the parameters a pipeline varies: docs/studies.md.
 """
 
 from __future__ import annotations

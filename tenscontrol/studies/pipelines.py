@@ -6,16 +6,20 @@ nothing). Each case goes through the same chain:
 
 1. **design**: the bar ``material`` and ``bar_radius``, the strings' ``damping``, a
    ``payload_mass``; then, with a ``prestress`` (a pipeline default or the case's), the
-   prestress design of :func:`tenscontrol.equilibrium` with compressible bars (the designed
-   rest lengths);
+   prestress design of :func:`tenscontrol.equilibrium` with the pipeline's bar model and
+   ``configuration`` (the designed rest lengths);
 2. **as built**: relative errors of the rest lengths (``rest_length_error`` on every string,
    ``rest_length_error_<k>`` on string k on top), of the string stiffness and of the bars'
-   Young's modulus;
-3. **settled**: the static equilibrium of the as-built structure near the design, by Newton's
-   method on the compressible-bar forces with the tangent stiffness;
+   Young's modulus (compressible bars only);
+3. **settled**: the stable static equilibrium of the as-built structure near the design
+   (:func:`tenscontrol.static_equilibrium`, gravity included);
 4. :class:`NormsPipeline`: the passive linear model there (minimal realization) and its norms,
    then the nonlinear doublet response; :class:`LQRPipeline`: an LQR designed on the nominal
    structure, verified on the as-built one (:func:`tenscontrol.verify`).
+
+Every step uses the pipeline's one bar model, ``bars="rigid"`` (the default, as everywhere in
+tenscontrol) or ``"compressible"`` (bars that are axial springs: their material's stiffness
+enters the norms and responses, at a cost: an aluminium T-bar run is stiff).
 
 The structure travels to the workers as its ``tenscontrol.structure/1`` JSON text and is
 rebuilt once per process.
@@ -29,14 +33,15 @@ import warnings
 
 import numpy as np
 
+from tenscontrol import validation
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
 from tenscontrol.linear.synthesis import lqr
 from tenscontrol.mechanics.laws import active_set, string_tensions
-from tenscontrol.mechanics.dynamics import accelerations, mass_matrix
 from tenscontrol.statics.prestress import equilibrium
-from tenscontrol.statics.stiffness import tangent_stiffness
+from tenscontrol.statics.result import StaticsError
+from tenscontrol.statics.solve import static_equilibrium
 from tenscontrol.model.io import structure_from_dict, structure_to_dict
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.selection import Selection
@@ -44,7 +49,13 @@ from tenscontrol.model.structure import PointMass, Structure
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.studies.verification import verify
 
-__all__ = ["LQRPipeline", "NormsPipeline", "PARAMETERS", "as_built", "settle"]
+__all__ = ["BAR_MODELS", "CONFIGURATIONS", "LQRPipeline", "NormsPipeline", "PARAMETERS",
+           "as_built", "settle"]
+
+#: The pipelines' `bars` (the bar model of every step) and `configuration` (of the prestress
+#: design, :func:`tenscontrol.equilibrium`).
+BAR_MODELS = ("rigid", "compressible")
+CONFIGURATIONS = ("fixed", "free")
 
 PARAMETERS = {
     "material": "bar material preset (design)",
@@ -55,7 +66,8 @@ PARAMETERS = {
     "rest_length_error": "relative error of every string's rest length (as built)",
     "rest_length_error_<k>": "relative error of string k's rest length, added (as built)",
     "string_stiffness_error": "relative error of every string's stiffness (as built)",
-    "bar_youngs_modulus_error": "relative error of the bars' Young's modulus (as built)",
+    "bar_youngs_modulus_error": "relative error of the bars' Young's modulus (as built; "
+                                "compressible bars)",
     "amplitude": "doublet amplitude [N]",
     "effort": "LQR effort weight (LQRPipeline)",
 }
@@ -85,7 +97,8 @@ def _check_names(params: dict, known: set, n_strings: int, who: str) -> None:
                          f"rest_length_error_{n_strings - 1}")
 
 
-def _designed(structure: Structure, params: dict, payload_node, prestress) -> Structure:
+def _designed(structure: Structure, params: dict, payload_node, prestress, bars: str,
+              configuration: str) -> Structure:
     """Step 1: the design parameters, then the prestress design."""
     s = structure
     if "material" in params:
@@ -101,7 +114,8 @@ def _designed(structure: Structure, params: dict, payload_node, prestress) -> St
             PointMass(node=payload_node, mass=_number(params, "payload_mass", None)),))
     prestress = _number(params, "prestress", prestress)
     if prestress is not None:
-        s = equilibrium(s, gamma_min=prestress, bars="compressible").structure
+        s = equilibrium(s, gamma_min=prestress, bars=bars,
+                        configuration=configuration).structure
     return s
 
 
@@ -122,53 +136,36 @@ def as_built(structure: Structure, params: dict) -> Structure:
     return s
 
 
-def settle(structure: Structure, max_iterations: int = 30) -> Structure:
-    """Step 3: the structure at its static equilibrium nearest its nodes (compressible bars).
+def settle(structure: Structure, bars: str = "rigid") -> Structure:
+    """Step 3: the structure at its stable static equilibrium near its nodes.
 
-    Newton's method on the free coordinates: ``K(q) dq = F(q)`` with F the nodal forces
-    (M times the accelerations at rest) and K the tangent stiffness (strings at their rest
-    length taut), until dq stops shrinking at round-off. Raises a ``ValueError`` naming the
-    slack strings when there is no equilibrium nearby (a mechanism, or divergence).
+    :func:`tenscontrol.static_equilibrium` under gravity (no loads) with the bar model `bars`
+    (``"rigid"`` or ``"compressible"``), so that the linear model there passes
+    :func:`tenscontrol.linearize`'s equilibrium test. Raises a ``ValueError`` naming the slack
+    strings when there is no equilibrium nearby or the one found is not stable (a mechanism:
+    the linear model would have no finite norms).
     """
-    free = np.asarray(structure.free_coordinates)
-    q = structure.nodes.reshape(-1).astype(float)
-    M = mass_matrix(structure, q, bars="compressible")
-    span = max(1.0, float(np.ptp(structure.nodes, axis=0).max()))
-    last = np.inf
-    for _ in range(max_iterations):
-        qdd, _ = accelerations(structure, q, bars="compressible")
-        K = tangent_stiffness(structure, q, bars="compressible", at_rest="taut")
-        with np.errstate(all="ignore"):
-            dq = np.linalg.lstsq(K[np.ix_(free, free)], (M @ qdd)[free], rcond=1e-13)[0]
-        size = float(np.abs(dq).max(initial=0.0))
-        if not np.isfinite(size) or size > span:
-            break
-        if last == np.inf and size <= 1e-13 * span:
-            return structure        # already there: the structure itself, not a round-off copy
-        q[free] += dq
-        if size <= 1e-13 * span or (size >= 0.5 * last and size < 1e-9 * span):
-            return _stable(structure.with_nodes(q.reshape(-1, 3)), free)
-        last = size
-    raise ValueError(f"settle: {structure.name}: no static equilibrium near the design "
-                     f"(Newton's method diverged); slack strings at the start: "
-                     f"{_slack(structure)}")
+    bars = validation.choice("settle: bars", bars, BAR_MODELS)
+    try:
+        with warnings.catch_warnings():
+            # an unstable equilibrium is this function's error, not a warning
+            warnings.filterwarnings("ignore", ".*the equilibrium found is unstable")
+            result = static_equilibrium(structure, bars=bars)
+    except StaticsError as exc:
+        raise ValueError(f"settle: {structure.name}: no static equilibrium near the design "
+                         f"({exc}); slack strings at the start: {_slack(structure)}") from exc
+    if not result.stable:
+        raise ValueError(f"settle: {structure.name}: the static equilibrium near the design is "
+                         f"not stable (least stiffness eigenvalue {result.min_stiffness:.3g} "
+                         f"N/m, a mechanism); slack strings there: "
+                         f"{np.flatnonzero(result.slack).tolist() or 'none'}")
+    return result.structure
 
 
 def _slack(structure: Structure):
     slack = np.flatnonzero(~active_set(structure.string_lengths, structure.string_rest_lengths,
                                        structure.string_is_spring))
     return slack.tolist() or "none"
-
-
-def _stable(structure: Structure, free: np.ndarray) -> Structure:
-    """`structure` if its tangent stiffness is positive definite on the free coordinates."""
-    K = tangent_stiffness(structure, bars="compressible", at_rest="taut")[np.ix_(free, free)]
-    eig = np.linalg.eigvalsh(0.5 * (K + K.T))
-    if not eig[0] > 1e-10 * max(eig[-1], 0.0):
-        raise ValueError(f"settle: {structure.name}: the static equilibrium near the design is "
-                         f"not stable (least stiffness eigenvalue {eig[0]:.3g} N/m, a "
-                         f"mechanism); slack strings there: {_slack(structure)}")
-    return structure
 
 
 def _tensions(structure: Structure, nodes: np.ndarray) -> np.ndarray:
@@ -188,10 +185,14 @@ class _Pipeline:
               "amplitude"}
 
     def __init__(self, structure, disturbances, outputs, prestress, amplitude, half_period,
-                 t_final, payload_node):
+                 t_final, payload_node, bars, configuration):
+        who = type(self).__name__
         if not isinstance(structure, Structure):
-            raise TypeError(f"{type(self).__name__}: structure must be a tenscontrol.Structure, "
+            raise TypeError(f"{who}: structure must be a tenscontrol.Structure, "
                             f"got {type(structure).__name__}")
+        self.bars = validation.choice(f"{who}: bars", bars, BAR_MODELS)
+        self.configuration = validation.choice(f"{who}: configuration", configuration,
+                                               CONFIGURATIONS)
         for label, value in (("amplitude", amplitude), ("half_period", half_period),
                              ("t_final", t_final)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -216,8 +217,8 @@ class _Pipeline:
 
     def __repr__(self) -> str:
         s = self.structure
-        return (f"{type(self).__name__}(structure={s.name!r}, prestress={self.prestress}, "
-                f"doublet={self.amplitude:g} N / {self.half_period:g} s, "
+        return (f"{type(self).__name__}(structure={s.name!r}, bars={self.bars!r}, "
+                f"prestress={self.prestress}, doublet={self.amplitude:g} N / {self.half_period:g} s, "
                 f"t_final={self.t_final:g} s)")
 
     def warm(self) -> None:
@@ -230,8 +231,12 @@ class _Pipeline:
 
     def _built(self, params: dict):
         _check_names(params, self._known, self.structure.n_strings, self.name)
-        design = _designed(self.structure, params, self.payload_node, self.prestress)
-        return design, settle(as_built(design, params))
+        if self.bars == "rigid" and "bar_youngs_modulus_error" in params:
+            raise ValueError("parameter 'bar_youngs_modulus_error' changes nothing with rigid "
+                             "bars: give the pipeline bars='compressible'")
+        design = _designed(self.structure, params, self.payload_node, self.prestress,
+                           self.bars, self.configuration)
+        return design, settle(as_built(design, params), self.bars)
 
     def _eval(self, t_final: float) -> np.ndarray:
         return np.linspace(0.0, t_final, max(51, int(round(100 * t_final)) + 1))
@@ -244,7 +249,7 @@ class NormsPipeline(_Pipeline):
     as-built structure from the design; ``h2`` [m/(N s^0.5)], ``hinf`` [m/N] from the
     disturbance force to the outputs, ``order`` and ``frequency`` [Hz] (the lowest natural
     frequency) of its passive linear model (strings at rest length taut); from the
-    compressible-bar run under :func:`tenscontrol.doublet` from the settled state: ``peak``
+    nonlinear run under :func:`tenscontrol.doublet` from the settled state: ``peak``
     [m], the largest output deviation, ``min_tension`` [N], the least string tension over the
     run, and ``slack`` (bool), whether a string went slack.
 
@@ -263,6 +268,17 @@ class NormsPipeline(_Pipeline):
         The doublet [N], [s] and the simulated window [s]; a case's ``amplitude`` wins.
     payload_node : int, optional
         The node that carries a case's ``payload_mass``.
+    bars : {"rigid", "compressible"}
+        The bar model of every step: the prestress design, the static solve, the linear model
+        and the run. ``"rigid"`` (default, as in :func:`tenscontrol.simulate`): the bars'
+        material sets their mass only; ``"compressible"``: axial springs, whose stiffness
+        enters every figure (and ``bar_youngs_modulus_error`` may be varied), at the cost of a
+        stiff run for metal bars.
+    configuration : {"fixed", "free"}
+        The prestress design's (:func:`tenscontrol.equilibrium`): ``"fixed"`` (default) holds
+        the structure's nodes; ``"free"`` lets it sag under gravity first (a structure built
+        without its sag, which no prestress holds as built). Used when there is a
+        ``prestress``.
     """
 
     name = "norms"
@@ -270,13 +286,14 @@ class NormsPipeline(_Pipeline):
     def __init__(self, structure: Structure, *, disturbances: Selection = Selection(2, "z"),
                  outputs: Selection | None = None, prestress: float | None = None,
                  amplitude: float = 10.0, half_period: float = 0.5, t_final: float = 3.0,
-                 payload_node: int | None = None):
+                 payload_node: int | None = None, bars: str = "rigid",
+                 configuration: str = "fixed"):
         super().__init__(structure, disturbances, outputs, prestress, amplitude, half_period,
-                         t_final, payload_node)
+                         t_final, payload_node, bars, configuration)
 
     def _chain(self, params: dict, t_final: float) -> dict:
         design, s = self._built(params)
-        model = linearize(s, bars="compressible", kind="passive", at_rest="taut",
+        model = linearize(s, bars=self.bars, kind="passive", at_rest="taut",
                           outputs=self.outputs)
         minimal = minimal_realization(model)
         sys = minimal.sys[list(range(minimal.sys.noutputs)),
@@ -285,7 +302,7 @@ class NormsPipeline(_Pipeline):
         w2 = np.sort(np.real(np.linalg.eigvals(np.linalg.solve(el.M_e, el.K_e))))
         amplitude = _number(params, "amplitude", self.amplitude)
         t_eval = self._eval(t_final)
-        traj = simulate(s, t_final, bars="compressible", t_eval=t_eval,
+        traj = simulate(s, t_final, bars=self.bars, t_eval=t_eval,
                         loads=doublet(s, self.disturbances, amplitude, self.half_period))
         y = (traj.nodes - s.nodes).reshape(len(traj.t), -1)[:, _output_columns(s, self.outputs)]
         tension = _tensions(s, traj.nodes)
@@ -307,9 +324,10 @@ class LQRPipeline(_Pipeline):
     closed/open), ``effort_peak`` [N/m], ``linear_error`` (how far the linear prediction is
     off), ``slack_strings`` (commanded strings that went slack in closed loop) and ``slack``.
 
-    Parameters are those of :class:`NormsPipeline`, and `effort`, the LQR's effort weight (a
-    case's ``effort`` wins). `prestress` is needed (the LQR acts about a prestressed
-    equilibrium): 10 N/m by default.
+    Parameters are those of :class:`NormsPipeline` (``bars`` the bar model of the design,
+    the LQR's linear model and both runs), and `effort`, the LQR's effort weight (a case's
+    ``effort`` wins). `prestress` is needed (the LQR acts about a prestressed equilibrium):
+    10 N/m by default.
     """
 
     name = "lqr"
@@ -318,14 +336,15 @@ class LQRPipeline(_Pipeline):
     def __init__(self, structure: Structure, *, disturbances: Selection = Selection(2, "z"),
                  outputs: Selection | None = None, prestress: float = 10.0,
                  effort: float = 1e-2, amplitude: float = 10.0, half_period: float = 0.5,
-                 t_final: float = 3.0, payload_node: int | None = None):
+                 t_final: float = 3.0, payload_node: int | None = None, bars: str = "rigid",
+                 configuration: str = "fixed"):
         super().__init__(structure, disturbances, outputs, prestress, amplitude, half_period,
-                         t_final, payload_node)
+                         t_final, payload_node, bars, configuration)
         self.effort = float(effort)
 
     def _chain(self, params: dict, t_final: float) -> dict:
         design, s = self._built(params)
-        model = linearize(design, bars="compressible", kind="passive", outputs=self.outputs)
+        model = linearize(design, bars=self.bars, kind="passive", outputs=self.outputs)
         controller = lqr(model, effort=_number(params, "effort", self.effort)).controller
         amplitude = _number(params, "amplitude", self.amplitude)
         with warnings.catch_warnings():
@@ -343,7 +362,7 @@ class LQRPipeline(_Pipeline):
     def _verify(self, s, controller, amplitude, t_final):
         return verify(s, controller, doublet(s, self.disturbances, amplitude, self.half_period),
                       t_final, outputs=self.outputs, t_eval=self._eval(t_final),
-                      bars="compressible")
+                      bars=self.bars)
 
 
 def _input_names(structure: Structure, disturbances: Selection, sys) -> list:
