@@ -207,7 +207,8 @@ def form_find(n_nodes: int, bars, strings, *, string_force_densities=1.0,
     Parameters
     ----------
     n_nodes : int
-        Number of nodes, >= 2; every node must be in a member (or be fixed).
+        Number of nodes, >= 2 (>= 5 free-standing); every node must be in a member (or be
+        fixed).
     bars, strings : array_like of int, shape (n_bars, 2), (n_strings, 2)
         The node pairs of the bars and the strings (the topology); at least one member in all.
         Free-standing, the members must connect every node; with `fixed`, every connected part
@@ -276,8 +277,16 @@ def form_find(n_nodes: int, bars, strings, *, string_force_densities=1.0,
         if groups:
             raise ValueError("form_find: solve_for adjusts a free-standing structure's densities; "
                              "with fixed nodes give none (solve_for=None)")
+        if len(idx) == 1 or not np.ptp(X, axis=0).any():  # D 1 = 0: all at that point
+            raise ValueError(f"form_find: the fixed nodes are all at one point "
+                             f"{X[0].tolist()}, where they would hold every free node (each "
+                             "member of length 0); fix nodes at two places or more")
         _check_topology(n_nodes, pairs, idx)
         return _with_fixed(n_nodes, pairs, w, idx, X, len(b))
+    if n_nodes < 5:  # rank n - 4 = 0 would be D = 0: any placement of the nodes
+        raise ValueError(f"form_find: a free-standing structure needs at least 5 nodes (its "
+                         f"force density matrix has rank n_nodes - 4 >= 1), got n_nodes="
+                         f"{n_nodes}; fix some nodes (fixed={{node: (x, y, z)}})")
     _check_topology(n_nodes, pairs, None)
     if groups is None:
         groups = [np.arange(len(b))] if len(b) else []
