@@ -107,7 +107,7 @@ def test_with_base_of_a_prism_ring_and_its_errors():
         prism.with_base([0, 1, 2, 4])
     with pytest.raises(ValueError, match="at least three distinct nodes"):
         prism.with_base([0, 1, 1])
-    with pytest.raises(ValueError, match=r"with_base: nodes: node index 9 out of range; there are 8"):
+    with pytest.raises(ValueError, match=r"with_base: nodes: node index 9 out of range"):
         prism.with_base([0, 1, 9])
     with pytest.raises(TypeError, match=r"with_base: nodes must be node index integers"):
         prism.with_base([0, 1, 2.0])
