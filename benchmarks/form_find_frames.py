@@ -10,7 +10,9 @@ The comparison prints, per structure, a hash of each node array (sha256 of the f
 first 12 hex digits), the largest coordinate difference, and the largest distance of a node from
 its place in the other run after the best rotation or reflection (Kabsch), which is ~1e-15 when
 the two differ only in their frame and only the frame test says whether the frame is the same.
-Without arguments it prints the nodes' hashes of this environment.
+Without arguments it prints the nodes' hashes of this environment. Another machine's BLAS can be
+imitated on this one with OpenBLAS's kernel choice, e.g. ``OPENBLAS_CORETYPE=Prescott``; run with
+``PYTHONPATH`` at an older checkout to see the frame before it was fixed.
 """
 
 from __future__ import annotations
