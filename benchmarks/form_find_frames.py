@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 
 import numpy as np
@@ -59,7 +60,9 @@ def shape_distance(a: np.ndarray, b: np.ndarray) -> float:
 def environment() -> str:
     import scipy
 
-    return f"python {sys.version.split()[0]}, numpy {np.__version__}, scipy {scipy.__version__}"
+    core = os.environ.get("OPENBLAS_CORETYPE")
+    return (f"python {sys.version.split()[0]}, numpy {np.__version__}, scipy {scipy.__version__}"
+            + (f", OPENBLAS_CORETYPE={core}" if core else ""))
 
 
 def compare(path_a: str, path_b: str) -> None:
