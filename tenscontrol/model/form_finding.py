@@ -184,7 +184,8 @@ class FormFinding:
     densities : ndarray, shape (m,)
         The members' force densities [N/m] (after adjustment of the solved groups).
     rank : int
-        Rank of the force density matrix (n - 4 for a free-standing 3-D structure).
+        Rank of the force density matrix (n - 4 for a free-standing 3-D structure; with fixed
+        nodes, above 300 nodes, n minus the zero eigenvalues among the 8 nearest zero).
     self_stress_residual : float
         Max abs nodal force ``|A w|`` on the free nodes [N], relative to the largest member
         force: the check that the densities are a self-stress of the geometry.
