@@ -514,8 +514,8 @@ def from_topology(n_nodes: int, bars, strings, *, string_force_densities=1.0,
 
     The geometry is the free-standing one of :func:`tenscontrol.model.form_finding.form_find`
     (force density method; the densities of `solve_for`, by default all bars, are solved for
-    so that the force density matrix has rank n - 4), scaled so that the mean bar length is
-    `bar_length` and centred at the origin. The strings' rest lengths realise the form-found
+    so that the force density matrix has rank n - 4) in its standard frame, scaled so that the
+    mean bar length is `bar_length` and centred at the origin. The strings' rest lengths realise the form-found
     self-stress scaled so that the largest string force density is `prestress` [N/m]; with
     compressible bars (``bars="compressible"`` in the mechanics) the bars' rest lengths do the
     same, so the structure starts in equilibrium without gravity under either bar model.

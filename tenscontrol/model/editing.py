@@ -14,9 +14,11 @@ import dataclasses
 
 import numpy as np
 
+from tenscontrol import validation
 from tenscontrol.model.checks import show
+from tenscontrol.model.frames import base_frame
 
-__all__ = ["KEEP", "with_nodes", "with_members"]
+__all__ = ["KEEP", "with_nodes", "with_members", "with_base", "with_scale"]
 
 
 class _Keep:
@@ -100,3 +102,25 @@ def with_nodes(structure, nodes, keep_rest_lengths: bool = True):
     bars = [dataclasses.replace(b, rest_length=float(l0))
             for b, l0 in zip(structure.bars, structure.bar_rest_lengths)]
     return dataclasses.replace(structure, nodes=nodes, strings=tuple(strings), bars=tuple(bars))
+
+
+def with_base(structure, nodes):
+    """A copy of `structure` standing on the nodes `nodes`; see :meth:`Structure.with_base`."""
+    base = validation.indices("with_base: nodes", nodes, structure.n_nodes, what="node index")
+    if len(set(base.tolist())) < 3:
+        raise ValueError(f"with_base: nodes must be at least three distinct nodes that span the "
+                         f"base plane, got {base.tolist()}")
+    placed = base_frame(structure.nodes, base.tolist(), name="with_base")
+    return dataclasses.replace(structure, nodes=placed)
+
+
+def with_scale(structure, factor):
+    """A copy of `structure` with every length times `factor`; see :meth:`Structure.with_scale`."""
+    factor = validation.real("with_scale: factor", factor, positive=True)
+    strings = [s if s.rest_length is None else
+               dataclasses.replace(s, rest_length=s.rest_length * factor)
+               for s in structure.strings]
+    bars = [b if b.rest_length is None else
+            dataclasses.replace(b, rest_length=b.rest_length * factor) for b in structure.bars]
+    return dataclasses.replace(structure, nodes=np.asarray(structure.nodes) * factor,
+                               strings=tuple(strings), bars=tuple(bars))

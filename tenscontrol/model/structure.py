@@ -525,6 +525,52 @@ actuated, gamma_max
             stiffness=stiffness, rest_length=rest_length, rest_fraction=rest_fraction,
             damping=damping, kind=kind, actuated=actuated, gamma_max=gamma_max))
 
+    def with_base(self, nodes) -> Structure:
+        """The same structure turned to stand on the nodes `nodes` (a face) in the plane z = 0.
+
+        A rigid motion, no reflection: the plane of the base nodes becomes z = 0 with every
+        other node above it (z > 0), the base's centroid goes to the origin and the first base
+        node off that centroid onto the +x axis. Members, rest lengths, fixed coordinates (the
+        same world axes), point masses and gravity are kept; nothing is fixed here: add
+        ``.with_fixed({k: "xyz" for k in nodes})`` to pin the base.
+
+        Parameters
+        ----------
+        nodes : sequence of int
+            At least three node indices in one plane (to 1e-6 of the structure's size), not on
+            one line, with no other node on the far side of their plane: a face on the outside,
+            e.g. a prism's ring or one of the icosahedron's string triangles.
+
+        Raises
+        ------
+        TypeError
+            If an index is not an integer.
+        ValueError
+            If an index is out of range, fewer than three distinct nodes are given, they are on
+            one line or not in one plane, or nodes lie on both sides of their plane.
+
+        Examples
+        --------
+        >>> ico = tc.catalog.icosahedron()                               # doctest: +SKIP
+        >>> standing = ico.with_base([0, 6, 11])   # on a string triangle  # doctest: +SKIP
+        """
+        return editing.with_base(self, nodes)
+
+    def with_scale(self, factor) -> Structure:
+        """The same structure with every length times `factor`.
+
+        The nodes (about the origin) and the rest lengths given as lengths are multiplied by
+        `factor`; rest fractions, cross-sections, materials, damping, point masses and gravity
+        are kept. Strains and member forces stay the same, so force densities divide by
+        `factor`, and bar masses grow with their length.
+
+        Parameters
+        ----------
+        factor : float
+            The scale, > 0 (e.g. ``1 / mean bar length`` for bars of 1 m on average).
+        """
+        return editing.with_scale(self, factor)
+
     def __repr__(self) -> str:
         return (
             f"Structure(name={self.name!r}, n_nodes={self.n_nodes}, n_bars={self.n_bars}, "
