@@ -11,9 +11,11 @@ import scipy.linalg
 import control as ct
 
 import tenscontrol as tc
-from tenscontrol.linear import riccati
+from tenscontrol.linear import hinf, riccati
 from tenscontrol.linear.riccati import care, care_doubling, care_residual
 from tenscontrol.model import catalog
+from test_reduction import x_tensegrity
+from test_synthesis import x_measurement
 
 
 def random_problem(n, m, seed, shift=0.0):
@@ -157,3 +159,58 @@ def test_lqr_full_order_on_large_towers(stages):
     assert d.minimal.order == 12 * stages
     assert d.riccati.residual < 1e-12
     assert d.poles.real.max() < 0
+
+
+# ---- H-infinity: the Riccati conditions by doubling ------------------------------------------
+
+
+def hinf_problem(n, seed):
+    """A random stable plant with D12 = [0; I], D21 = [0, I] (x' = A x + B1 w + B2 u)."""
+    rng = np.random.default_rng(seed)
+    A, B2, _, _ = random_problem(n, 2, seed, -0.3)
+    B1 = rng.standard_normal((n, 3))
+    C1 = np.vstack([rng.standard_normal((2, n)), np.zeros((2, n))])
+    D12 = np.vstack([np.zeros((2, 2)), np.eye(2)])
+    return A, B1, B2, C1, D12
+
+
+def test_hinf_riccati_matches_scipy_indefinite_care():
+    A, B1, B2, C1, D12 = hinf_problem(20, 8)
+    gamma = 50.0
+    R = scipy.linalg.block_diag(-gamma**2 * np.eye(3), D12.T @ D12)
+    S = np.hstack([np.zeros((20, 3)), C1.T @ D12])
+    ref = scipy.linalg.solve_continuous_are(A, np.hstack([B1, B2]), C1.T @ C1, R, s=S)
+    X = hinf.hinf_riccati(A, B1, B2, C1, D12, gamma)
+    assert np.linalg.norm(X - ref) <= 1e-10 * np.linalg.norm(ref)
+    assert hinf.hinf_riccati(A, B1, B2, C1, D12, 1e-3) is None       # gamma far too small
+
+
+@pytest.fixture(scope="module")
+def xmodel():
+    return x_tensegrity()
+
+
+@pytest.mark.parametrize("feedback", ["output", "state"])
+def test_hinf_bisection_by_riccati_conditions_matches_sb10fd(monkeypatch, xmodel, feedback):
+    kw = dict(measurements=x_measurement(xmodel)) if feedback == "output" else {}
+    ref = tc.hinfsyn(xmodel, **kw)
+    assert ref.bisection == ("sb10fd" if feedback == "output" else "care")
+    monkeypatch.setattr(hinf, "RICCATI_ORDER", 1)
+    h = tc.hinfsyn(xmodel, **kw)
+    assert h.bisection == ("riccati" if feedback == "output" else "doubling")
+    # the same bisection path: gamma_opt 0.05705 (output), 0.0500 (state), docs/control-notes 8
+    assert h.gamma == pytest.approx(ref.gamma, rel=1e-12)
+    assert h.closed_loop_norm <= h.gamma * (1 + 1e-6)
+
+
+def test_hinf_riccati_bisection_falls_back_to_sb10fd(monkeypatch, xmodel):
+    # Riccati conditions that accept every gamma: the synthesis at their bound fails its
+    # checks, and the sb10fd bisection continues above it
+    ref = tc.hinfsyn(xmodel, measurements=x_measurement(xmodel))
+    monkeypatch.setattr(hinf, "RICCATI_ORDER", 1)
+    monkeypatch.setattr(hinf, "_riccati_feasible", lambda plant, gamma: True)
+    h = tc.hinfsyn(xmodel, measurements=x_measurement(xmodel))
+    assert h.bisection == "riccati, then sb10fd"
+    assert h.gamma == pytest.approx(ref.gamma, rel=2e-3)
+    assert h.gamma_lower <= ref.gamma and h.closed_loop_norm <= h.gamma * (1 + 1e-6)
+    assert "(riccati, then sb10fd)" in h.summary()

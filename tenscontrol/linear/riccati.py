@@ -35,7 +35,7 @@ import control as ct
 from tenscontrol.linear.norms import MARGIN, stability_scale
 
 __all__ = ["LARGE_ORDER", "RESIDUAL_TOL", "RiccatiSolution", "care", "care_doubling",
-           "care_residual"]
+           "care_residual", "riccati_residual"]
 
 #: From this many states on, ``care(method="auto")`` starts with doubling (slycot's sb02md
 #: 0.79 s and doubling 0.70 s at 384 states; 7.5 s and 3.8 s at 768, where sb02md's gain did
@@ -82,6 +82,12 @@ class RiccatiSolution:
     steps: int
     fallbacks: tuple
 
+    def __repr__(self) -> str:
+        growth = self.poles.real.max() if self.poles.size else float("nan")
+        return (f"RiccatiSolution(states={self.X.shape[0]}, method={self.method!r}, "
+                f"steps={self.steps}, residual={self.residual:.2g}, max Re pole={growth:.4g}, "
+                f"fallbacks={len(self.fallbacks)})")
+
 
 def care_residual(A, B, Q, R, X) -> float:
     """Relative residual of ``A^T X + X A - X B R^-1 B^T X + Q = 0``.
@@ -90,7 +96,13 @@ def care_residual(A, B, Q, R, X) -> float:
     stable solver.
     """
     XB = X @ B
-    XGX = XB @ np.linalg.solve(R, XB.T)
+    return riccati_residual(A, None, Q, X, XB @ np.linalg.solve(R, XB.T))
+
+
+def riccati_residual(A, G, Q, X, XGX=None) -> float:
+    """Relative residual of ``A^T X + X A - X G X + Q = 0`` (G may be indefinite), as
+    :func:`care_residual`; ``XGX`` if already computed."""
+    XGX = X @ G @ X if XGX is None else XGX
     AX = A.T @ X
     res = AX + AX.T - XGX + Q
     scale = 2 * np.linalg.norm(AX) + np.linalg.norm(Q) + np.linalg.norm(XGX)
@@ -113,7 +125,8 @@ def care_doubling(A, G, Q, shift: float = 1.0) -> tuple[np.ndarray, int]:
     ----------
     A : ndarray, shape (n, n)
     G, Q : ndarray, shape (n, n)
-        Symmetric; G = B R^-1 B^T, Q the state weight.
+        Symmetric; G = B R^-1 B^T (or the indefinite ``B2 R^-1 B2^T - B1 B1^T / gamma^2`` of
+        an H-infinity problem), Q the state weight.
     shift : float
         Cayley shift g > 0 [1/time unit]; the time scale of A (1 after scaling time by a
         reference frequency) converges fastest.

@@ -528,7 +528,7 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
         h2 = h2_norm(ct.ss(*_hinf.closed_loop(arrays, (AK, BK, us[:, None] * CK,
                                                         us[:, None] * DK))))
     return HinfDesign(ctrl, res.gamma, res.gamma_lower, norm, closed, plant, res.iterations,
-                      elapsed, res.rcond, h2, p.mr, full)
+                      elapsed, res.rcond, h2, p.mr, full, res.method)
 
 
 def _full_loop_norm(p: _Plant, cols, ds, ys, us, rho, eps, meas, K) -> float:
