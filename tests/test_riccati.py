@@ -214,3 +214,15 @@ def test_hinf_riccati_bisection_falls_back_to_sb10fd(monkeypatch, xmodel):
     assert h.gamma == pytest.approx(ref.gamma, rel=2e-3)
     assert h.gamma_lower <= ref.gamma and h.closed_loop_norm <= h.gamma * (1 + 1e-6)
     assert "(riccati, then sb10fd)" in h.summary()
+
+
+def test_state_feedback_hinfsyn_on_a_tower_by_doubling(monkeypatch):
+    # the tower whose SciPy CARE returned a non-solution below the optimum (test_linear_scale)
+    s = tc.equilibrium(catalog.prism_tower(4, damping=1.0), gamma_min=10.0).structure
+    m, top = tc.linearize(s, kind="passive"), tc.Selection(nodes=[s.n_nodes - 1])
+    ref = tc.hinfsyn(m, disturbances=top, outputs=top)
+    monkeypatch.setattr(hinf, "RICCATI_ORDER", 1)
+    d = tc.hinfsyn(m, disturbances=top, outputs=top)
+    assert (ref.bisection, d.bisection) == ("care", "doubling")
+    assert d.gamma == pytest.approx(ref.gamma, rel=2e-3)     # the bisection's tolerance
+    assert d.closed_loop_norm <= d.gamma * (1 + 1e-6)
