@@ -19,6 +19,7 @@ lengths, prestress, measurement definitions); a duck-typed model without them ge
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import types
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ import scipy.linalg
 import control as ct
 
 from tenscontrol.linear import hinf as _hinf
+from tenscontrol.linear import riccati
+from tenscontrol.linear.riccati import RiccatiSolution
 from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback, measurement
 from tenscontrol.linear.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
@@ -176,6 +179,10 @@ class LQRDesign:
     closed_loop : control.StateSpace
         From the disturbances d (``disturbance_names``) to ``[y; u]`` (output names, then the
         input names), reduced states.
+    riccati : RiccatiSolution
+        The reduced Riccati solution (``X = S_r``, ``K = K_reduced``, poles in 1/s) with the
+        solver that produced it, its relative residual and the solvers refused before it
+        (``fallbacks``).
     """
 
     controller: StateFeedback
@@ -187,6 +194,7 @@ class LQRDesign:
     R: np.ndarray
     minimal: MinimalRealization
     closed_loop: ct.StateSpace
+    riccati: RiccatiSolution | None = None
 
     def summary(self) -> str:
         """The design's figures as a table (what ``print(design)`` shows)."""
@@ -196,7 +204,7 @@ class LQRDesign:
             ("inputs x states", f"{nu} x {nx} (reduced {self.minimal.order})"),
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("slowest pole", f"{slowest:.6g} 1/s"),
-            ("trace S", f"{np.trace(self.S):.6g}")])
+            ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati))
 
     __str__ = summary
 
@@ -210,6 +218,14 @@ class LQRDesign:
                 f"slowest pole={slowest:.4g} 1/s)")
 
 
+def _riccati_rows(sol) -> list:
+    """Summary rows of the Riccati solver: method, residual, refused solvers."""
+    if sol is None:
+        return []
+    rows = [("Riccati", f"{sol.method}, relative residual {sol.residual:.2g}")]
+    return rows + [("  refused", f) for f in sol.fallbacks]
+
+
 def _default_weights(p: _Plant, effort: float):
     nq = np.asarray(p.model.q).size
     Cq = np.asarray(p.model.C, dtype=float)[:, :nq]
@@ -219,37 +235,23 @@ def _default_weights(p: _Plant, effort: float):
     return Q, R
 
 
-def _riccati_gain(A, B, Q, R):
-    """(K, S) of the stabilizing CARE solution, in time scaled by a reference frequency.
+def _riccati_gain(A, B, Q, R) -> RiccatiSolution:
+    """The checked stabilizing CARE solution (:func:`tenscontrol.linear.riccati.care`), solved
+    in time scaled by a reference frequency; X and K do not depend on the time unit, the poles
+    are returned in 1/s.
 
-    slycot's sb02md (ct.lqr) first; if it fails or returns a gain whose loop is not Hurwitz
-    (a 192-bar tower at design order 200: modes damped at 1e-9 and barely controllable make
-    the Hamiltonian's split ambiguous), SciPy's balanced QZ solver, checked the same way.
+    Doubling from 300 states on (a 192-bar tower at full order, 768 states: sb02md's gain does
+    not stabilize the loop and SciPy's extended-pencil QZ takes 72 s), slycot's sb02md then
+    SciPy below; each answer checked by its residual and the loop's stability.
     """
     w = _hinf.reference_frequency(A)        # time scaling (control-notes 3); K is invariant
-    A, B, Q, R = A / w, B / w, Q / w, R / w
-    error = "no stabilizing gain"
-    for solve in (_care_slycot, _care_scipy):
-        try:
-            K, S = solve(A, B, Q, R)
-        except Exception as exc:            # slycot/numpy errors: no stabilizing solution
-            error = str(exc).strip().replace("\n", " ")
-            continue
-        if is_hurwitz(A - B @ K):
-            return K, S
-    raise ValueError(f"lqr: the Riccati equation has no stabilizing solution ({error}); an "
-                     "undamped mode is probably not weighted by Q: weight more outputs, or add "
-                     "damping")
-
-
-def _care_slycot(A, B, Q, R):
-    K, S, _ = ct.lqr(A, B, Q, R)
-    return np.asarray(K, dtype=float), np.asarray(S, dtype=float)
-
-
-def _care_scipy(A, B, Q, R):
-    S = scipy.linalg.solve_continuous_are(A, B, Q, R)
-    return np.linalg.solve(R, B.T @ S), S
+    try:
+        sol = riccati.care(A / w, B / w, Q / w, R / w)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError(f"lqr: the Riccati equation has no stabilizing solution ({exc}); an "
+                         "undamped mode is probably not weighted by Q: weight more outputs, or "
+                         "add damping") from None
+    return dataclasses.replace(sol, poles=w * sol.poles)
 
 
 @sized_by
@@ -284,8 +286,9 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     order : int, optional
         Design order: the Riccati equation is solved on the order-r balanced truncation
         (marginal modes kept exactly, :func:`tenscontrol.minimal_realization`). Default:
-        numerically minimal. A 192-bar tower (768 states) takes about 10 s at full order and
-        under 1 s at r = 200.
+        numerically minimal. A 192-bar tower (768 states) takes about 10 s of CPU at full
+        order (half of it the minimal realization, the Riccati equation by doubling: see
+        :func:`tenscontrol.linear.riccati.care`) and under 1 s at r = 200.
     effort : float
         Scale of the default R (> 0); larger means gentler control.
 
@@ -313,8 +316,8 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     T, L = p.mr.basis, p.mr.left_inverse
     Qr = T.T @ Q @ T
     Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
-    Kr, Sr = _riccati_gain(p.A, p.B, Qr, R)
-    poles = np.linalg.eigvals(p.A - p.B @ Kr)
+    sol = _riccati_gain(p.A, p.B, Qr, R)
+    Kr, Sr, poles = sol.K, sol.X, sol.poles
     poles = poles[np.lexsort((poles.imag, poles.real))]
     K = Kr @ L
     m = p.model
@@ -324,7 +327,8 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
                states=[f"z{i}" for i in range(p.A.shape[0])])
     ctrl = StateFeedback(K=K, q_ref=np.asarray(m.q, dtype=float), strings=p.strings,
                          gamma_ref=p.gamma_ref, kind=p.kind)
-    return LQRDesign(ctrl, K, Kr, L.T @ np.asarray(Sr) @ L, poles, Q, R, p.mr, cl)
+    return LQRDesign(ctrl, K, Kr, L.T @ np.asarray(Sr) @ L, poles, Q, R, p.mr, cl,
+                     dataclasses.replace(sol, poles=poles))
 
 
 # ---- H-infinity -----------------------------------------------------------------------------
@@ -525,7 +529,7 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
         h2 = h2_norm(ct.ss(*_hinf.closed_loop(arrays, (AK, BK, us[:, None] * CK,
                                                         us[:, None] * DK))))
     return HinfDesign(ctrl, res.gamma, res.gamma_lower, norm, closed, plant, res.iterations,
-                      elapsed, res.rcond, h2, p.mr, full)
+                      elapsed, res.rcond, h2, p.mr, full, res.method)
 
 
 def _full_loop_norm(p: _Plant, cols, ds, ys, us, rho, eps, meas, K) -> float:
