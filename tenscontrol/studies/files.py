@@ -315,7 +315,8 @@ def _executor_spec(r: _Reader, spec) -> tuple:
     return kind, workers, address, timeout
 
 
-def run_study_file(path, *, out=None, executor=None, progress: bool = True):
+def run_study_file(path, *, out=None, executor=None, progress: bool = True,
+                   case_timeout: float | None = None):
     """Run the study a TOML or JSON file describes (see the module docstring for the format).
 
     Parameters
@@ -332,6 +333,9 @@ def run_study_file(path, *, out=None, executor=None, progress: bool = True):
         an optional ``"case_timeout"`` in seconds (see :func:`~tenscontrol.run_study`).
     progress : bool
         Show a progress bar over the cases.
+    case_timeout : float, optional
+        The most seconds a case may run (see :func:`~tenscontrol.run_study`); replaces the
+        executor table's ``case_timeout``.
 
     Returns
     -------
@@ -349,6 +353,9 @@ def run_study_file(path, *, out=None, executor=None, progress: bool = True):
     kind, workers, address, limit = _executor_spec(_Reader(path, {}), spec if executor is None
                                                    else executor)
     folder = out if out is not None else file_out
+    if case_timeout is not None:
+        limit = validation.real("run_study_file: case_timeout", case_timeout,
+                                what="a number of seconds", positive=True)
     if kind == "serial":
         return run_study(pipeline, cases, out=folder, progress=progress, case_timeout=limit)
     if kind == "processes":
