@@ -29,10 +29,10 @@ from tenscontrol import validation
 from tenscontrol.studies import store
 from tenscontrol.studies.cases import MAX_CASES, Case
 from tenscontrol.studies.results import StudyInterrupted, StudyResult, study_result
-from tenscontrol.studies.supervised import run_supervised
+from tenscontrol.studies.supervised import run_on_dask, run_supervised
 from tenscontrol.studies.worker import (blas_environment, executor_failure, pipeline_definition,
-                                        pipeline_name, pool_initializer, prepare_worker,
-                                        run_case, timed_out)
+                                        pipeline_name, pool_initializer, run_case,
+                                        timed_out)
 
 __all__ = ["process_pool", "run_study"]
 
@@ -168,9 +168,11 @@ def run_study(pipeline, cases, *, out=None, executor=None, progress: bool = True
         and on a process pool, the cases then run in worker processes of their own (one, or as
         many as the pool has; the pool itself stays idle) and the overrunning one is killed
         and replaced; the pipeline must be picklable, and a worker's one-time warm-up is not
-        counted. On Dask and other executors, at most one case per worker thread is in flight
-        and an overrunning one is cancelled (a thread cannot be killed: its slot stays busy).
-        None (default): no limit.
+        counted. On Dask, each case runs on a worker with a free thread, and an overrunning
+        one is cancelled and its worker restarted (through its nanny; a worker that cannot be
+        restarted is left out). On other executors (thread pools) at most one case per worker
+        is in flight and an overrunning one is cancelled (a thread cannot be killed: its slot
+        stays busy). None (default): no limit.
 
     Returns
     -------
@@ -222,9 +224,9 @@ def run_study(pipeline, cases, *, out=None, executor=None, progress: bool = True
                 else:
                     done[case.index] = {**data, "resumed": True}
                     bar.update(1)
+        elif limit is not None and engine is not executor:     # a distributed.Client
+            run_on_dask(executor, pipeline, todo, finished, limit=limit)
         elif limit is not None:
-            if engine is not executor:
-                _warm_dask(executor, pipeline)
             _run_limited(engine, pipeline, todo, finished, limit, _slots(executor, engine))
         else:
             _run_on(engine, pipeline, todo, finished)
@@ -250,21 +252,8 @@ def _run_on(engine: cf.Executor, pipeline, todo, finished) -> None:
         raise
 
 
-def _warm_dask(client, pipeline) -> None:
-    """Warm the pipeline on every Dask worker, so that no case's clock counts a warm-up."""
-    futures = [client.submit(prepare_worker, pipeline, workers=[address], pure=False)
-               for address in client.nthreads()]
-    for future in futures:
-        try:
-            future.result()
-        except Exception:
-            pass        # each case then records the warm-up's error
-
-
 def _slots(executor, engine) -> int:
-    """How many cases `engine` runs at once: a Dask cluster's threads, a pool's workers."""
-    if engine is not executor:                       # a distributed.Client's executor
-        return max(1, sum(executor.nthreads().values()))
+    """How many cases `engine` runs at once: a pool's workers (else the cores)."""
     return max(1, int(getattr(engine, "_max_workers", None) or os.cpu_count() or 1))
 
 

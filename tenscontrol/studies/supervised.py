@@ -9,6 +9,10 @@ process is killed, the case is recorded as failed (``CaseTimeout``) and a fresh 
 its place for the remaining cases. This is what :func:`~tenscontrol.run_study` does with a
 ``case_timeout`` on the serial engine (one worker) and on a process pool (as many workers as
 the pool has).
+
+On a Dask cluster (:func:`run_on_dask`) each case is pinned to a worker with a free thread, so
+that its clock starts when it starts; an overrunning case is cancelled and its worker restarted
+through its nanny (a Dask worker thread cannot be stopped otherwise), and warmed again.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from multiprocessing.connection import wait
 from tenscontrol.studies.worker import (blas_environment, executor_failure, pool_initializer,
                                         prepare_worker, run_case, timed_out)
 
-__all__ = ["run_supervised"]
+__all__ = ["run_on_dask", "run_supervised"]
 
 _READY = "ready"
 
@@ -125,3 +129,107 @@ def run_supervised(pipeline, todo, finished, *, workers: int, limit: float) -> N
     finally:
         for w in pool:
             w.stop()
+
+
+def _warm_on(client, pipeline, addresses) -> None:
+    """Warm the pipeline on each Dask worker of `addresses`, so no case's clock counts it."""
+    futures = [client.submit(prepare_worker, pipeline, workers=[a], allow_other_workers=False,
+                             pure=False) for a in addresses]
+    for future in futures:
+        try:
+            future.result()
+        except Exception:
+            pass        # each case then records the warm-up's error
+
+
+class _DaskSlots:
+    """Which Dask workers have a free thread: each case is pinned to one, so its clock starts
+    when it starts; a worker whose case overran is restarted (or, if that fails, left out)."""
+
+    def __init__(self, client, pipeline):
+        self.client, self.pipeline = client, pipeline
+        self.busy, self.stuck = collections.Counter(), set()
+        _warm_on(client, pipeline, list(client.nthreads()))
+
+    def free(self):
+        """The address of a worker with a free thread, or None."""
+        for address, threads in self.client.nthreads().items():
+            if address not in self.stuck and self.busy[address] < threads:
+                return address
+        return None
+
+    def replace(self, address: str) -> str:
+        """Restart the worker at `address` if it runs nothing else; what became of it."""
+        if self.busy[address] == 0:
+            before = set(self.client.nthreads())
+            status = self.client.restart_workers([address], raise_for_error=False)
+            if status.get(address) == "OK":
+                after = self._rejoined(before)
+                _warm_on(self.client, self.pipeline, (after - before) | ({address} & after))
+                return "its Dask worker was restarted"
+        self.stuck.add(address)
+        return "it was cancelled, and its Dask worker (which could not be restarted) is left out"
+
+
+    def _rejoined(self, before: set, wait_for: float = 60.0) -> set:
+        """The workers once the restarted one has joined the scheduler again (a nanny may
+        give it another address), so that it is warmed before it gets a case."""
+        deadline = time.monotonic() + wait_for
+        after = set(self.client.nthreads())
+        while len(after) < len(before) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            after = set(self.client.nthreads())
+        return after
+
+
+def run_on_dask(client, pipeline, todo, finished, *, limit: float) -> None:
+    """Run the cases `todo` on a Dask cluster, at most `limit` seconds each: one case per free
+    worker thread, an overrunning one cancelled and its worker restarted."""
+    import distributed
+
+    slots, pending, running = _DaskSlots(client, pipeline), collections.deque(todo), {}
+    try:
+        while pending or running:
+            address = slots.free() if pending else None
+            while address is not None:
+                case = pending.popleft()
+                future = client.submit(run_case, pipeline, case, workers=[address],
+                                       allow_other_workers=False, pure=False)
+                running[future] = (case, time.monotonic() + limit, address)
+                slots.busy[address] += 1
+                address = slots.free() if pending else None
+            if not running:         # every worker is left out
+                for case in pending:
+                    finished(executor_failure(case, RuntimeError(
+                        "not run: every Dask worker holds a case that ran past case_timeout "
+                        "and could not be restarted; rerun the study to run it")))
+                return
+            nearest = min(deadline for _, deadline, _ in running.values())
+            try:
+                distributed.wait(list(running), timeout=max(0.01, nearest - time.monotonic()),
+                                 return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                pass
+            for future in [f for f in running if f.done()]:
+                case, _, address = running.pop(future)
+                slots.busy[address] -= 1
+                finished(_dask_outcome(future, case))
+            for future, (case, deadline, address) in list(running.items()):
+                if deadline <= time.monotonic():
+                    del running[future]
+                    future.cancel()
+                    slots.busy[address] -= 1
+                    finished(timed_out(case, limit, slots.replace(address)))
+    except KeyboardInterrupt:
+        client.cancel(list(running))
+        raise
+
+
+def _dask_outcome(future, case) -> dict:
+    """The record of a finished Dask future (an executor failure if it raised)."""
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:     # a lost worker, a cancelled task
+        return executor_failure(case, exc)
