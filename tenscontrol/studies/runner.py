@@ -30,7 +30,8 @@ from tenscontrol.studies import store
 from tenscontrol.studies.cases import MAX_CASES, Case
 from tenscontrol.studies.results import StudyInterrupted, StudyResult, study_result
 from tenscontrol.studies.supervised import run_on_dask, run_supervised
-from tenscontrol.studies.worker import (blas_environment, executor_failure, pipeline_definition,
+from tenscontrol.studies.worker import (blas_environment, executor_failure, future_record,
+                                        pipeline_definition,
                                         pipeline_name, pool_initializer, run_case,
                                         timed_out)
 
@@ -245,7 +246,7 @@ def _run_on(engine: cf.Executor, pipeline, todo, finished) -> None:
         for case in todo:
             futures[engine.submit(run_case, pipeline, case)] = case
         for future in cf.as_completed(futures):
-            finished(_outcome(future, futures[future]))
+            finished(future_record(future, futures[future]))
     except KeyboardInterrupt:
         for future in futures:
             future.cancel()
@@ -277,7 +278,7 @@ def _run_limited(engine: cf.Executor, pipeline, todo, finished, limit: float,
             done, _ = cf.wait(running, timeout=max(0.0, nearest - time.monotonic()),
                               return_when=cf.FIRST_COMPLETED)
             for future in done:
-                finished(_outcome(future, running.pop(future)[0]))
+                finished(future_record(future, running.pop(future)[0]))
             now = time.monotonic()
             for future, (case, deadline) in list(running.items()):
                 if deadline <= now:
@@ -291,12 +292,3 @@ def _run_limited(engine: cf.Executor, pipeline, todo, finished, limit: float,
             future.cancel()
         raise
 
-
-def _outcome(future, case) -> dict:
-    """The record of a finished future (an executor failure if it raised)."""
-    try:
-        return future.result()
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:     # the executor failed: crashed worker, pickling
-        return executor_failure(case, exc)

@@ -22,8 +22,8 @@ import multiprocessing
 import time
 from multiprocessing.connection import wait
 
-from tenscontrol.studies.worker import (blas_environment, executor_failure, pool_initializer,
-                                        prepare_worker, run_case, timed_out)
+from tenscontrol.studies.worker import (blas_environment, executor_failure, future_record,
+                                        pool_initializer, prepare_worker, run_case, timed_out)
 
 __all__ = ["run_on_dask", "run_supervised"]
 
@@ -213,7 +213,7 @@ def run_on_dask(client, pipeline, todo, finished, *, limit: float) -> None:
             for future in [f for f in running if f.done()]:
                 case, _, address = running.pop(future)
                 slots.busy[address] -= 1
-                finished(_dask_outcome(future, case))
+                finished(future_record(future, case))
             for future, (case, deadline, address) in list(running.items()):
                 if deadline <= time.monotonic():
                     del running[future]
@@ -224,12 +224,3 @@ def run_on_dask(client, pipeline, todo, finished, *, limit: float) -> None:
         client.cancel(list(running))
         raise
 
-
-def _dask_outcome(future, case) -> dict:
-    """The record of a finished Dask future (an executor failure if it raised)."""
-    try:
-        return future.result()
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:     # a lost worker, a cancelled task
-        return executor_failure(case, exc)

@@ -18,7 +18,8 @@ import socket
 import time
 import traceback
 
-__all__ = ["BLAS_ENVIRONMENT", "blas_environment", "executor_failure", "pipeline_definition",
+__all__ = ["BLAS_ENVIRONMENT", "blas_environment", "executor_failure", "future_record",
+           "pipeline_definition",
            "pipeline_name", "pool_initializer", "prepare_worker", "run_case", "timed_out"]
 
 # set in a process pool's environment before it spawns, so that numpy's BLAS starts with one
@@ -143,6 +144,16 @@ def executor_failure(case, exc: BaseException) -> dict:
     return {"index": case.index, "parameters": case.parameters, "status": "failed",
             "recorded": False, "cpu_time": 0.0,
             "error": {"type": type(exc).__name__, "message": str(exc) or repr(exc), "where": ""}}
+
+
+def future_record(future, case) -> dict:
+    """The record of a finished future of `case` (an executor failure if it raised)."""
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:     # the executor failed: crashed worker, pickling, cancelled
+        return executor_failure(case, exc)
 
 
 def timed_out(case, limit: float, how: str) -> dict:
