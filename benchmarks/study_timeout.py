@@ -8,7 +8,8 @@ folder each. Printed per executor: cases finished / failed, the hung case's reco
 type and message, and whether its case file holds it), whether every other case finished,
 and the wall time (which includes starting the worker processes; the load average is printed).
 
-Usage: python benchmarks/study_timeout.py [--limit 5] [--cases 6] [--executors serial,processes,dask]
+Usage: python benchmarks/study_timeout.py [--limit 5] [--cases 6]
+       [--executors serial,processes,dask]
 """
 
 import argparse

@@ -72,6 +72,12 @@ class StudyFileError(ValueError):
         return f"StudyFileError({textwrap.shorten(str(self), 150, placeholder=' ...')!r})"
 
 
+def _hint(word, choices) -> str:
+    """The hint " (did you mean 'x'?)" with the choice closest to `word`, else ""."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 class _Reader:
     """Typed access to the file's tables; every error names the dotted key."""
 
@@ -98,10 +104,9 @@ class _Reader:
         """Refuse a key of `table` (the table at `key`) that is not in `allowed`."""
         for name in table:
             if name not in allowed:
-                close = difflib.get_close_matches(str(name), list(allowed), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise self.fail(f"{key}.{name}" if key else str(name),
-                                f"unknown key{hint}; the keys are {sorted(allowed)}")
+                                f"unknown key{_hint(name, allowed)}; the keys are "
+                                f"{sorted(allowed)}")
 
 
 def _load(path: pathlib.Path) -> dict:
@@ -205,10 +210,8 @@ def _check_settings(r: _Reader) -> None:
 def _check_parameter(r: _Reader, key: str, name, values) -> None:
     """A case parameter of a study file: a name the pipelines know, finite numbers."""
     if not isinstance(name, str) or not (name in PARAMETERS or _PER_STRING.fullmatch(name)):
-        close = difflib.get_close_matches(str(name), list(PARAMETERS), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise r.fail(f"{key}.{name}", f"unknown parameter{hint}; the pipelines know "
-                                      f"{sorted(PARAMETERS)}")
+        raise r.fail(f"{key}.{name}", f"unknown parameter{_hint(name, PARAMETERS)}; the "
+                                      f"pipelines know {sorted(PARAMETERS)}")
     numeric = name in _NUMERIC or _PER_STRING.fullmatch(name)
     for value in values if isinstance(values, list) else [values]:
         if isinstance(value, dict):
@@ -224,9 +227,7 @@ def _distribution(r: _Reader, key: str, spec):
     if not isinstance(spec, dict):
         return spec                             # a constant
     if len(spec) != 1 or next(iter(spec)) not in (*_DISTRIBUTIONS, "choice"):
-        close = difflib.get_close_matches(str(next(iter(spec), "")),
-                                          [*_DISTRIBUTIONS, "choice"], n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close and len(spec) == 1 else ""
+        hint = _hint(next(iter(spec)), [*_DISTRIBUTIONS, "choice"]) if len(spec) == 1 else ""
         raise r.fail(key, f"must be one of {{ uniform = [low, high] }}, {{ loguniform = [low, "
                           f"high] }}, {{ normal = [mean, std] }}, {{ choice = [...] }} or a "
                           f"constant, got {validation.show(spec)}{hint}")
@@ -300,10 +301,8 @@ def _executor_spec(r: _Reader, spec) -> tuple:
     r.known("executor", spec, _EXECUTOR)
     kind = r.get("executor.kind", str, "serial", where=spec)
     if kind not in ("serial", "processes", "dask"):
-        close = difflib.get_close_matches(kind, ["serial", "processes", "dask"], n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise r.fail("executor.kind", f"must be 'serial', 'processes' or 'dask', got "
-                                      f"{kind!r}{hint}")
+                                      f"{kind!r}{_hint(kind, ['serial', 'processes', 'dask'])}")
     workers = r.get("executor.workers", int, 2, where=spec)
     if workers < 1:
         raise r.fail("executor.workers", f"must be >= 1, got {workers}")
