@@ -5,8 +5,10 @@ for each case x = 0 .. n-1, except x = 2, which blocks forever on a lock that is
 released (in C: no signal or exception reaches it). The study runs with ``case_timeout`` on the
 serial engine, on a process pool of 2 and on a Dask LocalCluster of 2 workers, into an output
 folder each. Printed per executor: cases finished / failed, the hung case's record (its error
-type and message, and whether its case file holds it), whether every other case finished,
-and the wall time (which includes starting the worker processes; the load average is printed).
+type and message, and whether its case file holds it), whether every other case finished, the
+longest wall time of a finished case in its worker (the margin under the limit on a loaded
+machine) and the study's wall time (which includes starting the worker processes; the load
+average is printed).
 
 Usage: python benchmarks/study_timeout.py [--limit 5] [--cases 6]
        [--executors serial,processes,dask]
@@ -74,7 +76,8 @@ def main(argv=None) -> int:
     print(f"case_timeout = {args.limit:g} s, {args.cases} cases, case x = {HUNG} never returns; "
           f"load average at start: {os.getloadavg()[0]:.2f} (2 cores)")
     print(f"{'executor':<10} {'finished':>8} {'failed':>6}  {'others all ok':>13}  "
-          f"{'hung case on disk':>17}  {'wall [s]':>8}  the hung case's record")
+          f"{'hung case on disk':>17}  {'slowest other case [s]':>22}  {'wall [s]':>8}  "
+          "the failures' records")
     for kind in args.executors.split(","):
         with tempfile.TemporaryDirectory() as tmp:
             result, wall = run(kind, args.limit, args.cases, pathlib.Path(tmp))
@@ -84,8 +87,9 @@ def main(argv=None) -> int:
             k for k in range(args.cases) if k != HUNG]
         failure = ", ".join(f"case {f.index}: {f.error_type}: {f.message}"
                             for f in result.failures)
+        slowest = max((r.wall_time for r in result.records), default=float("nan"))
         print(f"{kind:<10} {len(result.records):>8} {len(result.failures):>6}  {str(others):>13}  "
-              f"{on_disk:>17}  {wall:8.1f}  {failure}", flush=True)
+              f"{on_disk:>17}  {slowest:22.2f}  {wall:8.1f}  {failure}", flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -18,6 +18,7 @@ through its nanny (a Dask worker thread cannot be stopped otherwise), and warmed
 from __future__ import annotations
 
 import collections
+import math
 import multiprocessing
 import time
 from multiprocessing.connection import wait
@@ -144,42 +145,47 @@ def _warm_on(client, pipeline, addresses) -> None:
 
 class _DaskSlots:
     """Which Dask workers have a free thread: each case is pinned to one, so its clock starts
-    when it starts; a worker whose case overran is restarted (or, if that fails, left out)."""
+    when it starts. A worker is warmed before its first case (also after a restart, whatever
+    its address); a worker whose case overran is restarted, or left out if it cannot be."""
+
+    REJOIN = 300.0      # the longest wait [s] for restarted workers to join the scheduler again
 
     def __init__(self, client, pipeline):
         self.client, self.pipeline = client, pipeline
-        self.busy, self.stuck = collections.Counter(), set()
-        _warm_on(client, pipeline, list(client.nthreads()))
+        self.busy, self.stuck, self.warmed = collections.Counter(), set(), set()
+        self.expected, self.restarted = len(client.nthreads()), -math.inf
 
     def free(self):
-        """The address of a worker with a free thread, or None."""
-        for address, threads in self.client.nthreads().items():
-            if address not in self.stuck and self.busy[address] < threads:
+        """The address of a warmed worker with a free thread, or None."""
+        threads = self.client.nthreads()
+        new = [a for a in threads if a not in self.warmed and a not in self.stuck]
+        if new:
+            _warm_on(self.client, self.pipeline, new)
+            self.warmed.update(new)
+        for address, n in threads.items():
+            if address not in self.stuck and self.busy[address] < n:
                 return address
         return None
+
+    def rejoining(self) -> bool:
+        """True while a restarted worker may still join the scheduler."""
+        return (len(set(self.client.nthreads()) - self.stuck) < self.expected
+                and time.monotonic() < self.restarted + self.REJOIN)
 
     def replace(self, address: str) -> str:
         """Restart the worker at `address` if it runs nothing else; what became of it."""
         if self.busy[address] == 0:
-            before = set(self.client.nthreads())
-            status = self.client.restart_workers([address], raise_for_error=False)
-            if status.get(address) == "OK":
-                after = self._rejoined(before)
-                _warm_on(self.client, self.pipeline, (after - before) | ({address} & after))
+            try:
+                status = self.client.restart_workers([address], raise_for_error=False)
+            except Exception as exc:      # no nanny, or the scheduler refuses
+                status = {address: str(exc)}
+            self.warmed.discard(address)  # a nanny may give it the same address again
+            if status.get(address) in ("OK", "timed out"):
+                self.restarted = time.monotonic()
                 return "its Dask worker was restarted"
         self.stuck.add(address)
+        self.expected -= 1
         return "it was cancelled, and its Dask worker (which could not be restarted) is left out"
-
-
-    def _rejoined(self, before: set, wait_for: float = 60.0) -> set:
-        """The workers once the restarted one has joined the scheduler again (a nanny may
-        give it another address), so that it is warmed before it gets a case."""
-        deadline = time.monotonic() + wait_for
-        after = set(self.client.nthreads())
-        while len(after) < len(before) and time.monotonic() < deadline:
-            time.sleep(0.2)
-            after = set(self.client.nthreads())
-        return after
 
 
 def run_on_dask(client, pipeline, todo, finished, *, limit: float) -> None:
@@ -198,6 +204,9 @@ def run_on_dask(client, pipeline, todo, finished, *, limit: float) -> None:
                 running[future] = (case, time.monotonic() + limit, address)
                 slots.busy[address] += 1
                 address = slots.free() if pending else None
+            if not running and slots.rejoining():
+                time.sleep(0.5)
+                continue
             if not running:         # every worker is left out
                 for case in pending:
                     finished(executor_failure(case, RuntimeError(
