@@ -52,3 +52,13 @@ def test_sweep_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, match):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("tenscontrol: error: ") and match in err[0], err
+
+
+def test_sweep_takes_a_case_timeout(tmp_path, capsys):
+    path = study_file(tmp_path, ["hdpe"])
+    with pytest.raises(SystemExit) as info:
+        main(["sweep", str(path), "--case-timeout", "0"])
+    assert info.value.code == 2
+    assert "argument --case-timeout: must be > 0, got '0'" in capsys.readouterr().err
+    assert main(["sweep", str(path), "--quiet", "--case-timeout", "120"]) == 0
+    assert "1 cases, 1 finished, 0 failed" in capsys.readouterr().out

@@ -272,3 +272,136 @@ def test_ctrl_c_stops_a_process_pool_study_and_a_rerun_finishes_it(tmp_path):
     rerun = subprocess.run([sys.executable, "-c", INTERRUPTED_STUDY, str(out), here],
                            capture_output=True, text=True, timeout=300)
     assert rerun.stdout.split() == ["finished", "40", str(kept)], rerun.stdout + rerun.stderr
+
+
+def hangs(params):
+    """Never returns on x == 2 (a solver caught in a loop); x^2 otherwise."""
+    if params["x"] == 2:
+        while True:
+            time.sleep(0.5)
+    return {"x2": params["x"] ** 2}
+
+
+def test_an_unknown_status_or_another_cases_file_is_run_again(tmp_path):
+    cases = tc.grid({"x": [1, 2, 3, 4]})
+    tc.run_study(square, cases, out=tmp_path, progress=False)
+    for index, change in ((0, {"status": "weird"}), (1, {"status": "failed"}),
+                          (2, {"index": 3})):
+        data = json.loads(store.case_path(tmp_path, index).read_text())
+        store.case_path(tmp_path, index).write_text(json.dumps({**data, **change}))
+    CALLS.clear()
+    result = tc.run_study(square, cases, out=tmp_path, progress=False)
+    assert CALLS == [1, 2, 3] and result.n_resumed == 1 and result.complete
+    assert json.loads(store.case_path(tmp_path, 0).read_text())["status"] == "ok"
+
+
+def test_a_nan_parameter_resumes_instead_of_rerunning(tmp_path):
+    cases = tc.grid({"x": [float("nan"), -0.0, 1.0]})
+    tc.run_study(square, cases, out=tmp_path, progress=False)
+    CALLS.clear()
+    assert tc.run_study(square, cases, out=tmp_path, progress=False).n_resumed == 3
+    assert CALLS == []
+    assert not store.same_parameters({"x": 0.0}, {"x": -0.0})   # other bits: another case
+
+
+def test_part_files_are_unique_and_none_is_left(tmp_path):
+    path = tmp_path / "a.json"
+    parts = {store._write_part(path, {"k": 1}).name for _ in range(50)}
+    assert len(parts) == 50 and all(p.startswith(f"a.json.{os.getpid()}.") for p in parts)
+    for p in parts:
+        (tmp_path / p).unlink()
+    store.write_json(path, {"k": 2})
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+CONCURRENT_STUDY = """
+import sys
+sys.path.insert(0, sys.argv[2])
+import tenscontrol as tc
+from test_studies import slow_square
+r = tc.run_study(slow_square, tc.grid({"x": list(range(12))}), out=sys.argv[1], progress=False)
+print(len(r.records), len(r.failures))
+"""
+
+
+def test_two_processes_on_one_folder_lose_and_corrupt_nothing(tmp_path):
+    here = str(pathlib.Path(__file__).parent)
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_STUDY, str(tmp_path), here],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert [o[0].split() for o in outputs] == [["12", "0"], ["12", "0"]]
+    files = sorted(p.name for p in (tmp_path / "cases").iterdir())
+    assert files == [f"case-{k:06d}.json" for k in range(12)]        # no part file left
+    for k in range(12):
+        data = json.loads(store.case_path(tmp_path, k).read_text())
+        assert data["status"] == "ok" and data["figures"]["x2"] == k * k
+
+
+def test_the_case_count_is_bounded_before_any_case_is_built(monkeypatch):
+    with pytest.raises(ValueError, match=r"grid: 1,000,000,000,000 cases \(10 p0 x 10 p1 .*"
+                                         r"exceeds the bound of 1,000,000"):
+        tc.grid({f"p{k}": list(range(10)) for k in range(12)})
+    with pytest.raises(ValueError, match=r"samples: 1,000,000,000 cases .* bound of 1,000,000"):
+        tc.samples({"e": tc.Uniform(0, 1)}, 10**9, seed=1)
+    with pytest.raises(ValueError, match="more than 1,000,000 values"):
+        tc.grid({"x": iter(range(10**12))})
+    from tenscontrol.studies import runner
+
+    monkeypatch.setattr(runner, "MAX_CASES", 3)
+    with pytest.raises(ValueError, match="more than 3 cases"):
+        tc.run_study(square, (tc.Case(k, {"x": k}) for k in range(10**12)), progress=False)
+
+
+@pytest.mark.parametrize("value, error, match", [
+    (-1.0, ValueError, "case_timeout must be positive"),
+    ("5", TypeError, "case_timeout must be a number of seconds"),
+    (True, TypeError, "case_timeout must be a number of seconds"),
+])
+def test_a_bad_case_timeout_is_refused(value, error, match):
+    with pytest.raises(error, match=match):
+        tc.run_study(square, tc.grid({"x": [1]}), case_timeout=value, progress=False)
+
+
+def test_case_timeout_needs_a_picklable_pipeline():
+    with pytest.raises(TypeError, match="case_timeout .* needs a picklable pipeline"):
+        tc.run_study(lambda p: {}, tc.grid({"x": [1]}), case_timeout=5.0, progress=False)
+
+
+def test_a_hung_case_is_recorded_and_the_others_finish_serially(tmp_path):
+    cases = tc.grid({"x": [0, 1, 2, 3]})
+    result = tc.run_study(hangs, cases, out=tmp_path, case_timeout=2.0, progress=False)
+    assert [r.figures["x2"] for r in result.records] == [0, 1, 9]
+    (failure,) = result.failures
+    assert failure.index == 2 and failure.error_type == "CaseTimeout" and failure.recorded
+    assert "case_timeout=2 s; its worker process was killed and replaced" in failure.message
+    assert {r.worker for r in result.records}.isdisjoint({f"{os.uname().nodename}:{os.getpid()}"})
+    assert json.loads(store.case_path(tmp_path, 2).read_text())["error"]["type"] == "CaseTimeout"
+    again = tc.run_study(hangs, cases, out=tmp_path, case_timeout=2.0, progress=False)
+    assert again.n_resumed == 4 and len(again.failures) == 1
+
+
+@pytest.mark.slow
+def test_a_hung_case_on_a_process_pool_is_killed_and_its_worker_replaced():
+    with tc.process_pool(2) as pool:
+        result = tc.run_study(hangs, tc.grid({"x": list(range(6))}), executor=pool,
+                              case_timeout=2.0, progress=False)
+    assert [r.index for r in result.records] == [0, 1, 3, 4, 5]
+    assert [(f.index, f.error_type) for f in result.failures] == [(2, "CaseTimeout")]
+
+
+def test_a_failing_warm_up_is_recorded_per_case():
+    class BadWarm:
+        name = "bad-warm-test"
+
+        def warm(self):
+            raise ValueError("gamma_min must be finite, got nan")
+
+        def __call__(self, params):
+            return {"y": 1.0}
+
+    worker._PREPARED["warm"].discard("bad-warm-test")
+    result = tc.run_study(BadWarm(), tc.grid({"x": [1, 2]}), progress=False)
+    assert [(f.error_type, f.message) for f in result.failures] == [
+        ("ValueError", "gamma_min must be finite, got nan")] * 2

@@ -50,6 +50,21 @@ def test_failures_on_dask_are_recorded(client):
     assert result.failures[0].error_type == "SimulationError"
 
 
+def test_a_hung_case_on_dask_is_cancelled_and_the_others_finish():
+    from test_studies import hangs
+
+    # a cluster of its own: the hung case's worker is restarted
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        result = tc.run_study(hangs, tc.grid({"x": list(range(6))}), executor=client,
+                              case_timeout=3.0, progress=False)
+    assert [r.index for r in result.records] == [0, 1, 3, 4, 5]
+    (failure,) = result.failures
+    assert failure.index == 2 and failure.error_type == "CaseTimeout"
+    assert "its Dask worker was restarted" in failure.message
+
+
 @pytest.mark.parametrize("executor", [{"kind": "processes", "workers": 2},
                                       {"kind": "dask", "address": "local", "workers": 2}])
 def test_a_study_file_runs_on_its_executor(tmp_path, executor):

@@ -97,16 +97,65 @@ def _with(**changes):
     (dict(parameters={}), "key 'parameters': give one of 'grid' or 'samples'"),
     (dict(parameters__samples__n="ten"), "key 'parameters.samples.n': must be int"),
     (dict(parameters__samples__seed=None), "key 'parameters.samples.seed': is missing"),
-    (dict(parameters__samples__distributions={"e": {"gauss": [0, 1]}}),
-     "key 'parameters.samples.distributions.e': must be one of"),
-    (dict(parameters__samples__distributions={"e": {"uniform": [1, 0]}}),
-     "key 'parameters.samples.distributions.e': Uniform: low must be < high"),
+    (dict(parameters__samples__distributions={"damping": {"gauss": [0, 1]}}),
+     "key 'parameters.samples.distributions.damping': must be one of"),
+    (dict(parameters__samples__distributions={"damping": {"uniform": [1, 0]}}),
+     "key 'parameters.samples.distributions.damping': Uniform: low must be < high"),
     (dict(executor={"kind": "gpu"}), "key 'executor.kind': must be 'serial'"),
     (dict(executor={"kind": "processes", "workers": 0}), "key 'executor.workers': must be >= 1"),
 ])
 def test_a_wrong_key_is_named(tmp_path, changes, match):
     with pytest.raises(tc.StudyFileError, match=f"study.json: {match}"):
         tc.run_study_file(_write(tmp_path, _with(**changes)), progress=False)
+
+
+@pytest.mark.parametrize("changes, match", [
+    (dict(executor={"kind": "processes", "wrokers": 2}),
+     r"key 'executor.wrokers': unknown key \(did you mean 'workers'\?\)"),
+    (dict(executor={"kind": "procesess"}), r"key 'executor.kind': .* \(did you mean 'processes'"),
+    (dict(executor={"case_timeout": -1}), "key 'executor.case_timeout': must be a positive"),
+    (dict(executor={"case_timeout": "5"}), "key 'executor.case_timeout': must be int or float"),
+    (dict(otu="x"), r"key 'otu': unknown key \(did you mean 'out'\?\)"),
+    (dict(structure__argumnets={}), r"key 'structure.argumnets': unknown key \(did you mean "
+                                    r"'arguments'"),
+    (dict(structure__arguments={"dampin": 1.0}), r"key 'structure.arguments.dampin': unknown "
+                                                 r"key \(did you mean 'damping'"),
+    (dict(settings__t_finall=1.0), r"key 'settings.t_finall': unknown key \(did you mean "
+                                   r"'t_final'"),
+    (dict(settings__prestress="ten"), "key 'settings.prestress': must be a number, got str"),
+    (dict(settings__prestress=float("nan")), "key 'settings.prestress': must be finite"),
+    (dict(settings__payload_node=1.5), "key 'settings.payload_node': must be an integer"),
+    (dict(settings__outputs={"node": 2}), r"key 'settings.outputs.node': unknown key \(did "
+                                          r"you mean 'nodes'"),
+    (dict(parameters__sample={}), r"key 'parameters.sample': unknown key \(did you mean "
+                                  r"'samples'"),
+    (dict(parameters__samples__seeds=3), r"key 'parameters.samples.seeds': unknown key \(did "
+                                         r"you mean 'seed'"),
+    (dict(parameters__samples__designs={"materal": ["hdpe"]}),
+     r"key 'parameters.samples.designs.materal': unknown parameter \(did you mean 'material'"),
+    (dict(parameters__samples__distributions={"damping": {"unifrom": [0, 1]}}),
+     r"key 'parameters.samples.distributions.damping': .* \(did you mean 'uniform'"),
+    (dict(parameters__samples__distributions={"damping": {"normal": ["a", 1]}}),
+     "key 'parameters.samples.distributions.damping': normal takes a list of two numbers"),
+    (dict(parameters={"grid": {"prestress": ["ten"]}}),
+     "key 'parameters.grid.prestress': must be a number"),
+    (dict(parameters={"grid": {"prestress": [5.0, float("nan")]}}),
+     "key 'parameters.grid.prestress': must be finite, got nan"),
+    (dict(parameters={"grid": {"damping": [1.0] * 2, "prestress": list(range(10**3)),
+                               "amplitude": list(range(1, 10**3 + 1))}}),
+     "key 'parameters': grid: 2,000,000 cases .* exceeds the bound of 1,000,000"),
+])
+def test_every_table_refuses_what_it_does_not_know(tmp_path, changes, match):
+    with pytest.raises(tc.StudyFileError, match=f"study.json: {match}"):
+        read_study_file(_write(tmp_path, _with(**changes)))
+
+
+def test_a_case_timeout_from_the_file_or_the_caller_fails_only_the_hung_case(tmp_path):
+    path = _write(tmp_path, _with(executor={"kind": "serial", "case_timeout": 60.0}))
+    result = tc.run_study_file(path, progress=False)
+    assert result.complete and not result.failures        # a generous limit changes nothing
+    with pytest.raises(ValueError, match="case_timeout must be positive"):
+        tc.run_study_file(path, progress=False, case_timeout=0)
 
 
 def test_unreadable_files_are_named(tmp_path):

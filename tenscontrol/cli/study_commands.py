@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from tenscontrol.cli.common import Failed, whole_number
+from tenscontrol.cli.common import Failed, positive_float, whole_number
 
 __all__ = ["add_parsers"]
 
@@ -31,6 +31,11 @@ def add_parsers(commands) -> None:
                        help="worker processes for processes or a local dask cluster")
     sweep.add_argument("--address", metavar="URL",
                        help="a dask scheduler, e.g. tcp://scheduler:8786 (with --executor dask)")
+    sweep.add_argument("--case-timeout", type=positive_float, metavar="SECONDS",
+                       help="the most seconds a case may run (replaces the file's "
+                            "executor.case_timeout): one that runs longer is recorded as failed "
+                            "(CaseTimeout) and the others go on; serial and processes kill its "
+                            "worker process and start another")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep.set_defaults(run=_cmd_sweep)
 
@@ -57,7 +62,7 @@ def _cmd_sweep(args) -> int:
 
     try:
         result = run_study_file(args.file, out=args.out, executor=_executor(args),
-                                progress=not args.quiet)
+                                progress=not args.quiet, case_timeout=args.case_timeout)
     except StudyInterrupted as exc:
         print(exc.result.summary())
         raise Failed(130, "interrupted; the finished cases are kept: rerun the same command "

@@ -5,6 +5,12 @@ index in the study. :func:`grid` takes every combination of given values; :func:
 draws `n` cases from distributions, case ``k`` from its own generator
 ``numpy.random.default_rng([seed, k])``, so a case's parameters depend only on the seed and
 its index: not on `n`, on the other cases or on the executor that runs them.
+
+A study holds at most :data:`MAX_CASES` cases: :func:`grid` and :func:`samples` count them
+before building any (the count is a product, cheap even for 1e12) and refuse a larger study
+with a ValueError naming the count and the bound, instead of building Case objects until the
+memory runs out. A study is built whole, not lazily, because its manifest and hash name every
+case (that is what makes a resume safe); split a larger one into several studies.
 """
 
 from __future__ import annotations
@@ -16,8 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Case", "Choice", "LogUniform", "Normal", "Uniform", "grid", "parameter_value",
-           "samples"]
+__all__ = ["Case", "Choice", "LogUniform", "MAX_CASES", "Normal", "Uniform", "grid",
+           "parameter_value", "samples"]
+
+# the largest study: its manifest is then about 100 MB and its folder holds a million files
+MAX_CASES = 1_000_000
 
 
 def parameter_value(name: str, value):
@@ -164,7 +173,10 @@ def _levels(parameters: dict, who: str) -> dict:
     for name, values in parameters.items():
         if isinstance(values, (str, numbers.Number)):
             values = (values,)
-        values = tuple(values)
+        values = tuple(itertools.islice(values, MAX_CASES + 1))    # a bound for generators
+        if len(values) > MAX_CASES:
+            raise ValueError(f"{who}: parameter {name!r} has more than {MAX_CASES:,} values, "
+                             f"the most cases a study holds (MAX_CASES)")
         if not values:
             raise ValueError(f"{who}: parameter {name!r} has no values")
         levels[name] = tuple(parameter_value(name, v) for v in values)
@@ -183,8 +195,19 @@ def grid(parameters: dict) -> tuple:
     Returns
     -------
     tuple of Case
+
+    Raises
+    ------
+    ValueError
+        Over :data:`MAX_CASES` (1,000,000) combinations: the message gives the count.
     """
     levels = _levels(parameters, "grid")
+    count = math.prod(len(v) for v in levels.values())
+    if count > MAX_CASES:
+        sizes = " x ".join(f"{len(v)} {k}" for k, v in levels.items())
+        raise ValueError(f"grid: {count:,} cases ({sizes}) exceeds the bound of {MAX_CASES:,} "
+                         "cases per study (tenscontrol.studies.cases.MAX_CASES); split it into "
+                         "several studies")
     names = list(levels)
     return tuple(Case(k, dict(zip(names, combo)))
                  for k, combo in enumerate(itertools.product(*levels.values())))
@@ -218,6 +241,11 @@ def samples(distributions: dict, n: int, seed: int, designs: dict | None = None)
     -------
     tuple of Case
         ``n`` cases, or ``n * n_designs`` with `designs`.
+
+    Raises
+    ------
+    ValueError
+        Over :data:`MAX_CASES` (1,000,000) cases: the message gives the count.
     """
     if not isinstance(distributions, dict) or not distributions:
         raise TypeError("samples: distributions must be a non-empty dict of parameter names to "
@@ -230,6 +258,11 @@ def samples(distributions: dict, n: int, seed: int, designs: dict | None = None)
         if not isinstance(d, DISTRIBUTIONS):
             parameter_value(name, d)   # a constant, or a TypeError naming the parameter
     design_cases = grid(designs) if designs is not None else (Case(0, {}),)
+    if n * len(design_cases) > MAX_CASES:
+        raise ValueError(f"samples: {n * len(design_cases):,} cases ({n:,} samples x "
+                         f"{len(design_cases)} designs) exceeds the bound of {MAX_CASES:,} cases "
+                         "per study (tenscontrol.studies.cases.MAX_CASES); split it into "
+                         "several studies (case k depends only on the seed and k)")
     clash = set(distributions) & set(design_cases[0].parameters)
     if clash:
         raise ValueError(f"samples: {sorted(clash)} appear in both distributions and designs")

@@ -25,22 +25,32 @@ An example (``study.toml``)::
     [executor]                          # "serial" | "processes" (workers) | "dask" (address)
     kind = "processes"
     workers = 2
+    case_timeout = 600.0                # optional: seconds a case may run before it is failed
 
-A mistake raises :class:`StudyFileError` naming the file and the key at fault. Every key, a
+A mistake raises :class:`StudyFileError` naming the file and the key at fault: a missing key, a
+value of the wrong type, a number that is not finite, and an unknown key in any table (with the
+closest known key, for a misspelling). Every key, a
 complete example (``examples/study.toml``) and the parameters a pipeline varies: docs/studies.md.
 """
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import difflib
+import inspect
 import json
+import math
+import multiprocessing
 import pathlib
+import re
 import textwrap
 
+from tenscontrol import validation
 from tenscontrol.model import catalog
 from tenscontrol.model.io import load_structure
 from tenscontrol.model.selection import Selection
 from tenscontrol.studies.cases import Choice, LogUniform, Normal, Uniform, grid, samples
-from tenscontrol.studies.pipelines import LQRPipeline, NormsPipeline
+from tenscontrol.studies.pipelines import PARAMETERS, LQRPipeline, NormsPipeline
 from tenscontrol.studies.runner import process_pool, run_study
 
 __all__ = ["PIPELINES", "StudyFileError", "read_study_file", "run_study_file"]
@@ -48,6 +58,12 @@ __all__ = ["PIPELINES", "StudyFileError", "read_study_file", "run_study_file"]
 PIPELINES = {"norms": NormsPipeline, "lqr": LQRPipeline}
 _DISTRIBUTIONS = {"uniform": Uniform, "loguniform": LogUniform, "normal": Normal}
 _CATALOG = ("tbar", "dbar", "arm", "ball", "prism", "prism_tower")
+_TOP = ("pipeline", "out", "structure", "settings", "parameters", "executor")
+_EXECUTOR = ("kind", "workers", "address", "case_timeout")
+# the case parameters of the ready-made pipelines that are numbers (material is a name)
+_NUMERIC = ("bar_radius", "damping", "payload_mass", "prestress", "rest_length_error",
+            "string_stiffness_error", "bar_youngs_modulus_error", "amplitude", "effort")
+_PER_STRING = re.compile(r"rest_length_error_\d+")
 
 
 class StudyFileError(ValueError):
@@ -56,6 +72,12 @@ class StudyFileError(ValueError):
     def __repr__(self) -> str:
         # str() is the whole message; the repr keeps one line
         return f"StudyFileError({textwrap.shorten(str(self), 150, placeholder=' ...')!r})"
+
+
+def _hint(word, choices) -> str:
+    """The hint " (did you mean 'x'?)" with the choice closest to `word`, else ""."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class _Reader:
@@ -77,8 +99,16 @@ class _Reader:
         value, kinds = table[name], (kind if isinstance(kind, tuple) else (kind,))
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             names = " or ".join(k.__name__ for k in kinds)
-            raise self.fail(key, f"must be {names}, got {value!r}")
+            raise self.fail(key, f"must be {names}, got {validation.show(value)}")
         return value
+
+    def known(self, key: str, table: dict, allowed) -> None:
+        """Refuse a key of `table` (the table at `key`) that is not in `allowed`."""
+        for name in table:
+            if name not in allowed:
+                raise self.fail(f"{key}.{name}" if key else str(name),
+                                f"unknown key{_hint(name, allowed)}; the keys are "
+                                f"{sorted(allowed)}")
 
 
 def _load(path: pathlib.Path) -> dict:
@@ -113,15 +143,19 @@ def _structure(r: _Reader):
         raise r.fail("structure", "give one of 'catalog' (a catalog name) or 'path' (a "
                                   "structure JSON file)")
     if "path" in table:
+        r.known("structure", table, ("path",))
         file = r.path.parent / r.get("structure.path", str, where=table)
         try:
             return load_structure(file)
         except (OSError, ValueError, TypeError) as exc:
             raise r.fail("structure.path", str(exc)) from None
+    r.known("structure", table, ("catalog", "arguments"))
     name = r.get("structure.catalog", str, where=table)
     if name not in _CATALOG:
         raise r.fail("structure.catalog", f"unknown structure {name!r}; one of {_CATALOG}")
     arguments = r.get("structure.arguments", dict, {}, where=table)
+    r.known("structure.arguments", arguments,
+            tuple(inspect.signature(getattr(catalog, name)).parameters))
     try:
         return getattr(catalog, name)(**arguments)
     except (TypeError, ValueError) as exc:
@@ -129,9 +163,10 @@ def _structure(r: _Reader):
 
 
 def _selection(r: _Reader, key: str, value):
-    if not isinstance(value, dict) or set(value) - {"nodes", "axes", "strings"}:
+    if not isinstance(value, dict):
         raise r.fail(key, f"must be a table of nodes, axes (and strings), e.g. "
-                          f"{{ nodes = 2, axes = \"z\" }}, got {value!r}")
+                          f"{{ nodes = 2, axes = \"z\" }}, got {validation.show(value)}")
+    r.known(key, value, ("nodes", "axes", "strings"))
     try:
         return Selection(**value)
     except (TypeError, ValueError) as exc:
@@ -152,18 +187,58 @@ def _pipeline(r: _Reader, structure):
         raise r.fail("settings", str(exc)) from None
 
 
+def _check_settings(r: _Reader) -> None:
+    """The [settings] table: keys the pipeline takes, finite numbers where it takes numbers."""
+    settings, name = r.get("settings", dict, {}), r.get("pipeline", str)
+    if name not in PIPELINES:
+        return                                  # _pipeline names the unknown pipeline
+    accepted = inspect.signature(PIPELINES[name]).parameters
+    r.known("settings", settings, tuple(k for k in accepted if k != "structure"))
+    for key, value in settings.items():
+        annotation = accepted[key].annotation
+        kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__",
+                                                                      str(annotation))
+        if value is None or not kind.startswith(("float", "int")):
+            continue                            # selections, names: the pipeline checks them
+        try:
+            if kind.startswith("int"):
+                validation.integer(f"settings.{key}", value, minimum=0)
+            else:
+                validation.real(f"settings.{key}", value)
+        except (TypeError, ValueError) as exc:
+            raise r.fail(f"settings.{key}", str(exc).split(" ", 1)[1]) from None
+
+
+def _check_parameter(r: _Reader, key: str, name, values) -> None:
+    """A case parameter of a study file: a name the pipelines know, finite numbers."""
+    if not isinstance(name, str) or not (name in PARAMETERS or _PER_STRING.fullmatch(name)):
+        raise r.fail(f"{key}.{name}", f"unknown parameter{_hint(name, PARAMETERS)}; the "
+                                      f"pipelines know {sorted(PARAMETERS)}")
+    numeric = name in _NUMERIC or _PER_STRING.fullmatch(name)
+    for value in values if isinstance(values, list) else [values]:
+        if isinstance(value, dict):
+            continue                            # a distribution: _distribution checks it
+        if isinstance(value, float) and not math.isfinite(value):
+            raise r.fail(f"{key}.{name}", f"must be finite, got {value}")
+        if numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise r.fail(f"{key}.{name}", f"must be a number ({PARAMETERS.get(name, name)}), "
+                                          f"got {validation.show(value)}")
+
+
 def _distribution(r: _Reader, key: str, spec):
     if not isinstance(spec, dict):
         return spec                             # a constant
     if len(spec) != 1 or next(iter(spec)) not in (*_DISTRIBUTIONS, "choice"):
+        hint = _hint(next(iter(spec)), [*_DISTRIBUTIONS, "choice"]) if len(spec) == 1 else ""
         raise r.fail(key, f"must be one of {{ uniform = [low, high] }}, {{ loguniform = [low, "
                           f"high] }}, {{ normal = [mean, std] }}, {{ choice = [...] }} or a "
-                          f"constant, got {spec!r}")
+                          f"constant, got {validation.show(spec)}{hint}")
     kind, args = next(iter(spec.items()))
     try:
         if kind == "choice":
             return Choice(tuple(args))
-        if not isinstance(args, list) or len(args) != 2:
+        if not isinstance(args, list) or len(args) != 2 or any(
+                isinstance(a, bool) or not isinstance(a, (int, float)) for a in args):
             raise ValueError(f"{kind} takes a list of two numbers, got {args!r}")
         return _DISTRIBUTIONS[kind](*args)
     except (TypeError, ValueError) as exc:
@@ -172,13 +247,21 @@ def _distribution(r: _Reader, key: str, spec):
 
 def _cases(r: _Reader):
     table = r.get("parameters", dict)
+    r.known("parameters", table, ("grid", "samples"))
     if ("grid" in table) == ("samples" in table):
         raise r.fail("parameters", "give one of 'grid' or 'samples'")
     try:
         if "grid" in table:
-            return grid(r.get("parameters.grid", dict, where=table))
+            levels = r.get("parameters.grid", dict, where=table)
+            for name, values in levels.items():
+                _check_parameter(r, "parameters.grid", name, values)
+            return grid(levels)
         s = r.get("parameters.samples", dict, where=table)
+        r.known("parameters.samples", s, ("n", "seed", "designs", "distributions"))
         dists = r.get("parameters.samples.distributions", dict, where=s)
+        for key in ("designs", "distributions"):
+            for name, values in r.get(f"parameters.samples.{key}", dict, {}, where=s).items():
+                _check_parameter(r, f"parameters.samples.{key}", name, values)
         dists = {k: _distribution(r, f"parameters.samples.distributions.{k}", v)
                  for k, v in dists.items()}
         return samples(dists, r.get("parameters.samples.n", int, where=s),
@@ -200,32 +283,41 @@ def read_study_file(path):
     """
     path = pathlib.Path(path)
     r = _Reader(path, _load(path))
-    known = {"pipeline", "out", "structure", "settings", "parameters", "executor"}
-    extra = sorted(set(r.data) - known)
-    if extra:
-        raise r.fail(extra[0], f"unknown key; the keys are {sorted(known)}")
+    r.known("", r.data, _TOP)
+    _check_settings(r)
     pipeline = _pipeline(r, _structure(r))
     cases = _cases(r)
     out = r.get("out", str, None)
     executor = r.get("executor", dict, {"kind": "serial"})
+    _executor_spec(r, executor)
     return pipeline, cases, (path.parent / out if out is not None else None), executor
 
 
 def _executor_spec(r: _Reader, spec) -> tuple:
-    """(kind, workers, address) from the file's or the caller's executor."""
+    """(kind, workers, address, case_timeout) from the file's or the caller's executor."""
     if isinstance(spec, str):
         spec = {"kind": spec}
+    if not isinstance(spec, dict):
+        raise r.fail("executor", f"must be a table (or a kind: 'serial', 'processes' or "
+                                 f"'dask'), got {validation.show(spec)}")
+    r.known("executor", spec, _EXECUTOR)
     kind = r.get("executor.kind", str, "serial", where=spec)
     if kind not in ("serial", "processes", "dask"):
-        raise r.fail("executor.kind", f"must be 'serial', 'processes' or 'dask', got {kind!r}")
+        raise r.fail("executor.kind", f"must be 'serial', 'processes' or 'dask', got "
+                                      f"{kind!r}{_hint(kind, ['serial', 'processes', 'dask'])}")
     workers = r.get("executor.workers", int, 2, where=spec)
     if workers < 1:
         raise r.fail("executor.workers", f"must be >= 1, got {workers}")
     address = r.get("executor.address", str, "local", where=spec)
-    return kind, workers, address
+    timeout = r.get("executor.case_timeout", (int, float), None, where=spec)
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise r.fail("executor.case_timeout", f"must be a positive number of seconds, got "
+                                              f"{timeout}")
+    return kind, workers, address, timeout
 
 
-def run_study_file(path, *, out=None, executor=None, progress: bool = True):
+def run_study_file(path, *, out=None, executor=None, progress: bool = True,
+                   case_timeout: float | None = None):
     """Run the study a TOML or JSON file describes (see the module docstring for the format).
 
     Parameters
@@ -238,9 +330,13 @@ def run_study_file(path, *, out=None, executor=None, progress: bool = True):
     executor : str or dict, optional
         Overrides the file's ``[executor]``: ``"serial"``, ``"processes"``, ``"dask"``, or a
         dict such as ``{"kind": "processes", "workers": 2}`` or ``{"kind": "dask", "address":
-        "tcp://scheduler:8786"}`` (``"local"``: a LocalCluster of `workers` processes).
+        "tcp://scheduler:8786"}`` (``"local"``: a LocalCluster of `workers` processes), with
+        an optional ``"case_timeout"`` in seconds (see :func:`~tenscontrol.run_study`).
     progress : bool
         Show a progress bar over the cases.
+    case_timeout : float, optional
+        The most seconds a case may run (see :func:`~tenscontrol.run_study`); replaces the
+        executor table's ``case_timeout``.
 
     Returns
     -------
@@ -255,21 +351,29 @@ def run_study_file(path, *, out=None, executor=None, progress: bool = True):
     """
     path = pathlib.Path(path)
     pipeline, cases, file_out, spec = read_study_file(path)
-    kind, workers, address = _executor_spec(_Reader(path, {}), spec if executor is None
-                                            else executor)
+    kind, workers, address, limit = _executor_spec(_Reader(path, {}), spec if executor is None
+                                                   else executor)
     folder = out if out is not None else file_out
+    if case_timeout is not None:
+        limit = validation.real("run_study_file: case_timeout", case_timeout,
+                                what="a number of seconds", positive=True)
     if kind == "serial":
-        return run_study(pipeline, cases, out=folder, progress=progress)
+        return run_study(pipeline, cases, out=folder, progress=progress, case_timeout=limit)
     if kind == "processes":
-        pool = process_pool(workers)
+        # with a case_timeout run_study runs the cases on supervised processes of its own (as
+        # many as the pool's workers): the pool is then never started
+        pool = (process_pool(workers) if limit is None else
+                cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")))
         try:
-            return run_study(pipeline, cases, out=folder, executor=pool, progress=progress)
+            return run_study(pipeline, cases, out=folder, executor=pool, progress=progress,
+                             case_timeout=limit)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-    return _run_on_dask(pipeline, cases, folder, workers, address, progress)
+    return _run_on_dask(pipeline, cases, folder, workers, address, progress, limit)
 
 
-def _run_on_dask(pipeline, cases, folder, workers: int, address: str, progress: bool):
+def _run_on_dask(pipeline, cases, folder, workers: int, address: str, progress: bool,
+                 limit):
     try:
         import distributed
     except ImportError:
@@ -279,6 +383,8 @@ def _run_on_dask(pipeline, cases, folder, workers: int, address: str, progress: 
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                       dashboard_address=":0") as cluster, \
                 distributed.Client(cluster) as client:
-            return run_study(pipeline, cases, out=folder, executor=client, progress=progress)
+            return run_study(pipeline, cases, out=folder, executor=client, progress=progress,
+                             case_timeout=limit)
     with distributed.Client(address) as client:
-        return run_study(pipeline, cases, out=folder, executor=client, progress=progress)
+        return run_study(pipeline, cases, out=folder, executor=client, progress=progress,
+                         case_timeout=limit)

@@ -5,8 +5,14 @@ Layout::
     out/manifest.json           the study: format, pipeline name, definition hash, every case
     out/cases/case-000017.json  one finished case: parameters, figures or error, timings
 
-Every file is written to ``<name>.part`` and renamed (atomic on POSIX and Windows), so a study
-killed at any moment leaves only whole files; a leftover ``.part`` is ignored and overwritten.
+Every file is written to its own ``<name>.<pid>.<random>.part`` and renamed (atomic on POSIX
+and Windows), so a study killed at any moment leaves only whole files, and two processes running
+the same study into one folder never write into the same part file: each case file is one
+process's whole result (the last rename wins), never an interleaving of two. The manifest is
+created exclusively (a hard link of the finished part file), so two processes starting different
+studies in one empty folder cannot both claim it. A leftover ``.part`` is ignored. A case file
+that is not a whole record of its case (damaged, another case's parameters, an unknown status)
+is run again.
 """
 
 from __future__ import annotations
@@ -15,10 +21,11 @@ import hashlib
 import json
 import os
 import pathlib
+import secrets
 import textwrap
 
 __all__ = ["FORMAT", "StudyFolderError", "case_path", "definition_hash", "finished_cases",
-           "open_folder", "write_case", "write_json"]
+           "open_folder", "read_case", "same_parameters", "write_case", "write_json"]
 
 FORMAT = "tenscontrol.study/1"
 
@@ -39,11 +46,54 @@ def definition_hash(pipeline_name: str, pipeline_definition, cases) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _canonical(parameters) -> str:
+    """The parameters as canonical JSON text: NaN, -0.0, 1 and 1.0 each have one spelling."""
+    return json.dumps(parameters, sort_keys=True, allow_nan=True)
+
+
+def same_parameters(a, b) -> bool:
+    """True when two parameter dicts are the same case: compared by their canonical JSON text,
+    so that a NaN equals itself (``nan != nan`` would rerun the case on every resume)."""
+    return _canonical(a) == _canonical(b)
+
+
+def _write_part(path: pathlib.Path, data) -> pathlib.Path:
+    """`data` as JSON in a part file of this process's own (pid and random) name."""
+    part = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.part")
+    try:
+        with open(part, "x", encoding="utf-8") as f:
+            f.write(json.dumps(data, indent=1, allow_nan=True))
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return part
+
+
 def write_json(path: pathlib.Path, data) -> None:
-    """Write `data` to `path` atomically (``.part`` then rename)."""
-    part = path.with_name(path.name + ".part")
-    part.write_text(json.dumps(data, indent=1, allow_nan=True))
-    os.replace(part, path)
+    """Write `data` to `path` atomically (a part file of its own, then one rename)."""
+    part = _write_part(path, data)
+    try:
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+
+
+def _create_json(path: pathlib.Path, data) -> bool:
+    """Write `data` to `path` whole if `path` does not exist yet; False if it does."""
+    part = _write_part(path, data)
+    try:
+        os.link(part, path)     # atomic and exclusive: fails if another process made it first
+    except FileExistsError:
+        return False
+    except OSError:             # a file system without hard links: an atomic rename instead
+        if path.exists():
+            return False
+        os.replace(part, path)
+        return True
+    finally:
+        part.unlink(missing_ok=True)
+    return True
 
 
 def case_path(out: pathlib.Path, index: int) -> pathlib.Path:
@@ -75,32 +125,52 @@ def open_folder(out, manifest: dict) -> pathlib.Path:
     if out.exists() and not out.is_dir():
         raise StudyFolderError(f"out: {out} is a file; give a folder for the study's results")
     path = out / "manifest.json"
-    if path.exists():
-        old = _read_manifest(path)
-        if old.get("hash") != manifest["hash"]:
-            raise StudyFolderError(
-                f"out: {out} holds a different study (pipeline {old.get('pipeline')!r}, "
-                f"{len(old.get('cases', []))} cases, hash {str(old.get('hash'))[:12]}) than this "
-                f"one (pipeline {manifest['pipeline']!r}, {len(manifest['cases'])} cases, hash "
-                f"{manifest['hash'][:12]}); give another folder, or delete it to start again")
-        return out
-    (out / "cases").mkdir(parents=True, exist_ok=True)
-    write_json(path, manifest)
+    if not path.exists():
+        (out / "cases").mkdir(parents=True, exist_ok=True)
+        if _create_json(path, manifest):
+            return out
+    old = _read_manifest(path)      # made before, or by another process just now
+    if old.get("hash") != manifest["hash"]:
+        raise StudyFolderError(
+            f"out: {out} holds a different study (pipeline {old.get('pipeline')!r}, "
+            f"{len(old.get('cases', []))} cases, hash {str(old.get('hash'))[:12]}) than this "
+            f"one (pipeline {manifest['pipeline']!r}, {len(manifest['cases'])} cases, hash "
+            f"{manifest['hash'][:12]}); give another folder, or delete it to start again")
+    (out / "cases").mkdir(exist_ok=True)
     return out
 
 
+def _is_record(data, case) -> bool:
+    """True if `data` is a whole result of `case`: its index and parameters, a known status
+    with its figures or its error."""
+    if not isinstance(data, dict) or data.get("index") != case.index \
+            or not isinstance(data.get("parameters"), dict) \
+            or not same_parameters(data["parameters"], case.parameters):
+        return False
+    if data.get("status") == "ok":
+        return isinstance(data.get("figures"), dict)
+    error = data.get("error")
+    return (data.get("status") == "failed" and isinstance(error, dict)
+            and isinstance(error.get("type"), str) and isinstance(error.get("message"), str))
+
+
+def read_case(out: pathlib.Path, case):
+    """The result dict of `case` on disk, or None if it has none that is whole and its own."""
+    path = case_path(out, case.index)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None         # missing, or damaged: the case runs again
+    return data if _is_record(data, case) else None
+
+
 def finished_cases(out: pathlib.Path, cases) -> dict:
-    """The result dicts already on disk, by case index (unreadable or foreign files skipped)."""
+    """The result dicts already on disk, by case index (unreadable, foreign or unknown-status
+    files skipped: those cases run again)."""
     done = {}
     for case in cases:
-        path = case_path(out, case.index)
-        if not path.exists():
-            continue
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue        # a damaged file: the case runs again
-        if isinstance(data, dict) and data.get("parameters") == case.parameters:
+        data = read_case(out, case)
+        if data is not None:
             done[case.index] = data
     return done
 

@@ -9,6 +9,7 @@ the same process skip both.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import os
@@ -17,14 +18,30 @@ import socket
 import time
 import traceback
 
-__all__ = ["BLAS_ENVIRONMENT", "pipeline_definition", "pipeline_name", "pool_initializer",
-           "prepare_worker", "run_case"]
+__all__ = ["BLAS_ENVIRONMENT", "blas_environment", "executor_failure", "future_record",
+           "pipeline_definition",
+           "pipeline_name", "pool_initializer", "prepare_worker", "run_case", "timed_out"]
 
 # set in a process pool's environment before it spawns, so that numpy's BLAS starts with one
 # thread (threadpoolctl then also limits it at run time, for executors we do not create)
 BLAS_ENVIRONMENT = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 _PREPARED = {"blas": False, "warm": set()}
+
+
+@contextlib.contextmanager
+def blas_environment():
+    """The parent's environment with single-threaded BLAS while a pool spawns its processes."""
+    saved = {k: os.environ.get(k) for k in BLAS_ENVIRONMENT}
+    os.environ.update(BLAS_ENVIRONMENT)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def pipeline_name(pipeline) -> str:
@@ -99,13 +116,16 @@ def _checked_figures(figures) -> dict:
 def run_case(pipeline, case) -> dict:
     """Run `pipeline` on one case; the result dict written to the case's file.
 
-    An exception of the pipeline (any ``Exception``) is recorded with its type and message;
-    ``KeyboardInterrupt`` (and other ``BaseException``) propagates: it stops the study.
+    An exception of the pipeline or of its warm-up (any ``Exception``) is recorded with its
+    type and message; ``KeyboardInterrupt`` (and other ``BaseException``) propagates: it stops
+    the study.
     """
-    warm_time = prepare_worker(pipeline)
-    start, cpu = time.perf_counter(), time.process_time()
     record = {"index": case.index, "parameters": case.parameters}
+    warm_time = 0.0
+    start, cpu = time.perf_counter(), time.process_time()
     try:
+        warm_time = prepare_worker(pipeline)
+        start, cpu = time.perf_counter(), time.process_time()
         record["figures"] = _checked_figures(pipeline(dict(case.parameters)))
         record["status"] = "ok"
     except Exception as exc:        # recorded: one failing case does not stop the others
@@ -117,6 +137,32 @@ def run_case(pipeline, case) -> dict:
     record["warm_time"] = warm_time
     record["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     return record
+
+
+def executor_failure(case, exc: BaseException) -> dict:
+    """The record of a case its executor could not run (not written: a rerun retries it)."""
+    return {"index": case.index, "parameters": case.parameters, "status": "failed",
+            "recorded": False, "cpu_time": 0.0,
+            "error": {"type": type(exc).__name__, "message": str(exc) or repr(exc), "where": ""}}
+
+
+def future_record(future, case) -> dict:
+    """The record of a finished future of `case` (an executor failure if it raised)."""
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:     # the executor failed: crashed worker, pickling, cancelled
+        return executor_failure(case, exc)
+
+
+def timed_out(case, limit: float, how: str) -> dict:
+    """The record of a case that ran past its time limit (written: a rerun keeps it, unless
+    ``retry_failed``); `how` says what became of its worker."""
+    return {"index": case.index, "parameters": case.parameters, "status": "failed",
+            "wall_time": float(limit), "cpu_time": 0.0,
+            "error": {"type": "CaseTimeout", "where": "",
+                      "message": f"the case ran longer than case_timeout={limit:g} s; {how}"}}
 
 
 def _where(exc: BaseException) -> str:
