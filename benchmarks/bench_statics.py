@@ -8,8 +8,14 @@ equilibrium(configuration="free") on the same structures; a load-stepping case; 
 and the CPU time of the static solve on the 30-, 96- and 192-bar towers.
 
 Usage: python benchmarks/bench_statics.py [--quick]   (--quick skips the simulations)
+       python benchmarks/bench_statics.py --towers [--limit SECONDS] [--stages 10,32,...]
+       (issue 20: static_equilibrium under gravity on prism towers of 30 .. 768 bars, the
+       catalog's nylon tower at rest fraction 0.95 and a steel-string tower prestressed at
+       200 N/m; each case stops after --limit CPU seconds, default 120)
 """
 
+import math
+import signal
 import sys
 import time
 
@@ -122,7 +128,91 @@ def timing():
               f"{len(r.history.failed_load_steps):>19}")
 
 
+class _OutOfTime(Exception):
+    pass
+
+
+def _tower(kind, stages):
+    """The catalog's nylon tower at rest fraction 0.95, or steel strings prestressed at
+    200 N/m (tc.equilibrium without gravity), under gravity."""
+    if kind == "nylon":
+        return tc.catalog.prism_tower(stages, rest_fraction=0.95, gravity=G)
+    s = tc.catalog.prism_tower(stages, string_material="steel")
+    return tc.equilibrium(s, gamma_min=200.0).structure.with_gravity(G)
+
+
+def _trials(history):
+    """Line-search trial points: the history's count, or, on versions without it, counted
+    from the step lengths of the backtracking (1, 1/2, 1/4, ...; 12 when it gave up)."""
+    if hasattr(history, "line_search_trials"):
+        return history.line_search_trials
+    return _trials.counted
+
+
+def _count_trials():
+    """On versions without the counter: wrap the line search to count its halvings."""
+    from tenscontrol.statics import solve
+    if hasattr(tc.static_equilibrium(tc.catalog.prism(3)).history, "line_search_trials"):
+        return
+    inner = solve._line_search
+
+    def counted(*args, **kwargs):
+        found = inner(*args, **kwargs)
+        _trials.counted += 12 if found is None else 1 + round(-math.log2(found[0]))
+        return found
+    solve._line_search = counted
+
+
+def tower_table(stages_list, limit):
+    """Newton iterations, trial points, load steps and CPU of the towers; the growth exponent
+    of the CPU time between consecutive sizes."""
+    _count_trials()
+    signal.signal(signal.SIGPROF, lambda *_: (_ for _ in ()).throw(_OutOfTime()))
+    print(f"static_equilibrium under gravity, prism towers (CPU limit {limit:g} s a case)")
+    print(f"{'tower':<8}{'bars':>6}{'its':>6}{'trials':>8}{'steps':>7}{'failed':>8}"
+          f"{'CPU [s]':>9}{'exponent':>10}{'rel. res.':>11}{'stable':>8}{'sag [m]':>9}")
+    for kind in ("nylon", "steel"):
+        last = None
+        for stages in stages_list:
+            s = _tower(kind, stages)
+            _trials.counted = 0
+            signal.setitimer(signal.ITIMER_PROF, limit)
+            t0 = time.process_time()
+            try:
+                r = tc.static_equilibrium(s)
+            except (_OutOfTime, tc.StaticsError) as error:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                cpu = time.process_time() - t0
+                what = "no answer" if isinstance(error, _OutOfTime) else type(error).__name__
+                h = getattr(error, "history", None)
+                its, trials = ((h.iterations, _trials(h)) if h is not None
+                               else ("", _trials.counted))
+                print(f"{kind:<8}{s.n_bars:>6}{its:>6}{trials:>8}{'':>15}{cpu:>9.2f}"
+                      f"  {what} after {cpu:.0f} s")
+                last = None
+                continue
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            cpu = time.process_time() - t0
+            h = r.history
+            exponent = (math.log(cpu / last[1]) / math.log(s.n_bars / last[0]) if last
+                        else float("nan"))
+            print(f"{kind:<8}{s.n_bars:>6}{h.iterations:>6}{_trials(h):>8}"
+                  f"{len(h.load_steps):>7}{len(h.failed_load_steps):>8}{cpu:>9.2f}"
+                  f"{exponent:>10.2f}{r.relative_residual:>11.1e}{str(r.stable):>8}"
+                  f"{r.displacement:>9.3f}")
+            last = (s.n_bars, cpu)
+
+
 if __name__ == "__main__":
+    if "--towers" in sys.argv:
+        import warnings
+        warnings.simplefilter("ignore")  # the "unstable equilibrium" warnings: see 'stable'
+        args = sys.argv[1:]
+        limit = float(args[args.index("--limit") + 1]) if "--limit" in args else 120.0
+        stages = ([int(v) for v in args[args.index("--stages") + 1].split(",")]
+                  if "--stages" in args else [10, 32, 64, 128, 256])
+        tower_table(stages, limit)
+        sys.exit()
     quick = "--quick" in sys.argv
     static_table(quick)
     free_table(quick)

@@ -7,6 +7,7 @@ import tenscontrol as tc
 from tenscontrol.statics import linalg
 from tenscontrol.mechanics.geometry import member_columns
 from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
+from tenscontrol.statics.stiffness import rigid_fields
 
 
 def _tower():
@@ -96,7 +97,7 @@ def test_static_equilibrium_counts_dense_kkt_solves(monkeypatch):
     s = tc.catalog.tbar("stedy")
     sparse = tc.static_equilibrium(s, loads=_side_load(s))
 
-    def singular(A):
+    def singular(A, *args, **kwargs):
         raise RuntimeError("Factor is exactly singular")
     monkeypatch.setattr(linalg.scipy.sparse.linalg, "splu", singular)
     dense = tc.static_equilibrium(s, loads=_side_load(s))
@@ -109,3 +110,56 @@ def _side_load(s):
     f = np.zeros((s.n_nodes, 3))
     f[:, 0] = 0.1
     return f
+
+
+def test_pattern_sums_duplicates_and_refills_in_place():
+    P = linalg.Pattern(np.array([0, 1, 0, 2]), np.array([0, 1, 0, 0]), (3, 2))
+    A = P.fill(np.array([1.0, 2.0, 3.0, 4.0]))
+    np.testing.assert_array_equal(A.toarray(), [[4, 0], [0, 2], [4, 0]])
+    B = P.fill(np.array([-1.0, 0.5, 0.0, 1.0]))
+    assert B is A                                      # the same matrix, values replaced
+    np.testing.assert_array_equal(B.toarray(), [[-1, 0], [0, 0.5], [1, 0]])
+
+
+def _matrices(s, free, index, rigid=True):
+    gauge = rigid_fields(s, bars="rigid" if rigid else "compressible")[free]
+    return linalg.MemberMatrices(s.string_nodes, s.bar_nodes, index, gauge, rigid)
+
+
+def test_member_matrices_match_the_dense_tangent_forces_and_gram():
+    s, free, index, q = _tower()
+    m = _matrices(s, free, index)
+    d = m.differences(q)
+    rng = np.random.default_rng(8)
+    gamma, psi = rng.uniform(1, 20, s.n_strings), rng.uniform(-50, -1, s.n_bars)
+    # forces: -sum_k w_k Yhat_k q
+    w = np.concatenate([gamma, psi])
+    dense = -(member_columns(s.string_nodes, q) @ gamma + member_columns(s.bar_nodes, q) @ psi)
+    np.testing.assert_allclose(m.forces(d, w), dense, atol=1e-12 * np.abs(dense).max())
+    # the KKT matrix's stiffness block is the dense tangent with the same terms (at_rest taut)
+    l = np.linalg.norm(d[:s.n_strings], axis=1)
+    material = np.concatenate([s.string_stiffness * s.string_rest_lengths / l ** 3,
+                               np.zeros(s.n_bars)])
+    gamma_law = s.string_stiffness * (1 - s.string_rest_lengths / l)
+    w = np.concatenate([gamma_law, psi])
+    X = m.bar_columns(d[s.n_strings:])
+    A = m.kkt(d, w, material, 0.25, X).toarray()
+    K = tc.tangent_stiffness(s, q, gamma=gamma_law, bar_force_densities=psi, at_rest="taut")
+    nf = free.size
+    Kff = K[np.ix_(free, free)] + 0.25 * np.eye(nf)
+    np.testing.assert_allclose(A[:nf, :nf], Kff, atol=1e-12 * np.abs(Kff).max())
+    Xd = member_columns(s.bar_nodes, q)[free]
+    np.testing.assert_array_equal(A[:nf, nf:], Xd)   # fixed base, no gauge: C = X
+    np.testing.assert_array_equal(A[nf:, :nf], Xd.T)
+    np.testing.assert_allclose(m.diagonal(d, w, material), np.diag(K)[free], rtol=1e-14)
+    G = m.gram(X)
+    f = rng.standard_normal(nf)
+    np.testing.assert_allclose(G.least_squares(f), np.linalg.lstsq(Xd, f, rcond=None)[0],
+                               atol=1e-12)
+
+
+def test_static_equilibrium_counts_line_search_trials():
+    s = tc.catalog.tbar("stedy")
+    h = tc.static_equilibrium(s, loads=_side_load(s)).history
+    assert h.trials.shape == h.step.shape
+    assert h.line_search_trials >= h.iterations > 0   # one trial at least per step taken

@@ -10,7 +10,7 @@ it only reads a stiffness matrix and a residual.
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -80,6 +80,9 @@ class NewtonHistory:
         The load factors reached, in order (``(1.0,)`` when the full load worked at once).
     failed_load_steps : tuple of float
         Load factors tried and given up (Newton failed), before a smaller step was taken.
+    trials : ndarray of int, shape (k,)
+        Trial points the line search evaluated for the step from the iterate (each one a
+        projection onto the bar lengths and a force evaluation); 0 where no step was taken.
     """
 
     load_factor: np.ndarray
@@ -89,6 +92,12 @@ class NewtonHistory:
     active_changes: np.ndarray
     load_steps: tuple
     failed_load_steps: tuple
+    trials: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+
+    @property
+    def line_search_trials(self) -> int:
+        """Trial points evaluated by the line search in all load steps."""
+        return int(self.trials.sum())
 
     @property
     def iterations(self) -> int:

@@ -32,19 +32,20 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse
 
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
-from tenscontrol.mechanics.laws import active_set, elastic_densities, string_densities
+from tenscontrol.mechanics.laws import (active_set, elastic_densities, material_coefficients,
+                                        string_densities)
 from tenscontrol.mechanics.rigid.model import gravity_vector
 from tenscontrol.statics.result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
                                                  describe_motion, loaded_zero_modes)
-from tenscontrol.statics.linalg import BarGram, bar_columns, kkt_solve
+from tenscontrol.statics.linalg import BarGram, MemberMatrices, kkt_factor
 from tenscontrol.statics.merit import total_potential
-from tenscontrol.statics.stiffness import loaded_rigid_fields, rigid_fields, tangent_stiffness
+from tenscontrol.statics.stiffness import (loaded_rigid_fields, rigid_fields, string_activity,
+                                          tangent_stiffness)
 from tenscontrol.mechanics.scales import structure_scales
 from tenscontrol.model.structure import Structure
 
@@ -57,6 +58,10 @@ _MAX_HALVINGS = 7
 #: Steps cut short in a row after which the line search judges by the total potential: a
 #: full Newton step keeps Newton's own path (and quadratic tail) wherever |r| accepts it.
 _CUTS = 1
+#: The shortest step the line search tries (twelve halvings of the Newton step).
+_SMALLEST_STEP = 0.5 ** 11
+#: Iterations of the projection onto the bar lengths (chord iterations, refactored when slow).
+_PROJECTIONS = 16
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,6 +79,7 @@ class _Problem:
     size: float          # structure size [m], for the runaway guard
     force: float         # force scale E / L [N] (mechanics.scales.structure_scales)
     stiffness: float     # stiffness scale E / L^2 [N/m]
+    mats: MemberMatrices  # the sparse matrices' fixed patterns, refilled at each point
     # linear solves that left the sparse path ("dense_bar": BarGram, "dense_kkt": kkt_solve)
     counts: Counter = field(default_factory=Counter)
 
@@ -111,9 +117,17 @@ def _load_at(p: _Problem, q: np.ndarray) -> np.ndarray:
     return p.load + np.kron(dm, s.gravity)
 
 
+def _members(p: _Problem, q: np.ndarray):
+    """(d (m, 3), l (m,)): n_j - n_i and the length of every member, strings then bars."""
+    d = p.mats.differences(q)
+    return d, np.sqrt(np.einsum("ij,ij->i", d, d))
+
+
 def _gram(p: _Problem, q: np.ndarray) -> BarGram:
-    """The normal equations of the bar columns at q, counting a dense (rank-revealing) one."""
-    gram = BarGram(bar_columns(p.structure.bar_nodes, q, p.index))
+    """The normal equations of the (active) bar columns at q, counting a dense (rank-revealing)
+    one; the matrices are refilled on their fixed patterns."""
+    ns = p.structure.n_strings
+    gram = p.mats.gram(p.mats.bar_columns(p.mats.differences(q)[ns:]))
     if gram.dense is not None:
         p.counts["dense_bar"] += 1
     return gram
@@ -122,16 +136,31 @@ def _gram(p: _Problem, q: np.ndarray) -> BarGram:
 def _forces(p: _Problem, q: np.ndarray, offset: np.ndarray):
     """(r on the free coordinates, full R (3n,), gamma, psi) at q, minus the homotopy offset."""
     s = p.structure
-    gamma = _law_gamma(s, q)
-    F = _load_at(p, q) - member_columns(s.string_nodes, q) @ gamma
-    X = member_columns(s.bar_nodes, q)
-    if p.rigid:
-        Ff = F[p.free] - offset
-        psi = _gram(p, q).least_squares(Ff) if s.n_bars else np.zeros(0)
-    else:
-        psi = elastic_densities(s.bar_stiffness, s.bar_rest_lengths, _bar_lengths(s, q))
-    R = F - X @ psi
+    d, l = _members(p, q)
+    ns, psi = s.n_strings, np.zeros(s.n_bars)
+    gamma = string_densities(s.string_stiffness, s.string_rest_lengths, l[:ns],
+                             s.string_is_spring)
+    F = _load_at(p, q) + p.mats.forces(d, np.concatenate([gamma, psi]))
+    if p.rigid and p.mats.nba:
+        psi[p.mats.bar_active] = _gram(p, q).least_squares(F[p.free] - offset)
+    elif not p.rigid:
+        psi = elastic_densities(s.bar_stiffness, s.bar_rest_lengths, l[ns:])
+    R = F + p.mats.forces(d, np.concatenate([np.zeros(ns), psi]))
     return R[p.free] - offset, R, gamma, psi
+
+
+def _tangent(p: _Problem, q: np.ndarray, gamma: np.ndarray, psi: np.ndarray):
+    """(d, densities, material coefficients) of every member: the terms of ``K_t = -dR/dq``
+    (:func:`static_tangent`, at_rest="taut"), for the sparse KKT matrix."""
+    s = p.structure
+    d, l = _members(p, q)
+    ns = s.n_strings
+    active, _ = string_activity(s, l[:ns], "taut")
+    material = [np.where(active, material_coefficients(s.string_stiffness,
+                                                       s.string_rest_lengths, l[:ns]), 0.0),
+                np.zeros(s.n_bars) if p.rigid else
+                material_coefficients(s.bar_stiffness, s.bar_rest_lengths, l[ns:])]
+    return d, np.concatenate([gamma, psi]), np.concatenate(material)
 
 
 def unbalanced_force(structure: Structure, q=None, *, loads=None, bars: str = "rigid",
@@ -181,10 +210,12 @@ def _problem(structure, loads, bars, check=True) -> _Problem:
     index = np.full(q0.size, -1)
     index[free] = np.arange(free.size)
     scales = structure_scales(structure, loads=f)  # the guards' units: the structure's own
+    mats = MemberMatrices(structure.string_nodes, structure.bar_nodes, index, R_t[free],
+                          bars == "rigid")
     return _Problem(structure, bars, free, f, gravity_vector(structure) + f,
                     structure.bar_lengths.copy(), R_t[free], index,
                     float(max(span.max(), scales.length)), scales.energy / scales.length,
-                    scales.energy / scales.length ** 2)
+                    scales.energy / scales.length ** 2, mats)
 
 
 def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
@@ -195,28 +226,43 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
             return q
         lengths = p.lengths
     q = q.copy()
-    scale, last = (lengths ** 2).max(), np.inf
-    for _ in range(10):
+    scale, last, gram, fresh = (lengths ** 2).max(), np.inf, None, False
+    for _ in range(_PROJECTIONS):
         phi = _bar_lengths(p.structure, q) ** 2 - lengths ** 2
         err = np.abs(phi).max()
-        # done at rounding level, or once Newton's quadratic phase has ended in rounding
-        if err <= 4e-16 * scale or (err > 0.5 * last and err <= 1e-13 * scale):
+        if err <= 4e-16 * scale:
             break
+        if err > 0.5 * last:
+            if fresh and err <= 1e-13 * scale:
+                break  # Newton's quadratic phase has ended in rounding
+            gram = None  # the chord slowed down: a new factor at q
+        # a chord (simplified Newton) iteration: the factor of the first point is reused
+        # while it contracts; a factorization per iteration was most of a trial's cost
+        fresh = gram is None
+        gram = _gram(p, q) if fresh else gram
         last = err
-        q[p.free] += _gram(p, q).min_norm_step(-0.5 * phi)
+        q[p.free] += gram.min_norm_step(-0.5 * phi[p.mats.bar_active])
     return q
 
 
-def _kkt_step(p: _Problem, q: np.ndarray, K: np.ndarray, r: np.ndarray, mu: float):
-    """Newton step dq (3n,) from ``[[K + mu I, C], [C^T, 0]] [dq; y] = [r; 0]``."""
-    Kff = K[np.ix_(p.free, p.free)] + mu * np.eye(p.free.size)
-    cols = [scipy.sparse.csc_matrix(p.gauge)]
-    if p.rigid and p.structure.n_bars:
-        X = bar_columns(p.structure.bar_nodes, q, p.index)
-        cols.insert(0, X[:, X.getnnz(axis=0) > 0])  # bars fixed at both ends: no row
-    dq = np.zeros_like(q)
-    dq[p.free] = kkt_solve(Kff, scipy.sparse.hstack(cols, format="csc"), r, p.counts)
-    return dq
+def _kkt_solver(p: _Problem, tangent, mu: float):
+    """A function r (nf,) -> dq (3n,) solving ``[[K + mu I, C], [C^T, 0]] [dq; y] = [r; 0]``
+    with one factorization: C the active bar columns (rigid bars; bars fixed at both ends have
+    none) and the gauge; `tangent` the member terms of K (:func:`_tangent`)."""
+    d, density, material = tangent
+    X = (p.mats.bar_columns(d[p.structure.n_strings:]) if p.rigid and p.mats.nba else None)
+    solve = kkt_factor(p.mats.kkt(d, density, material, mu, X), p.free.size, p.counts)
+
+    def step(r):
+        dq = np.zeros(3 * p.structure.n_nodes)
+        dq[p.free] = solve(r)
+        return dq
+    return step
+
+
+def _kkt_step(p: _Problem, q: np.ndarray, tangent, r: np.ndarray, mu: float):
+    """Newton step dq (3n,) of :func:`_kkt_solver`."""
+    return _kkt_solver(p, tangent, mu)(r)
 
 
 @dataclass
@@ -228,14 +274,16 @@ class _Log:
     failed: list
 
     def frozen(self) -> NewtonHistory:
-        cols = list(zip(*self.rows)) if self.rows else [()] * 5
+        cols = list(zip(*self.rows)) if self.rows else [()] * 6
         return NewtonHistory(np.array(cols[0], float), np.array(cols[1], float),
                              np.array(cols[2], float), np.array(cols[3], float),
-                             np.array(cols[4], int), tuple(self.load_steps), tuple(self.failed))
+                             np.array(cols[4], int), tuple(self.load_steps), tuple(self.failed),
+                             np.array(cols[5], int))
 
 
 def _line_search(p, q, dq, r, offset, merit=None):
-    """(alpha, q_new, state) of the first halving of the step that is accepted, or None.
+    """(alpha, q_new, state) of the first accepted step length, or None: from 1, each
+    rejected length cut to the minimum of the merit's quadratic model (:func:`_interpolate`).
 
     Without `merit`, a step is accepted when it reduces |r|; with ``merit = (Pi, noise,
     slope)`` (the potential at q, its rounding error and its derivative along dq, negative),
@@ -246,24 +294,41 @@ def _line_search(p, q, dq, r, offset, merit=None):
     alpha = 1.0
     l, slope = None, None
     if not p.rigid and p.structure.n_bars:  # stiff bar springs: keep their length change linear
-        l = _bar_lengths(p.structure, q)
-        slope = (member_columns(p.structure.bar_nodes, q).T @ dq) / l
-    for _ in range(12):
+        ns = p.structure.n_strings
+        d, l = (a[ns:] for a in _members(p, q))
+        slope = np.einsum("ij,ij->i", d, p.mats.differences(dq)[ns:]) / l
+    while alpha >= _SMALLEST_STEP:
+        p.counts["trials"] += 1
         trial = _project(p, q + alpha * dq, None if l is None else l + alpha * slope)
-        if np.all(_bar_lengths(p.structure, trial) > 0) and np.all(
-                np.linalg.norm(member_columns(p.structure.string_nodes, trial), axis=0) > 0):
+        shrink = 0.5
+        if np.all(_members(p, trial)[1] > 0):
             state = _forces(p, trial, offset)
-            decrease = np.linalg.norm(state[0]) <= (1.0 - 1e-4 * alpha) * norm
+            new_norm = np.linalg.norm(state[0])
+            decrease = new_norm <= (1.0 - 1e-4 * alpha) * norm
+            # the minimum of the quadratic through the merit at 0 and alpha and its slope
+            # at 0 (|r|^2 / 2 falls as -|r|^2 along a Newton step)
+            shrink = _interpolate(0.5 * (new_norm ** 2 - norm ** 2), -norm ** 2, alpha)
             if merit is not None:
                 pi, noise, dpi = merit
                 change = total_potential(p.structure, trial, p.load, p.free, offset)[0] - pi
                 armijo = change <= 1e-4 * alpha * dpi
                 decrease = armijo or (decrease and abs(change) <= noise
                                       and -alpha * dpi <= noise)
+                shrink = _interpolate(change, dpi, alpha)
             if decrease:
                 return alpha, trial, state
-        alpha *= 0.5
+        alpha *= shrink
     return None
+
+
+def _interpolate(change: float, slope: float, alpha: float) -> float:
+    """The factor (in [0.1, 0.5]) that takes a rejected step length alpha to the minimum of
+    the quadratic with value 0 and slope `slope` (< 0) at 0 and `change` at alpha: a
+    safeguarded backtracking that cuts a far too long step in one or two trials, not ten."""
+    curvature = change - slope * alpha
+    if not (slope < 0 and curvature > 0):
+        return 0.5
+    return float(np.clip(-slope * alpha / (2.0 * curvature), 0.1, 0.5))
 
 
 def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=False):
@@ -281,18 +346,19 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=Fa
         r, _, gamma, psi = state
         res = np.abs(r).max(initial=0.0)
         if res <= tol:
-            log.rows.append((t, res, 0.0, 0.0, 0))  # the converged iterate: no step
+            log.rows.append((t, res, 0.0, 0.0, 0, 0))  # the converged iterate: no step
             return True, q
-        K = static_tangent(p.structure, q, psi, p.bars)
-        mu_scale = max(np.abs(np.diag(K)[p.free]).max(initial=0.0), 1e-12 * p.stiffness)
+        K = _tangent(p, q, gamma, psi)
+        mu_scale = max(np.abs(p.mats.diagonal(*K)).max(initial=0.0), 1e-12 * p.stiffness)
+        trials = p.counts["trials"]
         found = _step(p, q, K, r, mu, mu_scale, offset, energy and cuts >= _CUTS)
         if found is None:
-            log.rows.append((t, res, 0.0, mu, 0))
+            log.rows.append((t, res, 0.0, mu, 0, p.counts["trials"] - trials))
             return False, q
         alpha, q_new, new, mu = found
         cuts = cuts + 1 if alpha < 1.0 else 0
         switches = int(np.sum((gamma > 0) != (new[2] > 0)))
-        log.rows.append((t, res, alpha, mu, switches))
+        log.rows.append((t, res, alpha, mu, switches, p.counts["trials"] - trials))
         q, state = q_new, new
         mu = 0.0 if mu <= 1e-4 * mu_scale else 0.1 * mu
         if np.abs(q - p.structure.nodes.reshape(-1)).max() > 1e3 * p.size:
@@ -341,7 +407,9 @@ def _scale(p: _Problem, q, members: bool = False) -> float:
     if load > 0 and not members:
         return float(load)
     gamma = _law_gamma(p.structure, q)
-    member = np.abs(member_columns(p.structure.string_nodes, q) @ gamma).max(initial=0.0)
+    d = p.mats.differences(q)
+    member = np.abs(p.mats.forces(d, np.concatenate([gamma, np.zeros(p.structure.n_bars)]))
+                    ).max(initial=0.0)
     return float(max(member, load)) if max(member, load) > 0 else p.force
 
 

@@ -22,7 +22,7 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
-from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
+from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import active_set, elastic_densities, material_coefficients
 from tenscontrol.model.structure import Structure
 
@@ -101,12 +101,22 @@ def _string_state(structure: Structure, q, at_rest: str, stacklevel: int):
 
 
 def _member_stiffness(pairs, q, n_nodes, density, material) -> np.ndarray:
-    """sum_k density_k Yhat_k + material_k (Yhat_k q)(Yhat_k q)^T, shape (3n, 3n)."""
-    C = np.zeros((len(pairs), n_nodes))
-    C[np.arange(len(pairs)), pairs[:, 0]] = -1.0
-    C[np.arange(len(pairs)), pairs[:, 1]] = 1.0
-    cols = member_columns(pairs, q)
-    return weighted_laplacian(C, density) + (cols * material) @ cols.T
+    """sum_k density_k Yhat_k + material_k (Yhat_k q)(Yhat_k q)^T, shape (3n, 3n).
+
+    Member k adds ``B_k = density_k I + material_k d_k d_k^T`` (d_k = n_j - n_i) to the node
+    blocks (i, i) and (j, j) and subtracts it from (i, j) and (j, i): O(members) work on the
+    dense output, where the product of the (3n, m) member columns cost O(n^2 m) (1 s at 768
+    bars).
+    """
+    N = q.reshape(-1, 3)
+    i, j = pairs[:, 0], pairs[:, 1]
+    d = N[j] - N[i]
+    B = (np.asarray(density, float)[:, None, None] * np.eye(3)
+         + np.asarray(material, float)[:, None, None] * d[:, :, None] * d[:, None, :])
+    blocks = np.zeros((n_nodes, n_nodes, 3, 3))
+    for a, b, sign in ((i, i, 1.0), (j, j, 1.0), (i, j, -1.0), (j, i, -1.0)):
+        np.add.at(blocks, (a, b), sign * B)
+    return blocks.transpose(0, 2, 1, 3).reshape(3 * n_nodes, 3 * n_nodes)
 
 
 def _rigid_bar_densities(structure, q, gamma, loads) -> np.ndarray:
