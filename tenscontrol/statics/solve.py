@@ -227,15 +227,18 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
         lengths = p.lengths
     q = q.copy()
     scale, last, gram, fresh = (lengths ** 2).max(), np.inf, None, False
-    for _ in range(_PROJECTIONS):
+    for iteration in range(2 * _PROJECTIONS):
         phi = _bar_lengths(p.structure, q) ** 2 - lengths ** 2
         err = np.abs(phi).max()
         if err <= 4e-16 * scale:
             break
-        if err > 0.5 * last:
-            if fresh and err <= 1e-13 * scale:
-                break  # Newton's quadratic phase has ended in rounding
-            gram = None  # the chord slowed down: a new factor at q
+        slow = err > 0.5 * last
+        if slow and fresh and err <= 1e-13 * scale:
+            break  # Newton's quadratic phase has ended in rounding
+        if slow or iteration >= _PROJECTIONS:
+            # the chord slowed down, or a far start (a long trial step) used up the chord
+            # iterations: a new factor at q, full Newton from here on
+            gram = None
         # a chord (simplified Newton) iteration: the factor of the first point is reused
         # while it contracts; a factorization per iteration was most of a trial's cost
         fresh = gram is None
@@ -545,7 +548,10 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     _check_arguments("static_equilibrium", structure, bars, loads=loads, q=q)
     p = _problem(structure, loads, bars)
     q0 = _project(p, nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)))
-    p = replace(p, gauge=loaded_rigid_fields(structure, q0, p.load, bars=bars)[p.free])
+    # the gauge holds only the motions the loads leave rigid; the KKT pattern carries it
+    gauge = loaded_rigid_fields(structure, q0, p.load, bars=bars)[p.free]
+    p = replace(p, gauge=gauge, mats=MemberMatrices(structure.string_nodes, structure.bar_nodes,
+                                                     p.index, gauge, p.rigid))
     _check_rigid_motion(p)
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
