@@ -92,8 +92,9 @@ def _json(data, key: str, path) -> dict:
 
 def _arrays(data, path, n_nodes: int, n_bars: int) -> dict:
     """The trajectory's arrays, each checked for numbers and its shape."""
-    arrays = {key: fileio.npz_entry(data, key, path, kind="f") for key in ARRAY_KEYS}
-    nt = arrays["t"].shape[0] if arrays["t"].ndim == 1 else None
+    arrays = {key: fileio.npz_entry(data, key, path, kind="f", ndim=1 if key == "t" else None)
+              for key in ARRAY_KEYS}
+    nt = arrays["t"].shape[0]
     shapes = {"t": (nt,), "nodes": (nt, n_nodes, 3), "velocities": (nt, n_nodes, 3),
               "energy": (nt,), "work": (nt,), "energy_violation": (nt,),
               "bar_violation": (nt, n_bars)}
