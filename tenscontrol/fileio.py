@@ -198,7 +198,7 @@ def _cause(exc: BaseException) -> str:
 def npz_entry(data, key: str, path, *, kind: str, ndim=None, error=ValueError) -> np.ndarray:
     """The entry `key` of the open archive `data`, checked to hold numbers or text.
 
-    `kind` is a string of numpy dtype kinds accepted: ``"f"`` floats (integers and bools are
+    `kind` is a string of numpy dtype kinds accepted: ``"f"`` floats (integers are
     converted), ``"i"`` integers, ``"b"`` bools, ``"U"`` text; `ndim` the number of dimensions
     (None: any). `error` names the file and the entry when it is missing, unreadable (truncated,
     corrupt, pickled objects) or of another type or dimension.
@@ -211,7 +211,7 @@ def npz_entry(data, key: str, path, *, kind: str, ndim=None, error=ValueError) -
         why = ("holds pickled objects, which are never loaded" if "allow_pickle" in str(exc)
                else f"cannot be read ({_cause(exc)}); the file is truncated or corrupt")
         raise error(f"{path}: entry '{key}' {why}") from None
-    accepted = {"f": "fiub", "i": "iu", "b": "b", "U": "U"}
+    accepted = {"f": "fiu", "i": "iu", "b": "b", "U": "U"}
     if value.dtype.kind not in "".join(accepted[k] for k in kind):
         names = {"f": "numbers", "i": "integers", "b": "booleans", "U": "text"}
         raise error(f"{path}: entry '{key}' must hold {' or '.join(names[k] for k in kind)}, "
