@@ -64,8 +64,8 @@ def open_regular(path, *, max_bytes: int, what: str, error=ValueError, hint: str
         if stat.S_ISDIR(info.st_mode):
             raise error(f"{path}: is a directory, not {what}")
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{path}: not a regular file (a pipe, FIFO or device); save {what} to "
-                        "a file and read that")
+            raise error(f"{path}: not a regular file (a pipe, FIFO or device), which could "
+                        f"block or never end; {what} must be a regular file")
         if info.st_size > max_bytes:
             raise error(too_big(path, max_bytes, hint))
         if hasattr(os, "set_blocking"):
@@ -311,12 +311,12 @@ def write_file(path, write: Callable) -> Path:
 def _named(exc: OSError, path: Path) -> OSError:
     """`exc` as an OSError of the same type naming `path` (not the part file), with the fix."""
     why = exc.strerror or str(exc)
-    if exc.errno == errno.ENOENT:
+    if exc.errno == errno.ENOENT and not path.parent.is_dir():
         why += f" (the folder {path.parent} does not exist; create it first)"
-    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOENT):
         why += f" (no file can be created in {path.parent})"
     elif exc.errno in (errno.EFBIG, errno.ENOSPC, errno.EDQUOT):
-        why += " (the disk or the file size limit is full; nothing was written)"
+        why += " (the disk or the file size limit is full; the file is unchanged)"
     if not exc.errno:
         return OSError(f"{path}: {why}")
     return type(exc)(exc.errno, why, str(path))

@@ -231,7 +231,7 @@ def test_write_file_replaces_whole_or_leaves_the_old_file(tmp_path):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     with pytest.raises(OSError, match=r"No space left on device \(the disk or the file size "
-                                      r"limit is full; nothing was written\)") as info:
+                                      r"limit is full; the file is unchanged\)") as info:
         fileio.write_file(path, fails)
     assert info.value.filename == str(path) and info.value.errno == errno.ENOSPC
     assert path.read_bytes() == b"old" and sorted(tmp_path.iterdir()) == [path]

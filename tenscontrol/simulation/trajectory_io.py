@@ -101,9 +101,9 @@ def _arrays(data, path, n_nodes: int, n_bars: int) -> dict:
     for key, shape in shapes.items():
         if arrays[key].shape != shape and not (key == "bar_violation"
                                                and arrays[key].shape == (nt, 0)):
-            raise ValueError(f"{path}: entry '{key}' must have shape {shape} (the structure "
-                             f"has {n_nodes} nodes and {n_bars} bars, 't' {nt} samples), got "
-                             f"{arrays[key].shape}")
+            raise ValueError(f"{path}: entry '{key}' must have shape {shape} ({nt} samples "
+                             f"in 't', {n_nodes} nodes and {n_bars} bars in the structure), "
+                             f"got {arrays[key].shape}")
     return arrays
 
 
