@@ -95,7 +95,8 @@ def read_text(path, *, max_bytes: int, what: str, error=ValueError, hint: str = 
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise error(f"{path}: cannot read the file: not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x}); "
+        raise error(f"{path}: cannot read the file: not UTF-8 text (byte {exc.start} is "
+                    f"{data[exc.start]:#04x}); "
                     f"save {what} as UTF-8") from None
 
 

@@ -32,7 +32,8 @@ import numpy as np
 from tenscontrol import fileio
 from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback
 
-__all__ = ["CONTROLLER_FORMAT", "MAX_CONTROLLER_BYTES", "controller_arrays", "load_controller", "save_controller"]
+__all__ = ["CONTROLLER_FORMAT", "MAX_CONTROLLER_BYTES", "controller_arrays", "load_controller",
+           "save_controller"]
 
 CONTROLLER_FORMAT = "tenscontrol.controller/2"
 #: Version 1.0's format: OutputFeedback in positive feedback, u = CK xc + DK y_m.

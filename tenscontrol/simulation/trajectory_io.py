@@ -32,7 +32,8 @@ from tenscontrol.model.io import structure_from_dict, structure_to_dict
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
-__all__ = ["ARRAY_KEYS", "FORMAT", "MAX_TRAJECTORY_BYTES", "load_trajectory", "save_trajectory", "trajectory_dataframe"]
+__all__ = ["ARRAY_KEYS", "FORMAT", "MAX_TRAJECTORY_BYTES", "load_trajectory", "save_trajectory",
+           "trajectory_dataframe"]
 
 FORMAT = "tenscontrol.trajectory/1"
 #: The trajectory's arrays, each stored under its attribute's name.
