@@ -268,15 +268,28 @@ def _new_part(path: Path, keep_suffix: bool) -> tuple[Path, int]:
     raise FileExistsError(f"{path}: no free part-file name beside it")
 
 
+def _target(path) -> tuple[Path, bool]:
+    """The file to replace for `path` (a symbolic link's target, so that the link stays) and
+    whether it is a device, FIFO or socket, which is written in place (nothing to replace)."""
+    path = Path(os.fspath(path))
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    if path.is_dir():  # os.replace would refuse it, but only after all the work
+        raise IsADirectoryError(errno.EISDIR, "is a directory; give a file name", str(path))
+    return path, path.exists() and not path.is_file()
+
+
 @contextlib.contextmanager
 def part_file(path, *, keep_suffix: bool = False) -> Iterator[Path]:
     """The unique part file to write `path` through, renamed over `path` when the block ends
     without an exception, removed otherwise. For writers that take a file name (matplotlib);
     `keep_suffix` keeps the target's suffix last (``ball.1f3a.part.gif``), for writers that
-    choose the format by it. An OSError names `path`."""
-    path = Path(os.fspath(path))
-    if path.is_dir():  # os.replace would refuse it, but only after all the work
-        raise IsADirectoryError(errno.EISDIR, "is a directory; give a file name", str(path))
+    choose the format by it. An OSError names `path`. A symbolic link is kept and its target
+    replaced; a device or FIFO (``/dev/null``) is written directly."""
+    path, special = _target(path)
+    if special:
+        yield path
+        return
     try:
         part, fd = _new_part(path, keep_suffix)
         os.close(fd)
@@ -298,15 +311,17 @@ def write_file(path, write: Callable) -> Path:
     unique part file, which replaces `path` once complete and synced to the disk.
 
     Returns the Path written; an OSError (full disk, missing folder, ...) names `path`, and
-    leaves `path` as it was and no part file behind.
+    leaves `path` as it was and no part file behind. A symbolic link is kept and its target
+    replaced; a device or FIFO (``/dev/null``) is written directly.
     """
-    path = Path(os.fspath(path))
-    with part_file(path) as part:
+    given = Path(os.fspath(path))
+    with part_file(given) as part:
         with open(part, "wb") as f:
             write(f)
             f.flush()
-            os.fsync(f.fileno())
-    return path
+            if os.path.isfile(part):  # a device or FIFO has nothing to sync
+                os.fsync(f.fileno())
+    return given
 
 
 def _named(exc: OSError, path: Path) -> OSError:

@@ -310,3 +310,17 @@ def test_an_interrupted_animation_leaves_no_movie(tmp_path, traj):
     assert plotting.save_animation(anim, out) == out
     assert out.read_bytes()[:6] in (b"GIF89a", b"GIF87a") and list(tmp_path.iterdir()) == [out]
     plt.close("all")
+
+
+def test_a_link_is_kept_and_a_device_written_in_place(tmp_path):
+    import stat
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    tc.save_structure(catalog.tbar(), link)
+    assert link.is_symlink() and tc.load_structure(real).n_nodes == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json"]
+    if os.path.exists("/dev/null"):
+        tc.save_structure(catalog.tbar(), "/dev/null")  # as root, never replaced by a file
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
