@@ -168,28 +168,25 @@ def parse_toml(text: str, name: str, *, error=ValueError) -> dict:
     return data
 
 
-def open_npz(path, *, max_bytes: int, what: str, error=ValueError) -> np.lib.npyio.NpzFile:
-    """The ``.npz`` archive `path` (no pickles), its entries at most `max_bytes` bytes in all
-    once unpacked; `error` naming the file if it is not a readable .npz archive."""
-    f = open_regular(path, max_bytes=max_bytes, what=what, error=error)
-    try:
-        data = np.load(f, allow_pickle=False)
-        unpacked = (sum(info.file_size for info in data.zip.infolist())
-                    if isinstance(data, np.lib.npyio.NpzFile) else 0)
-    except _NPZ_ERRORS as exc:
-        f.close()
-        raise error(f"{path}: not {what}: not an .npz archive, or a truncated one "
-                    f"({_cause(exc)})") from None
-    except BaseException:
-        f.close()
-        raise
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        f.close()
-        raise error(f"{path}: a single .npy array, not {what} (an .npz archive)")
-    if unpacked > max_bytes:
-        data.close()
-        raise error(too_big(path, max_bytes, f"{what} unpacks to {unpacked} bytes"))
-    return data
+@contextlib.contextmanager
+def open_npz(path, *, max_bytes: int, what: str, error=ValueError) -> Iterator:
+    """The ``.npz`` archive `path` (no pickles) as a context manager, its entries at most
+    `max_bytes` bytes in all once unpacked; `error` naming the file if it is not a readable
+    .npz archive. The file is closed when the block ends."""
+    with open_regular(path, max_bytes=max_bytes, what=what, error=error) as f:
+        try:
+            data = np.load(f, allow_pickle=False)
+            unpacked = (sum(info.file_size for info in data.zip.infolist())
+                        if isinstance(data, np.lib.npyio.NpzFile) else 0)
+        except _NPZ_ERRORS as exc:
+            raise error(f"{path}: not {what}: not an .npz archive, or a truncated one "
+                        f"({_cause(exc)})") from None
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise error(f"{path}: a single .npy array, not {what} (an .npz archive)")
+        with data:  # np.load leaves a file object it was given open: `with f` closes it
+            if unpacked > max_bytes:
+                raise error(too_big(path, max_bytes, f"{what} unpacks to {unpacked} bytes"))
+            yield data
 
 
 def _cause(exc: BaseException) -> str:
