@@ -41,7 +41,7 @@ def test_sweep_lists_the_failed_cases_and_exits_1(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, match", [
-    (["sweep", "missing.json"], "study file missing.json: cannot read it"),
+    (["sweep", "missing.json"], "missing.json: no such file"),
     (["sweep", "{file}", "--workers", "2"], "--workers and --address need --executor"),
     (["sweep", "{file}", "--executor", "processes", "--address", "tcp://x:1"],
      "--address needs --executor dask"),

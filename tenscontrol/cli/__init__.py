@@ -30,7 +30,9 @@ Every error is one line on stderr and an exit status; ``--help`` and ``--version
 - 130, ``tenscontrol: interrupted at t = ... s; ...``: Ctrl-C (the shell's convention for
   SIGINT); the partial trajectory is saved as on a failure.
 
-Files are written as ``<file>.part`` and renamed when complete, so no truncated output is left.
+Every output is written whole or not at all: to a unique ``<file>.<token>.part`` beside it,
+renamed over it when complete (:mod:`tenscontrol.fileio`); a full disk, a failure or Ctrl-C
+leaves no truncated output under the real name and no ``.part`` behind.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from tenscontrol.model.io import load_structure
 from tenscontrol.simulation.simulator import (SimulationError, Trajectory, default_tolerances,
                                               simulate)
 from tenscontrol.simulation.trajectory import SimulationInterrupted
-from tenscontrol.simulation.trajectory_io import ARRAY_KEYS, part_path
+from tenscontrol.simulation.trajectory_io import ARRAY_KEYS
 
 __all__ = ["NPZ_KEYS", "OUTPUT_LIMIT", "main", "output_samples", "output_times",
            "save_trajectory"]
@@ -188,8 +190,8 @@ def output_times(t_final: float, dt_out: float) -> np.ndarray:
 def save_trajectory(traj: Trajectory, path) -> None:
     """Write `traj` to the .npz file `path`: :meth:`Trajectory.save`, the one format.
 
-    The file is written beside `path` as ``<name>.part`` and renamed when complete, so an
-    interrupt or a full disk never leaves a truncated `path`.
+    The file is written beside `path` as a unique ``<name>.<token>.part`` and renamed when
+    complete, so an interrupt or a full disk never leaves a truncated `path`.
     """
     traj.save(path)
 
@@ -210,7 +212,7 @@ def _check_out(out: Path, source: Path) -> None:
         raise ValueError(f"--out {out}: is not a regular file; give a file name to write")
     check_folder(out, "--out")
     partial = _partial_path(out)
-    for target in (out, part_path(out), partial, part_path(partial)):
+    for target in (out, partial):
         if same_file(target, source):
             instead = source.with_name(source.stem + "-trajectory.npz")
             raise ValueError(f"--out {out}: writing {target.name} would replace the structure "

@@ -7,11 +7,11 @@ import argparse
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from tenscontrol import fileio
 from tenscontrol.feedback.storage import load_controller
 
 __all__ = ["Failed", "Parser", "check_folder", "check_target", "nonzero", "one_line", "os_error",
@@ -103,27 +103,9 @@ def check_target(out: Path, option: str, *sources: Path, suffixes=()) -> None:
 
 
 def check_folder(out: Path, option: str) -> None:
-    """Refuse an output file whose folder is missing or where no file can be created.
-
-    os.access alone is not enough: root passes it everywhere, yet cannot create files in /proc
-    or /sys, so an anonymous temporary file is tried too (O_TMPFILE on Linux: no name ever
-    appears in the folder). Creates nothing.
-    """
-    folder = out.parent
-    if not folder.is_dir():
-        what = "is not a directory" if folder.exists() else "does not exist"
-        raise ValueError(f"{option} {out}: the folder {folder} {what}; create it or choose "
-                         f"another {option}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise ValueError(f"{option} {out}: the folder {folder} is not writable; choose another "
-                         f"{option}")
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        why = exc.strerror or one_line(exc)
-        raise ValueError(f"{option} {out}: the folder {folder} is not writable ({why}); choose "
-                         f"another {option}") from None
+    """Refuse an output file that is a directory, or whose folder is missing or where no file
+    can be created (:func:`tenscontrol.fileio.check_folder`). Creates nothing."""
+    fileio.check_folder(out, option)
 
 
 def same_file(a: Path, b: Path) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tenscontrol import fileio
 from tenscontrol.cli.common import (check_target, positive_float, read_controller, read_loads)
 from tenscontrol.model import catalog
 from tenscontrol.model.io import load_structure, save_structure
@@ -213,8 +214,7 @@ def _cmd_linearize(args) -> int:
     else:
         arrays = {key: np.array(value, dtype=str) if isinstance(value, (list, str)) else value
                   for key, value in mat_arrays(model).items()}
-        with open(out, "wb") as f:
-            np.savez(f, **arrays)
+        fileio.write_file(out, lambda f: np.savez(f, **arrays))
     print(model)
     print(f"wrote {out}")
     return 0
@@ -251,6 +251,7 @@ def _cmd_verify(args) -> int:
                     bars=args.bars)
     print(report)
     if args.plot is not None:
-        report.plot().savefig(args.plot, dpi=120)
+        from tenscontrol.plotting import save_figure
+        save_figure(report.plot(), args.plot)
         print(f"wrote {args.plot}")
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tenscontrol import fileio
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback
 from tenscontrol.linear.linearization import LinearModel
 
@@ -136,12 +137,17 @@ def save_mat(obj, path) -> Path:
     Returns
     -------
     pathlib.Path
-        The file written.
+        The file written, whole or not at all.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written (a missing folder, a directory, no permission, a full
+        disk): the message names `path`, which is left as it was.
     """
     import scipy.io
 
     variables = {key: _cells(value) if isinstance(value, list) else value
                  for key, value in mat_arrays(obj).items()}
-    path = Path(path)
-    scipy.io.savemat(path, variables, oned_as="column", do_compression=True)
-    return path
+    return fileio.write_file(path, lambda f: scipy.io.savemat(
+        f, variables, oned_as="column", do_compression=True))

@@ -56,6 +56,10 @@ def _selected(kind: str, which, count: int) -> np.ndarray:
     if bad.size:
         raise ValueError(f"which: {kind} {int(bad[0])} does not exist; the structure has "
                          f"{count} {kind}s (indices 0 to {count - 1})")
+    values, counts = np.unique(idx, return_counts=True)
+    if np.any(counts > 1):  # two values for one member: which would win is arbitrary
+        raise ValueError(f"which: {kind} {int(values[counts > 1][0])} is selected "
+                         f"{int(counts.max())} times; select each {kind} once")
     return idx.astype(np.int64)
 
 
@@ -95,6 +99,14 @@ def with_members(structure, kind: str, which, changes: dict):
 
 def with_nodes(structure, nodes, keep_rest_lengths: bool = True):
     """A copy of `structure` with the nodes at `nodes`; see :meth:`Structure.with_nodes`."""
+    try:
+        shape = np.shape(nodes)
+    except (TypeError, ValueError):  # ragged rows: the Structure names the row
+        shape = None
+    if shape is not None and shape != (structure.n_nodes, 3):
+        raise ValueError(f"with_nodes: nodes must have shape ({structure.n_nodes}, 3), one row "
+                         f"per node of the structure, got shape {shape}; to add or remove "
+                         "nodes, build a new Structure")
     if not keep_rest_lengths:
         return dataclasses.replace(structure, nodes=nodes)
     strings = [dataclasses.replace(s, rest_length=float(l0), rest_fraction=None)

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from dataclasses import asdict
 
+from tenscontrol import fileio
 from tenscontrol.model.checks import paused_gc, reject_unknown_keys, show
 from tenscontrol.model.structure import Structure
 
@@ -108,42 +108,9 @@ def structure_to_dict(structure: Structure) -> dict:
 
 def _read_text(path: str, max_bytes: int) -> str:
     """The file's text, read only if it is a regular file of at most `max_bytes` bytes."""
-    try:
-        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ValueError(f"{path}: is a directory, not a structure file") from None
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    too_big = (f"{path}: the file is larger than the limit of {max_bytes} bytes "
-               f"({max_bytes / 2**20:.4g} MiB, max_bytes); a structure of 100k nodes takes "
-               "about 62 MB. Pass a larger max_bytes to load_structure if the file really is "
-               "a structure")
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise ValueError(f"{path}: is a directory, not a structure file")
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path}: not a regular file (a pipe, FIFO or device); save the "
-                             "structure to a file and load that")
-        if info.st_size > max_bytes:
-            raise ValueError(too_big)
-        with os.fdopen(fd, "rb") as f:
-            fd = None  # the file object closes it
-            data = f.read(max_bytes + 1)  # bounded even if the file grows while we read
-    except OSError as exc:
-        raise ValueError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
-    finally:
-        if fd is not None:
-            os.close(fd)
-    if len(data) > max_bytes:
-        raise ValueError(too_big)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: cannot read the file ({exc})") from None
+    return fileio.read_text(path, max_bytes=max_bytes, what="a structure file",
+                            hint="a structure of 100k nodes takes about 62 MB. Pass a larger "
+                                 "max_bytes to load_structure if the file really is a structure")
 
 
 class _Duplicated(dict):
@@ -195,30 +162,11 @@ def _check_duplicates(data) -> None:
         stack.extend((path + (k,), v) for k, v in reversed(items))
 
 
-def _long_int(digits: str):
-    """parse_int for the retry: an integer too long for Python's int() is +-inf as a float."""
-    return int(digits) if len(digits) < 4000 else float(digits)
-
-
 def _parse(text: str, path: str):
     """The JSON document in `text`; ValueError with the position or the cause otherwise."""
     found = []
     hook = lambda pairs: _object(pairs, found)  # noqa: E731
-    try:
-        try:
-            data = json.loads(text, object_pairs_hook=hook)
-        except json.JSONDecodeError:
-            raise
-        except ValueError:  # an integer of over 4300 digits: read it as a float (inf)
-            found.clear()
-            data = json.loads(text, object_pairs_hook=hook, parse_int=_long_int)
-    except json.JSONDecodeError as exc:
-        raise ValueError(
-            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-    except RecursionError:
-        raise ValueError(f"{path}: the JSON nests too deeply to read; a structure file nests "
-                         "4 levels (structure, member list, member, node pair)") from None
+    data = fileio.parse_json(text, path, object_pairs_hook=hook, on_retry=found.clear)
     if found:  # walk the document (for the place to name) only when a key repeated
         try:
             _check_duplicates(data)
@@ -267,7 +215,12 @@ def load_structure(path, *, max_bytes: int = MAX_FILE_BYTES) -> Structure:
 
 
 def save_structure(structure: Structure, path) -> None:
-    """Write `structure` to `path` as JSON (``tenscontrol.structure/1``)."""
-    with open(os.fspath(path), "w", encoding="utf-8") as f:
-        json.dump(structure_to_dict(structure), f, indent=1)
-        f.write("\n")
+    """Write `structure` to `path` as JSON (``tenscontrol.structure/1``), whole or not at all.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be written (it names `path`, which is left as it was).
+    """
+    text = json.dumps(structure_to_dict(structure), indent=1) + "\n"
+    fileio.write_file(path, lambda f: f.write(text.encode("utf-8")))

@@ -36,11 +36,10 @@ coordinates at one end only, unless both ends are fully fixed. The XML is writte
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import numpy as np
 
-from tenscontrol import validation
+from tenscontrol import fileio, validation
 from tenscontrol.model.structure import Structure
 
 __all__ = ["to_mjcf"]
@@ -236,5 +235,5 @@ def to_mjcf(structure: Structure, path=None, *, include_radius: bool = False,
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode") + "\n"
     if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
+        fileio.write_file(path, lambda f: f.write(text.encode("utf-8")))
     return text

@@ -13,6 +13,7 @@ from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
+from tenscontrol import fileio
 from tenscontrol.mechanics.compressible.model import bar_force_densities
 from tenscontrol.mechanics.rigid.model import force_densities
 from tenscontrol.plotting.common import check_trajectory
@@ -198,12 +199,16 @@ def save_animation(anim: animation.Animation, path) -> pathlib.Path:
     Returns
     -------
     pathlib.Path
-        The file written.
+        The file written, whole or not at all: the movie goes to a unique
+        ``<stem>.<token>.part<suffix>`` renamed over `path` when complete, so an interrupted
+        save (Ctrl-C) leaves no short movie at `path`.
 
     Raises
     ------
     ValueError
         For another suffix or a folder that does not exist.
+    OSError
+        If the file cannot be written (it names `path`).
     RuntimeError
         For ``.mp4`` when ffmpeg is not installed (the message names the fix).
     """
@@ -221,5 +226,7 @@ def save_animation(anim: animation.Animation, path) -> pathlib.Path:
         raise RuntimeError(f"saving {path.name} needs the ffmpeg program, which is not on PATH: "
                            "install it (apt install ffmpeg, brew install ffmpeg or conda install "
                            "ffmpeg) or save a .gif instead")
-    anim.save(path, writer=writer)
+    # whole or not at all: Ctrl-C or a full disk leaves no short movie that looks complete
+    with fileio.part_file(path, keep_suffix=True) as part:
+        anim.save(part, writer=writer)
     return path

@@ -13,6 +13,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize
 from mpl_toolkits.mplot3d import Axes3D  # noqa: F401 (registers the "3d" projection)
 
+from tenscontrol import fileio
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import Trajectory
 
@@ -40,13 +41,15 @@ def save_figure(fig, path, *, dpi: int = 120):
     """Write `fig` to `path` (format from the suffix) and close it, so that pyplot lets it go.
 
     For scripts and commands that save many figures; returns the path as a ``pathlib.Path``.
+    The file is written whole or not at all (:func:`tenscontrol.fileio.write_file`); an
+    OSError names `path`.
     """
     from pathlib import Path
+    fmt = Path(path).suffix[1:].lower() or None  # None: matplotlib's default format
     try:
-        fig.savefig(path, dpi=dpi)
+        return fileio.write_file(path, lambda f: fig.savefig(f, format=fmt, dpi=dpi))
     finally:
         plt.close(fig)
-    return Path(path)
 
 
 def check_trajectory(traj) -> None:

@@ -253,8 +253,8 @@ class Trajectory:
         The file (format ``tenscontrol.trajectory/1``, the one ``tenscontrol simulate``
         writes) holds the arrays under their attribute names, the structure as its
         ``tenscontrol.structure/1`` JSON, the bar model, correction, kinetic form, E0, the
-        stats and, for a closed-loop run, the control record. It is written as
-        ``<path>.part`` and renamed when complete. :func:`tenscontrol.load_trajectory`
+        stats and, for a closed-loop run, the control record. It is written whole or not at
+        all: to a unique ``<name>.<token>.part`` renamed over `path` when complete. :func:`tenscontrol.load_trajectory`
         reads it back exactly.
 
         Parameters

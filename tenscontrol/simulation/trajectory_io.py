@@ -12,28 +12,38 @@ One file holds everything a :class:`~tenscontrol.Trajectory` has, so that
 - closed loop only: the :class:`~tenscontrol.ControlRecord` arrays as ``control_<field>``.
 
 Written with ``allow_pickle``-free arrays only (text as numpy unicode scalars), so a file
-from elsewhere cannot run code when it is read. Files are written as ``<name>.part`` and
-renamed when complete: an interrupt or a full disk never leaves a truncated file.
+from elsewhere cannot run code when it is read, and read back through
+:mod:`tenscontrol.fileio`: every entry is checked (numbers, shapes that fit the structure,
+known settings) and any failure is a ValueError naming the file and the entry. Files are
+written whole or not at all (:func:`tenscontrol.fileio.write_file`): an interrupt or a full
+disk never leaves a truncated file.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, fields
 from pathlib import Path
 
 import numpy as np
 
+from tenscontrol import fileio
 from tenscontrol.model.io import structure_from_dict, structure_to_dict
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.trajectory import SimulationStats, Trajectory
 
-__all__ = ["ARRAY_KEYS", "FORMAT", "load_trajectory", "save_trajectory", "trajectory_dataframe"]
+__all__ = ["ARRAY_KEYS", "FORMAT", "MAX_TRAJECTORY_BYTES", "load_trajectory", "save_trajectory",
+           "trajectory_dataframe"]
 
 FORMAT = "tenscontrol.trajectory/1"
 #: The trajectory's arrays, each stored under its attribute's name.
 ARRAY_KEYS = ("t", "nodes", "velocities", "energy", "work", "bar_violation", "energy_violation")
+#: Default size limit of :func:`load_trajectory` [bytes]: 4 GiB (``tenscontrol simulate``
+#: writes at most 500 MB).
+MAX_TRAJECTORY_BYTES = 4 * 2**30
+# the settings simulate() writes (kinetic: None for rigid bars)
+_CHOICES = {"bars": ("rigid", "compressible"), "correction": ("energy", "geometric", "none"),
+            "kinetic": (None, "consistent", "paper")}
 _CONTROL_FIELDS = tuple(f.name for f in fields(ControlRecord))
 
 
@@ -60,51 +70,98 @@ def _contents(traj: Trajectory) -> dict:
     return out
 
 
-def part_path(path: Path) -> Path:
-    """The temporary name a file is written under before it is renamed: ``<name>.part``."""
-    return path.with_name(path.name + ".part")
-
-
 def save_trajectory(traj: Trajectory, path) -> Path:
     """Write `traj` to the .npz file `path` (format :data:`FORMAT`); see :meth:`Trajectory.save`."""
     if not isinstance(traj, Trajectory):
         raise TypeError(f"save_trajectory: expected a Trajectory, got {type(traj).__name__}")
-    path = Path(path)
-    part = part_path(path)
     arrays = _contents(traj)
-    try:
-        with open(part, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(part, path)
-    except BaseException as exc:
-        try:
-            part.unlink(missing_ok=True)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):  # name the file asked for, not the temporary one
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
-        raise
-    return path
+    return fileio.write_file(path, lambda f: np.savez(f, **arrays))
 
 
-def _text(data, key: str, path) -> str:
+def _json(data, key: str, path) -> dict:
+    """The JSON object stored as text in the entry `key`."""
     if key not in data.files:
         raise ValueError(f"{path}: not a {FORMAT} file (no '{key}' entry); it may be an older "
                          "tenscontrol simulate output, which held the arrays only")
-    value = data[key]
-    if value.dtype.kind != "U" or value.shape != ():
-        raise ValueError(f"{path}: entry '{key}' must be JSON text, got a {value.dtype} array "
-                         f"of shape {value.shape}")
-    return str(value)
+    value = fileio.npz_entry(data, key, path, kind="U", ndim=0)
+    where = f"{path}: entry '{key}'"
+    value = fileio.parse_json(str(value), where)
+    if not isinstance(value, dict):
+        raise ValueError(f"{where}: must be a JSON object, got {type(value).__name__}")
+    return value
 
 
-def load_trajectory(path) -> Trajectory:
+def _arrays(data, path, n_nodes: int, n_bars: int) -> dict:
+    """The trajectory's arrays, each checked for numbers and its shape."""
+    arrays = {key: fileio.npz_entry(data, key, path, kind="f", ndim=1 if key == "t" else None)
+              for key in ARRAY_KEYS}
+    nt = arrays["t"].shape[0]
+    shapes = {"t": (nt,), "nodes": (nt, n_nodes, 3), "velocities": (nt, n_nodes, 3),
+              "energy": (nt,), "work": (nt,), "energy_violation": (nt,),
+              "bar_violation": (nt, n_bars)}
+    for key, shape in shapes.items():
+        if arrays[key].shape != shape and not (key == "bar_violation"
+                                               and arrays[key].shape == (nt, 0)):
+            raise ValueError(f"{path}: entry '{key}' must have shape {shape} ({nt} samples "
+                             f"in 't', {n_nodes} nodes and {n_bars} bars in the structure), "
+                             f"got {arrays[key].shape}")
+    return arrays
+
+
+def _control(data, path, nt: int):
+    """The closed loop's ControlRecord, checked, or None for an open-loop file."""
+    if "control_t" not in data.files:
+        return None
+    kinds = {"strings": "i", "slack": "b", "saturated": "b"}
+    values = {name: fileio.npz_entry(data, f"control_{name}", path, kind=kinds.get(name, "f"),
+                                     ndim=1 if name in ("t", "strings") else 2)
+              for name in _CONTROL_FIELDS}
+    nu = values["strings"].shape[0]
+    for name, value in values.items():
+        if name != "strings" and value.shape[0] != nt or (
+                name in ("u", "commanded", "applied", "slack", "saturated")
+                and value.shape[1] != nu):
+            raise ValueError(f"{path}: entry 'control_{name}' has shape {value.shape}, which "
+                             f"does not fit {nt} samples of {nu} commanded strings")
+    return ControlRecord(**values)
+
+
+def _settings(settings: dict, path) -> dict:
+    """The trajectory's settings, each checked against what simulate() writes."""
+    where = f"{path}: entry 'settings'"
+    if settings.get("format") != FORMAT:
+        raise ValueError(f"{path}: format {settings.get('format')!r} is not {FORMAT!r}")
+    missing = [k for k in ("bars", "correction", "kinetic", "E0", "stats") if k not in settings]
+    if missing:
+        raise ValueError(f"{where}: '{missing[0]}' is missing")
+    for key, allowed in _CHOICES.items():
+        if settings[key] not in allowed:
+            raise ValueError(f"{where}: '{key}' must be one of {allowed}, "
+                             f"got {settings[key]!r}")
+    E0 = settings["E0"]
+    if isinstance(E0, bool) or not isinstance(E0, (int, float)):
+        raise ValueError(f"{where}: 'E0' must be a number, got {E0!r}")
+    stats = settings["stats"]
+    if not isinstance(stats, dict):
+        raise ValueError(f"{where}: 'stats' must be an object, got {stats!r}")
+    try:
+        stats = SimulationStats(**stats)
+    except TypeError as exc:
+        raise ValueError(f"{where}: 'stats' does not fit SimulationStats ({exc})") from None
+    return {"bars": settings["bars"], "correction": settings["correction"],
+            "kinetic": settings["kinetic"], "E0": float(E0), "stats": stats}
+
+
+def load_trajectory(path, *, max_bytes: int = MAX_TRAJECTORY_BYTES) -> Trajectory:
     """Read a trajectory written by :meth:`Trajectory.save` (or ``tenscontrol simulate``).
 
     Parameters
     ----------
     path : str or path-like
-        A ``tenscontrol.trajectory/1`` .npz file.
+        A ``tenscontrol.trajectory/1`` .npz file (a regular file).
+    max_bytes : int, optional
+        Largest size accepted [bytes], of the file and of its entries once unpacked; 4 GiB
+        by default (:data:`MAX_TRAJECTORY_BYTES`).
 
     Returns
     -------
@@ -115,39 +172,20 @@ def load_trajectory(path) -> Trajectory:
     Raises
     ------
     ValueError
-        If the file is not a trajectory file or an entry is missing or malformed (the
+        If the file is missing, not a regular file, larger than `max_bytes`, truncated or
+        corrupt, not a trajectory file, or an entry is missing or malformed: not numbers, a
+        shape that does not fit the structure, an unknown bar model, pickled objects (the
         message names the file and the entry).
-    OSError
-        If the file cannot be read.
     """
-    try:
-        data = np.load(path, allow_pickle=False)
-    except ValueError as exc:  # an object array, or not an .npy/.npz file at all
-        raise ValueError(f"{path}: not a {FORMAT} .npz file ({exc})") from None
-    if not hasattr(data, "files"):
-        raise ValueError(f"{path}: a single .npy array, not a {FORMAT} .npz file")
-    with data:
+    with fileio.open_npz(path, max_bytes=max_bytes, what=f"a {FORMAT} .npz file") as data:
+        settings = _settings(_json(data, "settings", path), path)
         try:
-            settings = json.loads(_text(data, "settings", path))
-            structure = structure_from_dict(json.loads(_text(data, "structure", path)))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: an entry is not valid JSON ({exc})") from None
-        if settings.get("format") != FORMAT:
-            raise ValueError(f"{path}: format {settings.get('format')!r} is not {FORMAT!r}")
-        missing = [k for k in ARRAY_KEYS if k not in data.files]
-        if missing:
-            raise ValueError(f"{path}: missing the array '{missing[0]}' of a {FORMAT} file")
-        arrays = {key: data[key] for key in ARRAY_KEYS}
-        control = None
-        if "control_t" in data.files:
-            control = ControlRecord(**{name: data[f"control_{name}"] for name in _CONTROL_FIELDS})
-    try:
-        stats = SimulationStats(**settings["stats"])
-        return Trajectory(**arrays, E0=settings["E0"], stats=stats, structure=structure,
-                          correction=settings["correction"], bars=settings["bars"],
-                          kinetic=settings["kinetic"], control=control)
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: the settings entry is incomplete ({exc})") from None
+            structure = structure_from_dict(_json(data, "structure", path))
+        except ValueError as exc:
+            raise ValueError(f"{path}: entry 'structure': {exc}") from None
+        arrays = _arrays(data, path, structure.n_nodes, structure.n_bars)
+        control = _control(data, path, arrays["t"].shape[0])
+    return Trajectory(**arrays, structure=structure, control=control, **settings)
 
 
 def trajectory_dataframe(traj: Trajectory):

@@ -38,14 +38,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import difflib
 import inspect
-import json
 import math
 import multiprocessing
 import pathlib
 import re
 import textwrap
 
-from tenscontrol import validation
+from tenscontrol import fileio, validation
 from tenscontrol.model import catalog
 from tenscontrol.model.io import load_structure
 from tenscontrol.model.selection import Selection
@@ -111,30 +110,21 @@ class _Reader:
                                 f"{sorted(allowed)}")
 
 
+#: Largest study file read [bytes]; a study file is a page of settings.
+MAX_STUDY_FILE_BYTES = 2**20
+
+
 def _load(path: pathlib.Path) -> dict:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise StudyFileError(f"study file {path}: cannot read it ({exc.strerror})") from None
+    if path.suffix not in (".toml", ".json"):
+        raise StudyFileError(f"study file {path}: expected a .toml or .json file")
+    text = fileio.read_text(path, max_bytes=MAX_STUDY_FILE_BYTES, what="a study file",
+                            error=StudyFileError, hint="a study file is a page of settings")
     if path.suffix == ".toml":
-        try:
-            import tomllib
-        except ImportError:
-            raise StudyFileError(f"{path.name}: TOML study files need Python >= 3.11 (tomllib); "
-                                 "write the study as JSON") from None
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise StudyFileError(f"{path.name}: not valid TOML: {exc}") from None
-    if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise StudyFileError(f"{path.name}: not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise StudyFileError(f"{path.name}: the top level must be an object")
-        return data
-    raise StudyFileError(f"study file {path}: expected a .toml or .json file")
+        return fileio.parse_toml(text, path.name, error=StudyFileError)
+    data = fileio.parse_json(text, path.name, error=StudyFileError)
+    if not isinstance(data, dict):
+        raise StudyFileError(f"{path.name}: the top level must be an object")
+    return data
 
 
 def _structure(r: _Reader):
