@@ -5,7 +5,7 @@ Layout::
     out/manifest.json           the study: format, pipeline name, definition hash, every case
     out/cases/case-000017.json  one finished case: parameters, figures or error, timings
 
-Every file is written to its own ``<name>.<pid>.<random>.part`` and renamed (atomic on POSIX
+Every file is written to a part file of its own (a random ``.part`` name) and renamed (atomic on POSIX
 and Windows), so a study killed at any moment leaves only whole files, and two processes running
 the same study into one folder never write into the same part file: each case file is one
 process's whole result (the last rename wins), never an interleaving of two. The manifest is
@@ -23,6 +23,8 @@ import os
 import pathlib
 import secrets
 import textwrap
+
+from tenscontrol import fileio
 
 __all__ = ["FORMAT", "StudyFolderError", "case_path", "definition_hash", "finished_cases",
            "open_folder", "read_case", "same_parameters", "write_case", "write_json"]
@@ -70,13 +72,10 @@ def _write_part(path: pathlib.Path, data) -> pathlib.Path:
 
 
 def write_json(path: pathlib.Path, data) -> None:
-    """Write `data` to `path` atomically (a part file of its own, then one rename)."""
-    part = _write_part(path, data)
-    try:
-        os.replace(part, path)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
+    """Write `data` to `path` atomically, through the library's one writing path (a part file
+    of its own, synced, then one rename; an OSError names `path`)."""
+    text = json.dumps(data, indent=1, allow_nan=True).encode("utf-8")
+    fileio.write_file(path, lambda f: f.write(text))
 
 
 def _create_json(path: pathlib.Path, data) -> bool:
