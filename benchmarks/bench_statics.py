@@ -249,8 +249,8 @@ def result_table(stages_list):
                 try:
                     r = tc.static_equilibrium(s, loads=f)
                     solves.append(f"{time.process_time() - t0:>.2f}")
-                except tc.StaticsError as error:
-                    solves.append(type(error).__name__[:9])
+                except tc.StaticsError as error:  # e.g. "Mech 11.7": MechanismError after 11.7 s
+                    solves.append(f"{type(error).__name__[:4]} {time.process_time() - t0:.2f}")
                 spectrum.SPARSE_MIN_FREE = saved
             if r is None:
                 print(f"{s.n_bars:>6}{len(s.free_coordinates):>7}{load:>6g}{'':>29}"
