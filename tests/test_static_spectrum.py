@@ -154,3 +154,17 @@ def test_sparse_mechanism_check_finds_none_on_a_prestressed_tower(monkeypatch):
     q = s.nodes.reshape(-1)
     r = solve._forces(p, q, np.zeros(p.free.size))[0]
     assert solve._mechanism(p, q, r) is None and p.counts["dense_eigen"] == 0
+
+
+def test_large_structures_take_the_sparse_path_by_default(monkeypatch):
+    s = _prestressed(34)  # 102 bars, 306 free coordinates: just above SPARSE_MIN_FREE
+    assert len(s.free_coordinates) >= spectrum.SPARSE_MIN_FREE
+    calls = []
+    inner = spectrum.smallest_admissible_eigenvalue
+    monkeypatch.setattr(spectrum, "smallest_admissible_eigenvalue",
+                        lambda K, C: calls.append(inner(K, C)) or calls[-1])
+    r = tc.static_equilibrium(s)
+    assert len(calls) == 1 and calls[0] == r.min_stiffness and r.dense_eigensolves == 0
+    monkeypatch.setattr(spectrum, "SPARSE_MIN_FREE", 10 ** 9)
+    # measured 6e-11 (eps max|K| / lambda = 5e-10: the eigenvalue is no better determined)
+    assert r.min_stiffness == pytest.approx(tc.static_equilibrium(s).min_stiffness, rel=1e-8)
