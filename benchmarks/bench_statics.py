@@ -12,6 +12,9 @@ Usage: python benchmarks/bench_statics.py [--quick]   (--quick skips the simulat
        (issue 20: static_equilibrium under gravity on prism towers of 30 .. 768 bars, the
        catalog's nylon tower at rest fraction 0.95 and a steel-string tower prestressed at
        200 N/m; each case stops after --limit CPU seconds, default 120)
+       python benchmarks/bench_statics.py --result [--stages 32,64,...]
+       (issue 20: CPU of the result's stability test, dense null space against sparse
+       Lanczos, and of the whole static_equilibrium on either path)
 """
 
 import math
@@ -203,7 +206,71 @@ def tower_table(stages_list, limit):
             last = (s.n_bars, cpu)
 
 
+def _result_cpu(structure, loads, q, sparse):
+    """CPU of the final certification (solve._result: residual, reactions, stability test) at
+    q, on the sparse or the dense path, and its min stiffness."""
+    from dataclasses import replace
+    from tenscontrol.statics import solve, spectrum
+    p = solve._problem(structure, loads, "rigid")
+    gauge = solve.loaded_rigid_fields(structure, q, p.load)[p.free]
+    p = replace(p, gauge=gauge, mats=solve.MemberMatrices(
+        structure.string_nodes, structure.bar_nodes, p.index, gauge, True))
+    saved = spectrum.SPARSE_MIN_FREE
+    spectrum.SPARSE_MIN_FREE = saved if sparse else 10 ** 9
+    try:
+        t0 = time.process_time()
+        r = solve._result(p, q, solve._Log([], [], []))
+        return time.process_time() - t0, r
+    finally:
+        spectrum.SPARSE_MIN_FREE = saved
+
+
+def result_table(stages_list):
+    """Issue 20: the cost of static_equilibrium's result (the stability test) on the dense
+    null-space path and the sparse one (inertia count and shift-invert Lanczos), and of the
+    whole static_equilibrium on either path, for towers prestressed at 20 N/m
+    (tc.equilibrium, no gravity), unloaded (the start is the equilibrium: no Newton step) and
+    under 0.01 N along x on each top node."""
+    from tenscontrol.statics import spectrum
+    print("static_equilibrium's result: dense null space + eigvalsh vs sparse (inertia, "
+          "Lanczos)\n(towers prestressed at 20 N/m, no gravity; load on each top node)")
+    print(f"{'bars':>6}{'free':>7}{'load':>6}{'result dense':>14}{'result sparse':>15}"
+          f"{'solve dense':>13}{'solve sparse':>14}{'min stiffness [N/m]':>21}"
+          f"{'rel. diff':>11}{'fallbacks':>11}")
+    for stages in stages_list:
+        s = tc.equilibrium(tc.catalog.prism_tower(stages), gamma_min=20.0).structure
+        for load in (0.0, 0.01):
+            f = np.zeros((s.n_nodes, 3))
+            f[-3:, 0] = load
+            solves, r = [], None
+            for threshold in (10 ** 9, spectrum.SPARSE_MIN_FREE):
+                saved, spectrum.SPARSE_MIN_FREE = spectrum.SPARSE_MIN_FREE, threshold
+                t0 = time.process_time()
+                try:
+                    r = tc.static_equilibrium(s, loads=f)
+                    solves.append(f"{time.process_time() - t0:>.2f}")
+                except tc.StaticsError as error:  # e.g. "Mech 11.7": MechanismError after 11.7 s
+                    solves.append(f"{type(error).__name__[:4]} {time.process_time() - t0:.2f}")
+                spectrum.SPARSE_MIN_FREE = saved
+            if r is None:
+                print(f"{s.n_bars:>6}{len(s.free_coordinates):>7}{load:>6g}{'':>29}"
+                      f"{solves[0]:>13}{solves[1]:>14}")
+                continue
+            dense, rd = _result_cpu(s, f, r.q, False)
+            sparse, rs = _result_cpu(s, f, r.q, True)
+            diff = abs(rs.min_stiffness - rd.min_stiffness) / abs(rd.min_stiffness)
+            print(f"{s.n_bars:>6}{len(s.free_coordinates):>7}{load:>6g}{dense:>14.3f}"
+                  f"{sparse:>15.3f}{solves[0]:>13}{solves[1]:>14}{rs.min_stiffness:>21.12g}"
+                  f"{diff:>11.1e}{rs.dense_eigensolves:>11d}")
+
+
 if __name__ == "__main__":
+    if "--result" in sys.argv:
+        args = sys.argv[1:]
+        stages = ([int(v) for v in args[args.index("--stages") + 1].split(",")]
+                  if "--stages" in args else [32, 64, 128, 256])
+        result_table(stages)
+        sys.exit()
     if "--towers" in sys.argv:
         import warnings
         warnings.simplefilter("ignore")  # the "unstable equilibrium" warnings: see 'stable'

@@ -18,7 +18,7 @@ import scipy.linalg
 from tenscontrol.model.structure import Structure
 
 __all__ = ["MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
-           "describe_motion", "loaded_zero_modes"]
+           "describe_motion", "loaded_zero_modes", "working_modes"]
 
 
 class StaticsError(RuntimeError):
@@ -178,6 +178,12 @@ class StaticEquilibrium:
     dense_kkt_solves : int
         Newton steps whose KKT system took the dense solve (then SVD least squares) instead
         of the sparse LU: a singular or ill-conditioned system (a mechanism, slack strings).
+    dense_eigensolves : int
+        Stability tests (``min_stiffness``) and mechanism checks of a large structure (from
+        ``tenscontrol.statics.spectrum.SPARSE_MIN_FREE`` free coordinates) that took the dense
+        null-space basis and eigendecomposition because the sparse Lanczos path could not
+        vouch for its answer (dependent bars, no convergence, an unstable equilibrium).
+        Smaller structures take the dense path by design, uncounted.
     """
 
     structure: Structure
@@ -197,11 +203,13 @@ class StaticEquilibrium:
     linear_algebra: str = "sparse"
     dense_bar_solves: int = 0
     dense_kkt_solves: int = 0
+    dense_eigensolves: int = 0
 
     @property
     def fallbacks(self) -> int:
-        """Linear solves that left the sparse path (dense_bar_solves + dense_kkt_solves)."""
-        return self.dense_bar_solves + self.dense_kkt_solves
+        """Linear solves that left the sparse path (dense_bar_solves + dense_kkt_solves +
+        dense_eigensolves)."""
+        return self.dense_bar_solves + self.dense_kkt_solves + self.dense_eigensolves
 
     @property
     def stable(self) -> bool:
@@ -227,7 +235,8 @@ class StaticEquilibrium:
                 f"{'stable' if self.stable else 'NOT stable'} (min stiffness "
                 f"{self.min_stiffness:.4g} N/m); linear algebra {self.linear_algebra}"
                 + (f" ({self.dense_bar_solves} dense bar solves, {self.dense_kkt_solves} dense "
-                   "KKT solves)" if self.fallbacks else ""))
+                   f"KKT solves, {self.dense_eigensolves} dense eigensolves)"
+                   if self.fallbacks else ""))
         return head + "\n" + self.history.summary()
 
     def __str__(self) -> str:
@@ -265,11 +274,24 @@ def loaded_zero_modes(K: np.ndarray, Z: np.ndarray, force: np.ndarray,
     w, V = scipy.linalg.eigh(0.5 * (Kr + Kr.T))
     # the scale is K's largest entry: Z^T K Z may vanish to rounding on a pure mechanism
     top = max(np.abs(w).max(initial=0.0), np.abs(K).max(initial=0.0), 1e-300)
-    modes = Z @ V[:, np.abs(w) <= rtol * top]
+    return working_modes(Z @ V[:, np.abs(w) <= rtol * top], force, rotations)
+
+
+def working_modes(modes: np.ndarray, force: np.ndarray,
+                  rotations: np.ndarray | None = None) -> np.ndarray:
+    """The part of the zero-stiffness `modes` (3n, m), orthonormal, that is no rigid rotation
+    and along which `force` (3n,) does work (:func:`loaded_zero_modes`), orthonormal, the
+    first along the force's projection onto them."""
     if rotations is not None and rotations.shape[1] and modes.shape[1]:
         # absolute tolerance: the modes are orthonormal, their part outside is what is left
         U, sv, _ = np.linalg.svd(modes - rotations @ (rotations.T @ modes),
                                  full_matrices=False)
         modes = U[:, sv > 1e-6]
     work = np.abs(modes.T @ force)
-    return modes[:, work > 1e-6 * max(np.linalg.norm(force), 1e-300)]
+    modes = modes[:, work > 1e-6 * max(np.linalg.norm(force), 1e-300)]
+    if modes.shape[1] > 1:
+        # the first along the force's part in their span: the motion the force drives, the
+        # same whichever basis of a repeated eigenvalue the eigensolver returned
+        U, _, _ = np.linalg.svd(modes.T @ force[:, None])
+        modes = modes @ U
+    return modes

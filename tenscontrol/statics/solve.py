@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_members
@@ -41,7 +42,9 @@ from tenscontrol.mechanics.laws import (active_set, elastic_densities, material_
 from tenscontrol.mechanics.rigid.model import gravity_vector
 from tenscontrol.statics.result import (MechanismError, NewtonHistory,
                                                  StaticEquilibrium, StaticsError,
-                                                 describe_motion, loaded_zero_modes)
+                                                 describe_motion, loaded_zero_modes,
+                                                 working_modes)
+from tenscontrol.statics import spectrum
 from tenscontrol.statics.linalg import BarGram, MemberMatrices, kkt_factor
 from tenscontrol.statics.merit import total_potential
 from tenscontrol.statics.stiffness import (loaded_rigid_fields, rigid_fields, string_activity,
@@ -428,12 +431,20 @@ def _rounding_floor(p: _Problem) -> float:
 
 def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
     """A MechanismError if a zero-stiffness admissible motion at q is loaded by r, else None."""
-    _, _, _, psi = _forces(p, q, np.zeros(p.free.size))
-    K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
-    Z = _admissible(p, q)
+    _, _, gamma, psi = _forces(p, q, np.zeros(p.free.size))
     # the rigid fields outside the gauge are rotations that the loads stiffen somewhere
     Rt = rigid_fields(p.structure, q, bars=p.bars)[p.free]
-    modes = loaded_zero_modes(K, Z, r, rotations=Rt)
+    modes = None
+    if p.free.size >= spectrum.SPARSE_MIN_FREE:
+        K, X = _sparse_tangent(p, q, gamma, psi)
+        gauge = scipy.sparse.csc_matrix(p.gauge)
+        zero = spectrum.admissible_zero_modes(
+            K, gauge if X is None else scipy.sparse.hstack([X, gauge]), r, 1e-8)
+        modes = None if zero is None else working_modes(zero, r, Rt)
+        p.counts["dense_eigen"] += modes is None
+    if modes is None:
+        K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
+        modes = loaded_zero_modes(K, _admissible(p, q), r, rotations=Rt)
     if modes.shape[1] == 0:
         return None
     v = np.zeros(3 * p.structure.n_nodes)
@@ -602,6 +613,55 @@ def _stability_basis(p: _Problem, q, K: np.ndarray, residual: float) -> np.ndarr
     return Za @ scipy.linalg.null_space(rigid.T, rcond=1e-10) if rigid.shape[1] else Za
 
 
+def _sparse_tangent(p: _Problem, q, gamma, psi):
+    """(K, X): the tangent stiffness on the free coordinates (nf, nf) and the active bar
+    columns (nf, active bars; None without rigid bars), sparse: the Newton step's terms."""
+    tangent = _tangent(p, q, gamma, psi)
+    X = (p.mats.bar_columns(tangent[0][p.structure.n_strings:]).copy()
+         if p.rigid and p.mats.nba else None)
+    nf = p.free.size
+    return p.mats.kkt(*tangent, 0.0, X)[:nf, :nf].tocsc(), X
+
+
+def _stability_constraints(p: _Problem, q, K, X, residual: float):
+    """The columns C (nf, m) whose null space is :func:`_stability_basis`' span, found without
+    a basis: the bar columns X and the rigid fields K couples to no admissible motion (the
+    singular vectors of ``P K R_t``, P the projector onto null(X^T), those of ``Z_a^T K R_t``).
+    None where the bars are (nearly) dependent: the dense path decides."""
+    Rt = rigid_fields(p.structure, q, bars=p.bars)[p.free]
+    cols = [] if X is None else [X]
+    if Rt.shape[1] == 0:
+        return scipy.sparse.hstack(cols + [scipy.sparse.csc_matrix(p.gauge)], format="csc")
+    Y = K @ Rt
+    if X is not None:
+        gram = p.mats.gram(X)
+        if gram.dense is not None:
+            return None
+        Y = Y - X @ np.column_stack([gram.least_squares(y) for y in Y.T])
+    tol = 1e-10 * abs(K).max() + 1e2 * residual / p.size  # as in _stability_basis
+    _, sv, Vt = np.linalg.svd(Y)
+    rigid = Rt @ Vt[int(np.sum(sv > tol)):].T
+    return scipy.sparse.hstack(cols + [scipy.sparse.csc_matrix(rigid)], format="csc")
+
+
+def _min_stiffness(p: _Problem, q, gamma, psi, residual: float) -> float:
+    """The smallest eigenvalue [N/m] of K on :func:`_stability_basis`' motions: by Lanczos on
+    the sparse KKT matrix (:mod:`tenscontrol.statics.spectrum`) from SPARSE_MIN_FREE free
+    coordinates, else, or where that cannot vouch for it (counted), on the dense basis."""
+    if p.free.size >= spectrum.SPARSE_MIN_FREE:
+        K, X = _sparse_tangent(p, q, gamma, psi)
+        C = _stability_constraints(p, q, K, X, residual)
+        w = None if C is None else spectrum.smallest_admissible_eigenvalue(K, C)
+        if w is not None:
+            return w
+        p.counts["dense_eigen"] += 1
+    K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
+    Z = _stability_basis(p, q, K, residual)
+    Kr = Z.T @ K @ Z
+    w = np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
+    return float(w[0])
+
+
 def _check_rigid_motion(p: _Problem) -> None:
     """MechanismError if the loads have a resultant along a rigid motion nothing holds (the
     gauge: translations, and rotations about the loads' axis, along which they do no work)."""
@@ -630,10 +690,7 @@ def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
     reactions[fixed] = -R[fixed]
     violation = (float(np.abs(_bar_lengths(s, q) - p.lengths).max(initial=0.0)) if p.rigid
                  else 0.0)
-    K = static_tangent(s, q, psi, p.bars)[np.ix_(p.free, p.free)]
-    Z = _stability_basis(p, q, K, residual)
-    Kr = Z.T @ K @ Z
-    w = np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
+    min_stiffness = _min_stiffness(p, q, gamma, psi, residual)
     N = q.reshape(-1, 3)
     l = np.linalg.norm(N[s.string_nodes[:, 1]] - N[s.string_nodes[:, 0]], axis=1)
     slack = ~active_set(l, s.string_rest_lengths, s.string_is_spring)
@@ -642,5 +699,6 @@ def _result(p: _Problem, q, log: _Log) -> StaticEquilibrium:
         reactions=reactions.reshape(-1, 3), loads=p.f.reshape(-1, 3), residual=residual,
         relative_residual=residual / _scale(p, q), constraint_violation=violation,
         displacement=float(np.linalg.norm(N - s.nodes, axis=1).max(initial=0.0)),
-        min_stiffness=float(w[0]), slack=slack, bars=p.bars, history=log.frozen(),
-        dense_bar_solves=p.counts["dense_bar"], dense_kkt_solves=p.counts["dense_kkt"])
+        min_stiffness=min_stiffness, slack=slack, bars=p.bars, history=log.frozen(),
+        dense_bar_solves=p.counts["dense_bar"], dense_kkt_solves=p.counts["dense_kkt"],
+        dense_eigensolves=p.counts["dense_eigen"])
