@@ -96,7 +96,10 @@ def test_free_is_monotone_in_gamma_min(high, fraction):
     assert_free_equilibrium(tc.equilibrium(s, gamma_min=low, configuration="free"), low)
 
 
-@pytest.mark.parametrize("gamma_min", [1.0, 20.0, 100.0])
+# 200 N/m: a static solve on the way loses the payload (its strings all go slack) and catches
+# it again only near a step of 1/64, which the line search's cuts by the quadratic model stepped
+# over (the halvings find it)
+@pytest.mark.parametrize("gamma_min", [1.0, 20.0, 100.0, 200.0])
 def test_payload_starts_from_the_static_equilibrium_at_its_rest_lengths(gamma_min):
     s = hung_payload(mass=5.0)
     with pytest.raises(tc.PrestressError, match="infeasible"):  # the former first step

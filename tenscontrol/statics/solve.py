@@ -289,7 +289,19 @@ class _Log:
 
 def _line_search(p, q, dq, r, offset, merit=None):
     """(alpha, q_new, state) of the first accepted step length, or None: from 1, each
-    rejected length cut to the minimum of the merit's quadratic model (:func:`_interpolate`).
+    rejected length cut to the minimum of the merit's quadratic model (:func:`_interpolate`);
+    where that finds none, the halvings 1, 1/2, ..., 1/2^11 (:func:`_backtrack`). Strings
+    that go slack and taut again make the merit kinked, and the acceptable lengths can lie in
+    a narrow window (a payload whose strings all went slack is caught again only near 1/64)
+    that cuts by up to 10 can step over.
+    """
+    return (_backtrack(p, q, dq, r, offset, merit, interpolate=True)
+            or _backtrack(p, q, dq, r, offset, merit, interpolate=False))
+
+
+def _backtrack(p, q, dq, r, offset, merit, interpolate: bool):
+    """The backtracking of :func:`_line_search`: each rejected length cut by the quadratic
+    model's factor (`interpolate`) or halved.
 
     Without `merit`, a step is accepted when it reduces |r|; with ``merit = (Pi, noise,
     slope)`` (the potential at q, its rounding error and its derivative along dq, negative),
@@ -323,7 +335,7 @@ def _line_search(p, q, dq, r, offset, merit=None):
                 shrink = _interpolate(change, dpi, alpha)
             if decrease:
                 return alpha, trial, state
-        alpha *= shrink
+        alpha *= shrink if interpolate else 0.5
     return None
 
 
