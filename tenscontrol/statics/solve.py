@@ -585,8 +585,9 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
                                       t + ds * tangent[1], (q, t), tangent, ds, r0, stage,
                                       scale, log)
         if not ok:
+            # no mechanism test here (dense: 20 of the 32 s of the 768-bar tower's path): a
+            # loaded mechanism fails every step, and the load steps after them test it
             log.failed.append(float(t + ds * tangent[1]))
-            _check_mechanism(p, q, q_new, t + ds * tangent[1], r0, log)
             ds, grow = 0.5 * ds, False
             continue
         new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
