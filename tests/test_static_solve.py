@@ -213,3 +213,40 @@ def test_unstable_equilibrium_near_the_start_is_still_found():
     with pytest.warns(UserWarning, match="unstable"):
         r = tc.static_equilibrium(s, q=q)
     assert r.q[3:6] == pytest.approx([0.0, 0.0, 1.0], abs=1e-12) and not r.stable
+
+
+def steel_tower(stages):
+    s = tc.catalog.prism_tower(stages, string_material="steel")
+    return tc.equilibrium(s, gamma_min=200.0).structure
+
+
+def test_path_tangent_matches_finite_differences_of_the_path():
+    # 10-stage steel tower under 30 g: Newton fails at the full load, the path is followed
+    from tenscontrol.statics import solve
+    s = steel_tower(10).with_gravity((0.0, 0.0, -30 * 9.806))
+    r = tc.static_equilibrium(s)
+    steps = r.history.load_steps
+    assert r.history.failed_load_steps[0] == 1.0 and len(steps) > 2 and steps[-1] == 1.0
+    assert np.all(np.diff(steps) > 0) and r.relative_residual <= 1e-10 and r.stable
+    # dq/dt of the predictor against central differences of equilibria at t -+ h
+    p = solve._problem(s, None, "rigid")
+    q0 = s.nodes.reshape(-1)
+    r0 = solve._forces(p, q0, np.zeros(p.free.size))[0]
+    log = solve._Log([], [], [])
+    at = {}
+    for t in (0.2, 0.2 - 1e-4, 0.2 + 1e-4):
+        ok, at[t] = solve._solve(p, q0 if not at else at[0.2], t, (1 - t) * r0, 1e-9, 50, log)
+        assert ok
+    slope = solve._path_tangent(p, at[0.2], 0.2, r0, 1.0)[1]
+    fd = (at[0.2 + 1e-4] - at[0.2 - 1e-4]) / 2e-4
+    # measured 9e-8 of the largest slope (h^2 truncation and the solves' 1e-9 N tolerance)
+    assert np.abs(slope - fd).max() <= 5e-7 * np.abs(slope).max()
+
+
+@pytest.mark.slow
+def test_tower_that_buckles_under_its_weight_is_a_limit_point():
+    # 128-stage (384-bar) steel tower: stable without gravity, its path of equilibria turns
+    # back at 0.0335 of its weight (measured: the reduced stiffness passes zero there)
+    s = steel_tower(128).with_gravity(G)
+    with pytest.raises(tc.StaticsError, match=r"turns back at 0\.03\d* of the load"):
+        tc.static_equilibrium(s)

@@ -18,10 +18,16 @@ search judges a step by ``|R|`` until it has to cut one; then, for conservative 
 raised until the step descends it: ``|R|`` is a poor merit on soft slender towers (a 192-bar
 tower took 809 cut steps and load stepping, 10 by the potential). A stable equilibrium is a
 minimum of the potential; should that path fail (an unstable one), the ``|R|`` path runs from
-the same start. When Newton fails at the full load, the imbalance at the start is applied in
-load steps
-(a Newton homotopy: the factor t scales it from 0, where the start is in equilibrium, to 1),
-halving a step that fails and doubling one that works.
+the same start. When Newton fails at the full load, the imbalance at the start is applied
+gradually (a Newton homotopy: the factor t scales it from 0, where the start is in
+equilibrium, to 1) and the path of equilibria is followed: a predictor along its tangent
+(``K_t dq/dt = r0`` by the KKT solve) and a pseudo-arclength corrector (the KKT solve
+bordered by the arc-length condition), the arc length doubled after a quick correction and
+halved after a failed one, so the path is followed around a turning point in t. A path from
+a stable start that turns back before t = 1 is a limit point: the structure buckles under
+the load (StaticsError). From a start that is not a stable equilibrium, or where the path's
+steps fail, load steps of Newton at fixed t are taken instead, halving a step that fails and
+doubling one that works.
 """
 
 from __future__ import annotations
@@ -57,7 +63,6 @@ __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
 _BAR_MODELS = ("rigid", "compressible")
 #: Intermediate load steps converge to this relative residual; only the full load needs rtol.
 _STAGE_RTOL = 1e-8
-_MAX_HALVINGS = 7
 #: Steps cut short in a row after which the line search judges by the total potential: a
 #: full Newton step keeps Newton's own path (and quadratic tail) wherever |r| accepts it.
 _CUTS = 1
@@ -65,6 +70,13 @@ _CUTS = 1
 _SMALLEST_STEP = 0.5 ** 11
 #: Iterations of the projection onto the bar lengths (chord iterations, refactored when slow).
 _PROJECTIONS = 16
+#: Pseudo-arclength corrector iterations; a correction in at most _QUICK - 1 iterations
+#: doubles the arc length (two: on the steel towers three or more were the rule, and
+#: doubling after three failed the next step one time in three: 304 -> 257 iterations).
+_CORRECTIONS = 8
+_QUICK = 3
+#: The shortest arc length of a path step (in units of the load factor).
+_SMALLEST_ARC = 0.5 ** 12
 
 
 @dataclass(frozen=True, eq=False)
@@ -433,12 +445,20 @@ def _scale(p: _Problem, q, members: bool = False) -> float:
 
 def _rounding_floor(p: _Problem) -> float:
     """The residual's rounding error [N]: a law k (1 - l0/l) l loses eps k l, which for stiff
-    compressible bars (k ~ 1e7 N/m) is far above 1e-12 of the loads."""
+    compressible bars (k ~ 1e7 N/m) is far above 1e-12 of the loads. Nor is the solution
+    known better than to the spacing of floats at its coordinates, eps |q|, which the
+    stiffest member turns into eps k |q|: a 64 m steel-string tower (k = 7e5 N/m) stalls at
+    3.5e-9 N, above 16 eps k l = 2.2e-9 N."""
     s = p.structure
     kl = [s.string_stiffness * s.string_lengths]
+    k = [s.string_stiffness]
     if not p.rigid and s.n_bars:
         kl.append(s.bar_stiffness * s.bar_lengths)
-    return 16 * np.finfo(float).eps * float(np.concatenate(kl).max(initial=0.0))
+        k.append(s.bar_stiffness)
+    eps = np.finfo(float).eps
+    size = float(np.abs(s.nodes).max(initial=0.0))
+    return max(16 * eps * float(np.concatenate(kl).max(initial=0.0)),
+               eps * size * float(np.concatenate(k).max(initial=0.0)))
 
 
 def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
@@ -483,35 +503,175 @@ def _admissible(p: _Problem, q) -> np.ndarray:
     return scipy.linalg.null_space(C, rcond=1e-10)
 
 
+def _path_tangent(p: _Problem, q, t, r0, scale: float, previous=None):
+    """The unit tangent (dq (3n,), dt) of the equilibrium path at (q, t), q measured in units
+    of `scale` [m], and the path's slope dq/dt (3n,) [m]: ``K_t dq/dt = r0`` on the bar
+    lengths' tangent space (:func:`_kkt_solver`); oriented along `previous`, else towards
+    larger t."""
+    r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
+    slope = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0)(r0)
+    dq, dt = slope / scale, 1.0
+    norm = np.sqrt(dq @ dq + 1.0)
+    dq, dt = dq / norm, dt / norm
+    if previous is not None and dq @ previous[0] + dt * previous[1] < 0:
+        dq, dt = -dq, -dt
+    return (dq, dt), slope
+
+
+def _corrector(p: _Problem, q, t, start, tangent, ds, r0, tol, scale, log: _Log):
+    """Newton on the path and on the plane normal to `tangent` at distance ds from `start`
+    (the pseudo-arclength condition, bordered onto the KKT solve: two right-hand sides of
+    one factorization); returns (converged, q, t). Gives up when |r| grows twice in a row
+    (once is common: a steel string's force takes a predictor's small length error up a
+    thousandfold, and the first correction can overshoot)."""
+    (qa, ta), (tq, tt) = start, tangent
+    last, worse = np.inf, 0
+    for _ in range(_CORRECTIONS):
+        r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
+        res = np.abs(r).max(initial=0.0)
+        if res <= tol:
+            log.rows.append((t, res, 0.0, 0.0, 0, 0))
+            return True, q, t
+        worse = 0 if res < last else worse + 1
+        if worse == 2:
+            break
+        last = res
+        solve = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0)
+        a, b = solve(r), solve(r0)  # K dq = r + r0 dt: dq = a + dt b
+        g = tq @ (q - qa) / scale + tt * (t - ta) - ds
+        dt = -(g + tq @ a / scale) / (tq @ b / scale + tt)
+        p.counts["trials"] += 1
+        trial = _project(p, q + a + dt * b)
+        log.rows.append((t, res, 1.0, 0.0, 0, 1))
+        if not np.all(_members(p, trial)[1] > 0):
+            break
+        q, t = trial, t + dt
+    return False, q, t
+
+
 def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
-    """Load stepping from t = 0 (q0 balanced by the offset) to t = 1; returns q at t = 1."""
+    """From t = 0 (q0 balanced by the offset) to t = 1; returns q at t = 1.
+
+    From a stable start the path of equilibria is followed (:func:`_follow_path`); a path
+    that turns back at a limit point is the structure buckling or snapping under the load:
+    a StaticsError says so. From a start that is not a stable equilibrium the homotopy's
+    path is no loading history (the nylon towers' turns back at 0.64 of the load, unstable
+    all along, while Newton reaches an equilibrium at the full load on another branch):
+    load steps by Newton at fixed t (:func:`_load_steps`), as they also go on from where the
+    path's steps fail."""
     r0 = _forces(p, q0, np.zeros(p.free.size))[0]
     q, t, dt = q0, 0.0, 0.5  # the full step already failed
+    if _reduced_eigenvalues(p, q0, 0.0, r0)[0] > 0:
+        q, t, fold = _follow_path(p, q0, r0, tol, max_iterations, log)
+        if t == 1.0:
+            return q
+        if fold is not None:
+            raise _limit_point(p, t, _reduced_eigenvalues(p, q, t, r0)[0], log)
+        dt = 1.0 - t
+    q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
+    if q_end is not None:
+        return q_end
+    raise StaticsError(
+        f"{p.structure.name}: static_equilibrium found no equilibrium: Newton failed at load "
+        f"factor {log.failed[-1]:.4g} even in steps of {2 * dt:.3g} (reached {reached:.4g} of "
+        "the load). The structure may pass a limit point (snap-through or buckling) on its "
+        "way, or a string system that cannot carry the load; give a starting configuration q "
+        "nearer the loaded shape, or smaller loads", log.frozen())
+
+
+def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
+    """(q, t, fold): the path of equilibria followed from (q0, 0) to t = 1, or to where it
+    turns back (fold: that point, (q, t)) or its steps fail (fold None).
+
+    Each step predicts along the path's tangent and corrects by pseudo-arclength Newton
+    (:func:`_corrector`), so it follows the path around a turning point in t; the arc length
+    grows after a quick correction and halves after a failed one. The last step goes to
+    t = 1 by Newton at that load (:func:`_solve`) from the tangent's prediction."""
+    zero = np.zeros(p.free.size)
+    slope = _path_tangent(p, q0, 0.0, r0, 1.0)[1]
+    scale = max(float(np.abs(slope).max(initial=0.0)), 1e-9 * p.size)  # [m] per unit load
+    tangent, slope = _path_tangent(p, q0, 0.0, r0, scale)
+    q, t, ds, grow = q0, 0.0, 0.5, True  # the full step already failed
+    while ds >= _SMALLEST_ARC:
+        if t + ds * tangent[1] >= 1.0:  # the full load is within reach: Newton at t = 1
+            ok, q_end = _solve(p, _project(p, q + (1.0 - t) * slope), 1.0, zero, tol,
+                               max_iterations, log)
+            if ok:
+                log.load_steps.append(1.0)
+                return q_end, 1.0, None
+            log.failed.append(1.0)
+            ds, grow = 0.5 * (1.0 - t) / tangent[1], False
+            continue
+        stage = max(tol, _STAGE_RTOL * _scale(p, q, True))
+        rows = len(log.rows)
+        ok, q_new, t_new = _corrector(p, _project(p, q + ds * scale * tangent[0]),
+                                      t + ds * tangent[1], (q, t), tangent, ds, r0, stage,
+                                      scale, log)
+        if not ok:
+            # no mechanism test here (dense: 20 of the 32 s of the 768-bar tower's path): a
+            # loaded mechanism fails every step, and the load steps after them test it
+            log.failed.append(float(t + ds * tangent[1]))
+            ds, grow = 0.5 * ds, False
+            continue
+        new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
+        if new[1] <= 0.0:
+            return q_new, t_new, (q_new, t_new)
+        q, t, tangent, slope = q_new, float(t_new), new, new_slope
+        log.load_steps.append(t)
+        ds *= 2.0 if grow and len(log.rows) - rows <= _QUICK else 1.0
+        grow = True
+    return q, t, None
+
+
+def _load_steps(p: _Problem, q, t, dt, r0, tol, max_iterations, log: _Log):
+    """(q at t = 1 or None, the load factor reached, the last step): Newton at fixed load
+    factors from (q, t), the first step dt, halved when it fails and doubled when it works,
+    given up below 2^-7 of the load reached (of the full load from t = 0)."""
     while t < 1.0:
         target = min(1.0, t + dt)
-        final = target == 1.0
         ok, q_new = _solve(p, q, target, (1.0 - target) * r0,
-                           tol if final else max(tol, _STAGE_RTOL * _scale(p, q, True)),
+                           tol if target == 1.0 else max(tol, _STAGE_RTOL * _scale(p, q, True)),
                            max_iterations, log)
         if ok:
             q, t, dt = q_new, target, 2.0 * dt
             log.load_steps.append(target)
             continue
         log.failed.append(target)
-        error = _mechanism(p, q_new, _forces(p, q_new, (1.0 - target) * r0)[0], log)
-        if error is not None and _mechanism(p, q, _forces(p, q, (1.0 - target) * r0)[0]):
-            raise error  # loaded zero stiffness at both ends of the failed step
+        _check_mechanism(p, q, q_new, target, r0, log)
         dt *= 0.5
-        if dt < 0.5 ** _MAX_HALVINGS * (1.0 if t == 0.0 else t):
-            break
-    else:
-        return q
-    raise StaticsError(
-        f"{p.structure.name}: static_equilibrium found no equilibrium: Newton failed at load "
-        f"factor {log.failed[-1]:.4g} even in steps of {2 * dt:.3g} (reached {t:.4g} of the "
-        "load). The structure may pass a limit point (snap-through or buckling) on its way, or "
-        "a string system that cannot carry the load; give a starting configuration q nearer "
-        "the loaded shape, or smaller loads", log.frozen())
+        if dt < 0.5 ** 7 * (1.0 if t == 0.0 else t):
+            return None, t, dt
+    return q, t, dt
+
+
+def _check_mechanism(p: _Problem, q, q_new, target, r0, log: _Log) -> None:
+    """Raise the MechanismError of a zero-stiffness motion loaded (at load factor `target`)
+    at both ends, q and q_new, of a failed step."""
+    offset = (1.0 - target) * r0
+    error = _mechanism(p, q_new, _forces(p, q_new, offset)[0], log)
+    if error is not None and _mechanism(p, q, _forces(p, q, offset)[0]):
+        raise error
+
+
+def _reduced_eigenvalues(p: _Problem, q, t, r0) -> np.ndarray:
+    """The eigenvalues [N/m], ascending, of the tangent stiffness at (q, t) reduced to the
+    admissible motions (dense: called at the start of the path and at a limit point)."""
+    psi = _forces(p, q, (1.0 - t) * r0)[3]
+    K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
+    Z = _admissible(p, q)
+    Kr = Z.T @ K @ Z
+    return np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
+
+
+def _limit_point(p: _Problem, t, stiffness, log: _Log) -> StaticsError:
+    """The StaticsError of a path that turns back at load factor t (a fold: past it, no
+    nearby equilibrium carries more load); `stiffness` the reduced stiffness there [N/m]."""
+    peak = max([t, *log.load_steps])
+    return StaticsError(
+        f"{p.structure.name}: no equilibrium under the full load near the start: the path of "
+        f"equilibria turns back at {peak:.4g} of the load (a limit point: the structure "
+        f"buckles or snaps under it; the reduced tangent stiffness there is {stiffness:.3g} "
+        "N/m). Stiffen or prestress the structure, or give smaller loads", log.frozen())
 
 
 def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid", q=None,
@@ -536,7 +696,8 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
         times the force scale: the largest nodal gravity-plus-load force or the largest
         member force at the start, whichever is larger, or, with neither, the structure's
         force scale E / L (docs/theory.md, "Scales"); or the residual's rounding error,
-        16 eps k l of the stiffest member, when that is larger (compressible bars).
+        16 eps k l of the stiffest member or eps k |q| (the spacing of floats at the
+        largest coordinate |q|), when that is larger (compressible bars, tall stiff towers).
     max_iterations : int
         Newton steps per load step.
 
@@ -551,7 +712,10 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
         free-floating structure under gravity, a node free to slide along a load, ...); the
         message names the nodes and directions.
     StaticsError
-        If Newton fails at the full load and in load steps (a limit point on the way).
+        If Newton fails at the full load and along the path of equilibria from the start:
+        in particular where that path turns back before the full load (a limit point: the
+        structure buckles or snaps under it; the message gives the load factor and the
+        reduced stiffness there).
     ValueError, TypeError
         For invalid arguments (the message names them).
 
