@@ -221,10 +221,11 @@ def steel_tower(stages):
 
 
 def test_path_tangent_matches_finite_differences_of_the_path():
-    # 10-stage steel tower under 30 g: Newton fails at the full load, the path is followed
+    # 10-stage steel tower under 30 g: Newton at the full load needs 48 iterations; with 20
+    # allowed it fails there and the path is followed (40 steps)
     from tenscontrol.statics import solve
     s = steel_tower(10).with_gravity((0.0, 0.0, -30 * 9.806))
-    r = tc.static_equilibrium(s)
+    r = tc.static_equilibrium(s, max_iterations=20)
     steps = r.history.load_steps
     assert r.history.failed_load_steps[0] == 1.0 and len(steps) > 2 and steps[-1] == 1.0
     assert np.all(np.diff(steps) > 0) and r.relative_residual <= 1e-10 and r.stable
