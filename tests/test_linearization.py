@@ -609,3 +609,23 @@ def test_the_equilibrium_test_allows_the_forces_rounding_and_no_more(monkeypatch
     assert not at_equilibrium(0.5 * floor)
     monkeypatch.undo()
     assert not at_equilibrium(100 * floor)
+
+
+def test_the_force_rounding_floor_counts_the_coordinates_spacing():
+    # the floor static_equilibrium stops at and linearize accepts: 16 eps k l, or eps k |q|
+    # where the structure sits far from the origin (a tall tower's top: 64 m for the 192-bar
+    # steel tower), since a coordinate is known to eps |q| only
+    from tenscontrol.mechanics.scales import force_rounding
+    from tenscontrol.statics import solve
+
+    tbar = tc.catalog.tbar()
+    near = force_rounding(tbar)
+    k, l = tbar.string_stiffness.max(), tbar.string_lengths.max()
+    assert near == pytest.approx(16 * np.finfo(float).eps * np.max(tbar.string_stiffness
+                                                                     * tbar.string_lengths))
+    far = tbar.with_nodes(tbar.nodes + [0.0, 0.0, 1e4])
+    assert force_rounding(far) == pytest.approx(np.finfo(float).eps * k * (1e4 + l), rel=1e-3)
+    assert force_rounding(far) > 100 * near
+    # one floor for both: the static solve's is this function
+    p = solve._problem(far, None, "rigid")
+    assert solve._rounding_floor(p) == force_rounding(far)

@@ -118,29 +118,35 @@ def _bar_energy(structure) -> float:
 
 
 def force_rounding(structure, bars: str = "rigid") -> float:
-    """The rounding error of the nodal forces of the member laws [N]: ``16 eps max k l``.
+    """The rounding error of the nodal forces of the member laws [N]: the larger of
+    ``16 eps max k l`` and ``eps max k max |q|``.
 
     A member law ``k (1 - l0 / l) l`` computed in floating point loses about eps ``k l``: for
     stiff members (a compressible steel bar has k ~ 1e8 N/m) far more than a relative 1e-12,
-    or even 1e-8, of the prestress forces. No residual of the forces is meaningful below it;
-    :func:`tenscontrol.static_equilibrium` stops there, and :func:`tenscontrol.linearize`
-    accepts an equilibrium to within it.
+    or even 1e-8, of the prestress forces. Nor is a configuration known better than to the
+    spacing of floats at its coordinates, eps |q|, which the stiffest member turns into
+    eps k |q| (a 64 m steel-string tower, k = 7e5 N/m: 1e-8 N, above 16 eps k l). No residual
+    of the forces is meaningful below it; :func:`tenscontrol.static_equilibrium` stops there,
+    and :func:`tenscontrol.linearize` accepts an equilibrium to within it.
 
     Parameters
     ----------
     structure : Structure
-        Its configuration gives the member lengths l.
+        Its configuration gives the member lengths l and the coordinates q.
     bars : {"rigid", "compressible"}
         With compressible bars, the bars' axial stiffness counts too (rigid bars have no law).
 
     Returns
     -------
     float
-        ``FORCE_ROUNDING_ULPS * eps * max(k l)`` over the tension members (and compressible
-        bars); 0 with no member.
+        The floor [N]; 0 with no member.
     """
     kl = [structure.string_stiffness * structure.string_lengths]
+    k = [structure.string_stiffness]
     if bars == "compressible" and structure.n_bars:
         kl.append(structure.bar_stiffness * structure.bar_lengths)
-    return FORCE_ROUNDING_ULPS * float(np.finfo(float).eps) * float(
-        np.concatenate(kl).max(initial=0.0))
+        k.append(structure.bar_stiffness)
+    eps = float(np.finfo(float).eps)
+    size = float(np.abs(structure.nodes).max(initial=0.0))
+    return max(FORCE_ROUNDING_ULPS * eps * float(np.concatenate(kl).max(initial=0.0)),
+               eps * size * float(np.concatenate(k).max(initial=0.0)))

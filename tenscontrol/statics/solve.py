@@ -55,7 +55,7 @@ from tenscontrol.statics.linalg import BarGram, MemberMatrices, kkt_factor
 from tenscontrol.statics.merit import total_potential
 from tenscontrol.statics.stiffness import (loaded_rigid_fields, rigid_fields, string_activity,
                                           tangent_stiffness)
-from tenscontrol.mechanics.scales import structure_scales
+from tenscontrol.mechanics.scales import force_rounding, structure_scales
 from tenscontrol.model.structure import Structure
 
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
@@ -444,21 +444,11 @@ def _scale(p: _Problem, q, members: bool = False) -> float:
 
 
 def _rounding_floor(p: _Problem) -> float:
-    """The residual's rounding error [N]: a law k (1 - l0/l) l loses eps k l, which for stiff
-    compressible bars (k ~ 1e7 N/m) is far above 1e-12 of the loads. Nor is the solution
-    known better than to the spacing of floats at its coordinates, eps |q|, which the
-    stiffest member turns into eps k |q|: a 64 m steel-string tower (k = 7e5 N/m) stalls at
-    3.5e-9 N, above 16 eps k l = 2.2e-9 N."""
-    s = p.structure
-    kl = [s.string_stiffness * s.string_lengths]
-    k = [s.string_stiffness]
-    if not p.rigid and s.n_bars:
-        kl.append(s.bar_stiffness * s.bar_lengths)
-        k.append(s.bar_stiffness)
-    eps = np.finfo(float).eps
-    size = float(np.abs(s.nodes).max(initial=0.0))
-    return max(16 * eps * float(np.concatenate(kl).max(initial=0.0)),
-               eps * size * float(np.concatenate(k).max(initial=0.0)))
+    """The residual's rounding error [N] (:func:`~tenscontrol.mechanics.scales.force_rounding`,
+    the floor linearize's equilibrium test shares): a law k (1 - l0/l) l loses eps k l, which
+    for stiff compressible bars (k ~ 1e7 N/m) is far above 1e-12 of the loads, and a
+    coordinate is known to eps |q| only, which the stiffest member turns into eps k |q|."""
+    return force_rounding(p.structure, p.bars)
 
 
 def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
