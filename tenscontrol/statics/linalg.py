@@ -24,7 +24,7 @@ import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
 __all__ = ["bar_columns", "BarGram", "MemberMatrices", "Pattern", "kkt_factor", "kkt_solve",
-           "sparse_kkt_solve"]
+           "sparse_kkt_solve", "unpivoted_lu"]
 
 #: A Cholesky pivot d_i with d_i / G_ii below this marks bar i as (nearly) dependent on the
 #: ones before it (the sine squared of its angle to their span): use least squares instead.
@@ -50,6 +50,18 @@ def bar_columns(bar_nodes: np.ndarray, q: np.ndarray, index: np.ndarray) -> scip
                                    shape=(nf, len(bar_nodes)))
 
 
+def unpivoted_lu(A: scipy.sparse.csc_matrix, permc_spec: str):
+    """SuperLU of the symmetric A in the symmetric order `permc_spec` without pivoting, so
+    that U's diagonal holds the pivots of ``A = L D L^T``; None when A is exactly singular
+    or SuperLU had to exchange rows anyway."""
+    try:
+        lu = scipy.sparse.linalg.splu(A, permc_spec=permc_spec, diag_pivot_thresh=0.0,
+                                      options={"SymmetricMode": True})
+    except RuntimeError:  # "Factor is exactly singular"
+        return None
+    return lu if np.array_equal(lu.perm_r, lu.perm_c) else None
+
+
 def _sparse_cholesky(G: scipy.sparse.csc_matrix, diagonal: np.ndarray):
     """A sparse LU of the symmetric positive definite G without pivoting, or None.
 
@@ -58,12 +70,8 @@ def _sparse_cholesky(G: scipy.sparse.csc_matrix, diagonal: np.ndarray):
     _PIVOT_TOL of its diagonal entry (the sine squared of the bar's angle to the span of the
     bars before it), a nonpositive one or a row exchange means (nearly) dependent bars.
     """
-    try:
-        lu = scipy.sparse.linalg.splu(G, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
-                                      options={"SymmetricMode": True})
-    except RuntimeError:  # "Factor is exactly singular"
-        return None
-    if not np.array_equal(lu.perm_r, lu.perm_c):
+    lu = unpivoted_lu(G, "MMD_AT_PLUS_A")
+    if lu is None:
         return None
     inverse = np.empty_like(lu.perm_c)
     inverse[lu.perm_c] = np.arange(lu.perm_c.size)

@@ -32,6 +32,8 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
+from tenscontrol.statics.linalg import unpivoted_lu
+
 __all__ = ["SPARSE_MIN_FREE", "admissible_zero_modes", "smallest_admissible_eigenvalue"]
 
 #: Problems with fewer free coordinates take the dense path (exact, and faster there); tests
@@ -171,12 +173,8 @@ def _count_below(K, C, sigma: float) -> int | None:
     A = _kkt_matrix(K, C, sigma)
     order = _kkt_order(K, C)
     A = A[order][:, order].tocsc()
-    try:
-        lu = scipy.sparse.linalg.splu(A, permc_spec="NATURAL", diag_pivot_thresh=0.0,
-                                      options={"SymmetricMode": True})
-    except RuntimeError:  # "Factor is exactly singular"
-        return None
-    if not np.array_equal(lu.perm_r, lu.perm_c):
+    lu = unpivoted_lu(A, "NATURAL")
+    if lu is None:
         return None
     pivots = lu.U.diagonal()
     big = max(float(abs(A).max()), float(np.abs(pivots).max()))
