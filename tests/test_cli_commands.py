@@ -176,8 +176,8 @@ def test_animate_wrong_suffix(files, tmp_path, capsys):
     assert "must end in .gif or .mp4" in error_line(capsys)
 
 
-@pytest.mark.parametrize("command", ["info", "catalog", "equilibrium", "linearize", "simulate",
-                                     "verify", "plot", "animate", "demo"])
+@pytest.mark.parametrize("command", ["info", "catalog", "equilibrium", "linearize", "design",
+                                     "simulate", "verify", "plot", "animate", "demo"])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as info:
         main([command, "--help"])

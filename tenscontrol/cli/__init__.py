@@ -4,8 +4,15 @@
 
     tenscontrol info FILE.json
     tenscontrol catalog NAME --out FILE.json        tenscontrol catalog --list
-    tenscontrol equilibrium FILE.json --gamma-min G [--bars B] --out prestressed.json
-    tenscontrol linearize FILE.json [--kind passive|control] [--bars B] --out model.npz|model.mat
+    tenscontrol equilibrium FILE.json --gamma-min G [--configuration fixed|free]
+                            [--objective min_sum|min_norm] [--bars-in-compression]
+                            [--loads F] [--bars B] --out prestressed.json
+    tenscontrol linearize FILE.json [--kind passive|control] [--bars B] [--outputs SEL]
+                          --out model.npz|model.mat
+    tenscontrol design FILE.json [--method lqr|hinf] [--kind K] [--bars B] [--outputs SEL]
+                       [--order R] [--effort E] [--Q Q.npy] [--R R.npy]
+                       [--disturbances SEL] [--measurements SEL] [--d-scale N] [--y-scale M]
+                       [--u-scale U] [--rho R] [--eps E] [--tol T] [--backoff B] --out K.npz
     tenscontrol simulate FILE.json --t-final T [--loads F] [--qd F] [--controller K.npz]
                          [--rtol R] [--atol A] [--bars rigid|compressible]
                          [--correction energy|geometric|none] [--dt-out DT] --out traj.npz
@@ -17,7 +24,8 @@
 
 One module per group of subcommands: this one (the parser, the errors, ``simulate`` and
 ``demo``), :mod:`tenscontrol.cli.model_commands` (info, catalog, equilibrium, linearize,
-verify), :mod:`tenscontrol.cli.view_commands` (plot, animate), :mod:`tenscontrol.cli.common`.
+verify), :mod:`tenscontrol.cli.design_commands` (design), :mod:`tenscontrol.cli.view_commands`
+(plot, animate), :mod:`tenscontrol.cli.common` (with the shell syntax of a Selection, SEL).
 
 Every error is one line on stderr and an exit status; ``--help`` and ``--version`` exit 0:
 
@@ -47,10 +55,10 @@ from pathlib import Path
 import numpy as np
 
 from tenscontrol import __version__
-from tenscontrol.cli import model_commands, study_commands, view_commands
+from tenscontrol.cli import design_commands, model_commands, study_commands, view_commands
 from tenscontrol.cli.common import (Failed, Parser, check_folder, one_line, os_error,
                                     positive_float, read_controller, read_loads, read_velocities,
-                                    same_file)
+                                    same_file, shell_words)
 from tenscontrol.demo import DEMO_DESCRIPTION, run_demo
 from tenscontrol.model.io import load_structure
 from tenscontrol.simulation.simulator import (SimulationError, Trajectory, default_tolerances,
@@ -81,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parser.commands = commands.choices  # the subcommands' parsers, by name
     model_commands.add_structure_commands(commands)
+    design_commands.add_parsers(commands)
     _add_simulate(commands)
     model_commands.add_verify(commands)
     view_commands.add_parsers(commands)
@@ -334,7 +343,7 @@ def _cmd_demo(args) -> int:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """Print a warning as one line, without the source location."""
-    print(f"tenscontrol: warning: {one_line(message)}", file=sys.stderr)
+    print(f"tenscontrol: warning: {shell_words(one_line(message))}", file=sys.stderr)
 
 
 def _failure(exc: BaseException) -> tuple[int, str]:

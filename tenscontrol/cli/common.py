@@ -7,16 +7,19 @@ import argparse
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 
 from tenscontrol import fileio
 from tenscontrol.feedback.storage import load_controller
+from tenscontrol.model.selection import AXES, Selection
 
-__all__ = ["Failed", "Parser", "check_folder", "check_target", "nonzero", "one_line", "os_error",
-           "positive_float", "read_controller", "read_loads", "read_velocities", "same_file",
-           "whole_number"]
+__all__ = ["SELECTION_SYNTAX", "Failed", "Parser", "check_folder", "check_selection_on",
+           "check_target", "nonzero", "one_line", "os_error", "positive_float", "positive_floats",
+           "read_controller", "read_loads", "read_matrix", "read_velocities", "same_file",
+           "selection", "selection_text", "shell_words", "whole_number"]
 
 #: Largest loads or velocities file read [bytes]: far above any structure's (n, 3) array.
 INPUT_LIMIT = 64 * 2**20
@@ -87,6 +90,13 @@ def positive_float(text: str) -> float:
     return value
 
 
+def positive_floats(text: str):
+    """argparse type: one number > 0, or a comma-separated list of them (one per channel);
+    a float or a 1-D array."""
+    values = [positive_float(part) for part in text.split(",")]
+    return values[0] if len(values) == 1 else np.array(values)
+
+
 def check_target(out: Path, option: str, *sources: Path, suffixes=()) -> None:
     """Refuse an output file that could not be written or would replace an input, before any
     work. Creates nothing."""
@@ -154,6 +164,16 @@ def _nodal_array(path, option: str, structure, what: str) -> np.ndarray:
     return array.reshape(n, 3)
 
 
+def read_matrix(path, option: str, n: int, what: str) -> np.ndarray:
+    """A finite (n, n) matrix from a .npy or .json file (`what` names it in errors)."""
+    array = _read_array(Path(path), option)
+    if array.shape != (n, n) or not np.all(np.isfinite(array)):
+        raise ValueError(f"{option} {path}: expected a finite ({n}, {n}) matrix, {what}; got "
+                         f"shape {array.shape}" + ("" if array.shape != (n, n)
+                                                   else " with entries not finite"))
+    return array
+
+
 def read_loads(path, structure) -> np.ndarray:
     """Constant external nodal forces (n, 3) [N] from a .npy or .json file."""
     return _nodal_array(path, "--loads", structure, "nodal forces [N]")
@@ -178,3 +198,114 @@ def read_controller(path, structure):
         raise ValueError(f"--controller {path}: designed for {q_ref.size // 3} nodes, the "
                          f"structure has {structure.n_nodes}")
     return controller
+
+
+#: The shell spelling of a :class:`tenscontrol.Selection`, as the options' help gives it.
+SELECTION_SYNTAX = ("NODES[:AXES] terms joined by '+': NODES is 'all', an index, a list "
+                    "'2,3' or a range '0-3', AXES letters of xyz (default xyz); e.g. '2,3:xz' "
+                    "(x and z of nodes 2 and 3), '2:z+3:x'")
+
+
+def _index_list(text: str, what: str) -> list:
+    """'2,3' or '0-3' or '1,4-6' as a list of ints (ranges inclusive)."""
+    items = []
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
+            raise argparse.ArgumentTypeError(
+                f"{what} {text!r}: expected indices such as 2 or 2,3 or 0-3, got {part!r}")
+        items += list(range(int(low), int(high) + 1)) if dash else [int(low)]
+    return items
+
+
+def _term(text: str) -> Selection:
+    """One term of the shell syntax: NODES[:AXES] or strings:INDICES."""
+    nodes, colon, axes = text.strip().partition(":")
+    nodes = nodes.strip()
+    if nodes == "strings":
+        return Selection(nodes=[], strings=_index_list(axes, "strings"))
+    axes = axes.strip() if colon else AXES
+    if not axes or any(a not in AXES for a in axes) or len(set(axes)) != len(axes):
+        raise argparse.ArgumentTypeError(
+            f"term {text.strip()!r}: AXES must be distinct letters of xyz, got {axes!r}")
+    if nodes == "all":
+        return Selection("all", axes)
+    indices = _index_list(nodes, "NODES")
+    return Selection(indices[0] if len(indices) == 1 else indices, axes)
+
+
+def selection(text: str) -> Selection:
+    """argparse type: a :class:`tenscontrol.Selection` in the shell syntax
+    :data:`SELECTION_SYNTAX` (``strings:0,1`` selects string lengths, for measurements)."""
+    terms = [_term(t) for t in text.split("+")] if text.strip() else []
+    if not terms:
+        raise argparse.ArgumentTypeError(f"expected a selection such as '2,3:xz', got {text!r}")
+    return sum(terms[1:], terms[0])
+
+
+def _shell_term(term: Selection) -> str:
+    nodes = term.nodes if isinstance(term.nodes, (str, int)) else ",".join(map(str, term.nodes))
+    strings = f"strings:{','.join(map(str, term.strings))}" if term.strings else ""
+    coordinates = f"{nodes}:{term.axes}" if nodes != "" else ""
+    return "+".join(t for t in (coordinates, strings) if t)
+
+
+def selection_text(value: Selection) -> str:
+    """`value` in the shell syntax of :func:`selection` (its inverse, up to ranges)."""
+    return "+".join(_shell_term(t) for t in value.terms)
+
+
+def check_selection_on(structure, value: Selection, option: str, strings: bool = False):
+    """`value` checked against `structure` (its nodes, fixed coordinates and, where `strings`
+    allows them, strings); a ValueError naming `option` and the selection as typed."""
+    typed = selection_text(value)
+    if value.all_strings and not strings:
+        raise ValueError(f"{option} {typed}: selects node coordinates only; string lengths "
+                         "(strings:...) are for --measurements")
+    try:
+        value.coordinates(structure, f"{option} {typed}")
+    except ValueError as exc:
+        raise ValueError(str(exc).replace(repr(value), repr(typed))) from None
+    bad = [k for k in value.all_strings if k >= structure.n_strings]
+    if bad:
+        raise ValueError(f"{option} {typed}: string {bad[0]} does not exist; the structure has "
+                         f"strings 0 to {structure.n_strings - 1}")
+    return value
+
+
+# The Python spellings in the library's messages, and what a shell user types instead.
+_SHELL_WORDS = (
+    (r"configuration='free'", "--configuration free"),
+    (r"bars_in_compression=False", "leaving out --bars-in-compression"),
+    (r"\(e\.g\. catalog\.prestressable_twist\)", "(e.g. tenscontrol catalog prism)"),
+    (r" \(tenscontrol\.static_equilibrium solves it at given rest lengths\)", ""),
+    (r"find one with tenscontrol\.equilibrium\(structure\) and linearize its \.structure",
+     "prestress the structure file with tenscontrol equilibrium first"),
+    (r"Use tenscontrol\.equilibrium\(\.\.\.\) to find a prestressed equilibrium first, or "
+     r"tenscontrol\.static_equilibrium\(\.\.\.\) for the configuration its rest lengths hold",
+     "Prestress the structure file with tenscontrol equilibrium first"),
+    (r"; pass at_rest='taut' for the tension-side derivative", ""),
+    (r" \((?:qd = 0, )?at_equilibrium=(?:True|False)\)", ""),
+    (r"(?<![-\w])order must be", "--order must be"),
+    (r"\bpass R\b", "give --R"),
+    (r"\bpass order >=", "give --order >="),
+    (r"\braise order\b", "raise --order"),
+    (r"\border=(\d+)", r"--order \1"),
+    (r"\brescale d_scale/y_scale, or raise rho/eps",
+     "rescale --d-scale/--y-scale, or raise --rho/--eps"),
+    (r"\b(?:lqr|hinfsyn|minimal_realization|linearize|with_outputs): ", ""),
+    (r"\bgamma_min = 0\b", "--gamma-min 0"),
+    (r"(?<![-\w])(gamma_min|effort|rho|eps|tol|backoff|d_scale|y_scale|u_scale|"
+     r"disturbances|outputs|measurements)\b(?!\w)",
+     lambda m: "--" + m.group(1).replace("_", "-")),
+    (r"\bQ \(weight on x - x\* = \[dq; dqd\]\)", "--Q"),
+    (r"\bR \(weight on u\)", "--R"),
+)
+
+
+def shell_words(text: str) -> str:
+    """A library message with its Python spellings (``configuration='free'``,
+    ``gamma_min``, ``hinfsyn: rho``) replaced by the command's options."""
+    for pattern, replacement in _SHELL_WORDS:
+        text = re.sub(pattern, replacement, text)
+    return text

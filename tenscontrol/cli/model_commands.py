@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from pathlib import Path
 
 import numpy as np
 
 from tenscontrol import fileio
-from tenscontrol.cli.common import (check_target, positive_float, read_controller, read_loads)
+from tenscontrol.cli.common import (SELECTION_SYNTAX, check_selection_on, check_target,
+                                    positive_float, read_controller, read_loads, selection,
+                                    shell_words)
 from tenscontrol.model import catalog
 from tenscontrol.model.io import load_structure, save_structure
 from tenscontrol.model.selection import Selection
 
-__all__ = ["CATALOG", "add_structure_commands", "add_verify"]
+__all__ = ["CATALOG", "add_structure_commands", "add_verify", "catalog_entry", "fixed_text",
+           "structure_info"]
 
-#: The catalog structures ``tenscontrol catalog NAME`` writes, with their default arguments.
+#: The catalog structures ``tenscontrol catalog NAME`` writes: the functions of
+#: :mod:`tenscontrol.model.catalog` with their default arguments, or the ones given here.
 CATALOG = {
-    "tbar": (catalog.tbar, "the T-bar: 2 bars, 4 strings, node 0 fixed (the paper's example)"),
-    "dbar": (catalog.dbar, "the D-bar: a planar 2-bar structure"),
-    "arm": (catalog.arm, "the planar robotic arm of the paper"),
-    "ball": (catalog.ball, "the six-bar ball with a 1 kg payload at its centre, 32 strings"),
-    "prism": (catalog.prism, "a Snelson 3-prism, base fixed"),
-    "prism_tower": (lambda: catalog.prism_tower(2), "a two-stage tower of Snelson 3-prisms"),
+    "tbar": catalog.tbar,
+    "dbar": catalog.dbar,
+    "arm": catalog.arm,
+    "ball": catalog.ball,
+    "prism": catalog.prism,
+    "prism_tower": functools.partial(catalog.prism_tower, 2),
+    "icosahedron": catalog.icosahedron,
+    "icosahedron_on_face": functools.partial(catalog.icosahedron, on_face=True),
 }
 _BARS = ("rigid", "compressible")
 
@@ -50,22 +57,38 @@ def add_structure_commands(commands) -> None:
 
     cat = commands.add_parser(
         "catalog", help="write a catalog structure to a JSON file",
-        description="Write one of tenscontrol's ready-made structures as a "
-                    "tenscontrol.structure/1 JSON file (--list names them).")
-    cat.add_argument("name", nargs="?", choices=sorted(CATALOG), metavar="NAME",
-                     help=f"one of {', '.join(sorted(CATALOG))}")
-    cat.add_argument("--list", action="store_true", help="list the names and exit")
+        description="Write one of tenscontrol's ready-made structures (tenscontrol.catalog, "
+                    "default arguments) as a tenscontrol.structure/1 JSON file; --list "
+                    "describes each: counts, fixed coordinates and gravity.")
+    cat.add_argument("name", nargs="?", choices=list(CATALOG), metavar="NAME",
+                     help=f"one of {', '.join(CATALOG)}")
+    cat.add_argument("--list", action="store_true", help="describe every structure and exit")
     cat.add_argument("--out", metavar="FILE.json", help="the structure file to write")
     cat.set_defaults(run=_cmd_catalog)
 
     eq = commands.add_parser(
         "equilibrium", help="design a prestress and write the prestressed structure",
-        description="Design the prestress of least total force density with every string at "
-                    "least --gamma-min, in equilibrium under gravity at the structure's node "
-                    "positions, and write the structure with those rest lengths.")
+        description="Design the prestress of least total force density (or least norm) with "
+                    "every string at least --gamma-min, in equilibrium under gravity and "
+                    "--loads, and write the structure with those rest lengths: at its node "
+                    "positions (--configuration fixed), or at the configuration it sags to "
+                    "under the loads (--configuration free; the structure file then has the "
+                    "sagged node positions). tenscontrol.equilibrium.")
     eq.add_argument("file", metavar="FILE.json", help="the structure file")
     eq.add_argument("--gamma-min", type=_non_negative, required=True, metavar="G",
                     help="smallest string force density [N/m]")
+    eq.add_argument("--configuration", choices=("fixed", "free"), default="fixed",
+                    help="fixed: hold the node positions; free: let the structure sag under "
+                         "gravity and --loads first, for one whose built geometry cannot "
+                         "hold them (default: %(default)s)")
+    eq.add_argument("--objective", choices=("min_sum", "min_norm"), default="min_sum",
+                    help="least total force density (an LP) or least norm (a QP; for "
+                         "structures with springs) (default: %(default)s)")
+    eq.add_argument("--bars-in-compression", action="store_true",
+                    help="require every bar in compression (strict tensegrity)")
+    eq.add_argument("--loads", metavar="LOADS.npy|json",
+                    help="external nodal forces [N] to hold besides gravity, an (n_nodes, 3) "
+                         "array as for simulate (default: none)")
     eq.add_argument("--bars", choices=_BARS, default="rigid",
                     help="bar model (default: %(default)s)")
     eq.add_argument("--out", required=True, metavar="PRESTRESSED.json",
@@ -84,6 +107,10 @@ def add_structure_commands(commands) -> None:
                           "control: the inputs are the force densities (default: %(default)s)")
     lin.add_argument("--bars", choices=_BARS, default="rigid",
                      help="bar model (default: %(default)s)")
+    lin.add_argument("--outputs", type=selection, metavar="SELECTION",
+                     help="the output coordinates (C picks their deviations; fixed ones are "
+                          f"left out): {SELECTION_SYNTAX}. Default: every node position, "
+                          "fixed ones included")
     lin.add_argument("--out", required=True, metavar="MODEL.npz|MODEL.mat",
                      help="the model file to write")
     lin.set_defaults(run=_cmd_linearize)
@@ -140,11 +167,22 @@ def _materials(members, what: str) -> str:
     return "; ".join(f"{key} ({n})" for key, n in groups.items()) or "none"
 
 
+def fixed_text(s) -> str:
+    """The fixed coordinates of `s` node by node, e.g. ``0 xyz, 1 xyz, 2 y, 3 y (8
+    coordinates)``."""
+    fixed = [f"{i} {''.join(a for a, f in zip('xyz', row) if f)}"
+             for i, row in enumerate(s.fixed) if row.any()]
+    return (f"{', '.join(fixed)} ({s.fixed_coordinates.size} coordinates)" if fixed
+            else "nothing (free-floating)")
+
+
+def _gravity(s) -> str:
+    return f"({', '.join(f'{g:g}' for g in s.gravity)}) m/s^2"
+
+
 def structure_info(s) -> str:
     """The lines ``tenscontrol info`` prints."""
     springs = int(s.string_is_spring.sum())
-    fixed = [f"{i} {''.join(a for a, f in zip('xyz', row) if f)}"
-             for i, row in enumerate(s.fixed) if row.any()]
     point = sum(pm.mass for pm in s.point_masses)
     rows = [
         (s.name, f"{s.n_nodes} nodes, {s.n_bars} bars, {s.n_strings} strings "
@@ -158,13 +196,26 @@ def structure_info(s) -> str:
         ("stiffness", _range(s.string_stiffness, "N/m")),
         ("damping", _range(s.string_damping, "N s/m")),
         ("actuated", f"{s.actuated_strings.size} of {s.n_strings} strings"),
-        ("fixed", f"{', '.join(fixed)} ({s.fixed_coordinates.size} coordinates)"
-                  if fixed else "nothing (free-floating)"),
-        ("gravity", f"({', '.join(f'{g:g}' for g in s.gravity)}) m/s^2"),
+        ("fixed", fixed_text(s)),
+        ("gravity", _gravity(s)),
         ("bar materials", _materials(s.bars, "bar")),
         ("string materials", _materials(s.strings, "string")),
     ]
     return "\n".join(f"{label:<17} {text}" for label, text in rows)
+
+
+def catalog_entry(name: str) -> str:
+    """The lines ``catalog --list`` prints for `name`: the first line of its catalog
+    function's docstring, then the structure's own counts, fixed coordinates and gravity."""
+    make = CATALOG[name]
+    function = make.func if isinstance(make, functools.partial) else make
+    what = function.__doc__.strip().splitlines()[0].replace("`", "")
+    s = make()
+    return "\n".join([
+        f"{name:<20} {what}",
+        f"{'':<20} {s.name}: {s.n_nodes} nodes, {s.n_bars} bars, {s.n_strings} strings, "
+        f"{len(s.point_masses)} point mass{'' if len(s.point_masses) == 1 else 'es'}",
+        f"{'':<20} fixed: {fixed_text(s)}; gravity {_gravity(s)}"])
 
 
 def _cmd_info(args) -> int:
@@ -174,14 +225,13 @@ def _cmd_info(args) -> int:
 
 def _cmd_catalog(args) -> int:
     if args.list:
-        for name in sorted(CATALOG):
-            print(f"{name:<12} {CATALOG[name][1]}")
+        print("\n".join(catalog_entry(name) for name in CATALOG))
         return 0
     if args.name is None or args.out is None:
         raise ValueError("catalog: give a NAME and --out FILE.json, or --list")
     out = Path(args.out)
     check_target(out, "--out", suffixes=(".json",))
-    structure = CATALOG[args.name][0]()
+    structure = CATALOG[args.name]()
     save_structure(structure, out)
     print(f"{structure.name}: {structure.n_nodes} nodes, {structure.n_bars} bars, "
           f"{structure.n_strings} strings")
@@ -195,9 +245,19 @@ def _cmd_equilibrium(args) -> int:
     source, out = Path(args.file), Path(args.out)
     check_target(out, "--out", source, suffixes=(".json",))
     structure = load_structure(source)
-    eq = equilibrium(structure, gamma_min=args.gamma_min, bars=args.bars)
+    loads = None if args.loads is None else read_loads(args.loads, structure)
+    try:
+        eq = equilibrium(structure, gamma_min=args.gamma_min, loads=loads,
+                         objective=args.objective, bars=args.bars,
+                         bars_in_compression=args.bars_in_compression,
+                         configuration=args.configuration)
+    except ValueError as exc:  # PrestressError included: say it in the command's options
+        raise ValueError(shell_words(str(exc))) from None
     save_structure(eq.structure, out)
     print(eq.summary())
+    if eq.configuration == "free":
+        print(f"sagged {eq.displacement:.6g} m at most to its loaded configuration "
+              f"({eq.rounds} static solves)")
     print(f"wrote {out}")
     return 0
 
@@ -208,7 +268,10 @@ def _cmd_linearize(args) -> int:
 
     source, out = Path(args.file), Path(args.out)
     check_target(out, "--out", source, suffixes=(".npz", ".mat"))
-    model = linearize(load_structure(source), kind=args.kind, bars=args.bars)
+    structure = load_structure(source)
+    if args.outputs is not None:  # the option's name in the message, not linearize's
+        check_selection_on(structure, args.outputs, "--outputs")
+    model = linearize(structure, kind=args.kind, bars=args.bars, outputs=args.outputs)
     if out.suffix.lower() == ".mat":
         save_mat(model, out)
     else:

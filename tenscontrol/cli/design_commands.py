@@ -1,0 +1,169 @@
+"""The subcommand that designs a controller: design (tenscontrol.lqr, tenscontrol.hinfsyn)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from tenscontrol.cli.common import (SELECTION_SYNTAX, Failed, check_selection_on, check_target,
+                                    positive_float, positive_floats, read_matrix, selection,
+                                    shell_words, whole_number)
+from tenscontrol.model.io import load_structure
+
+__all__ = ["add_parsers"]
+
+# The options of one method only: (dest, the option as typed); a default of None means "not
+# given", so giving one with the other method is an error, not silently ignored.
+_LQR_OPTIONS = (("effort", "--effort"), ("Q", "--Q"), ("R", "--R"))
+_HINF_OPTIONS = (("disturbances", "--disturbances"), ("measurements", "--measurements"),
+                 ("d_scale", "--d-scale"), ("y_scale", "--y-scale"), ("u_scale", "--u-scale"),
+                 ("rho", "--rho"), ("eps", "--eps"), ("tol", "--tol"), ("backoff", "--backoff"))
+_METHODS = {"lqr": _LQR_OPTIONS, "hinf": _HINF_OPTIONS}
+
+
+def _at_least_one(text: str) -> float:
+    """argparse type: a finite number >= 1."""
+    value = positive_float(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+    return value
+
+
+def add_parsers(commands) -> None:
+    """Register design."""
+    des = commands.add_parser(
+        "design", help="design an LQR or H-infinity controller and write it (K.npz)",
+        description="Linearize the structure about its node positions (an equilibrium: "
+                    "prestress it with tenscontrol equilibrium first), design a controller "
+                    "on the commanded strings' force densities with tenscontrol.lqr "
+                    "(--method lqr, state feedback) or tenscontrol.hinfsyn (--method hinf; "
+                    "state feedback, or output feedback with --measurements), print the "
+                    "design and write the controller file that simulate --controller and "
+                    "verify --controller read.")
+    des.add_argument("file", metavar="FILE.json", help="the structure file, at an equilibrium")
+    des.add_argument("--method", choices=tuple(_METHODS), default="lqr",
+                     help="lqr: linear-quadratic regulator; hinf: H-infinity "
+                          "(default: %(default)s)")
+    des.add_argument("--out", required=True, metavar="K.npz",
+                     help="the controller file to write (tenscontrol.save_controller)")
+    model = des.add_argument_group("the model (both methods)")
+    model.add_argument("--kind", choices=("passive", "control"), default="passive",
+                       help="passive: the command adds to the strings' elastic law; control: "
+                            "it replaces it (default: %(default)s)")
+    model.add_argument("--bars", choices=("rigid", "compressible"), default="rigid",
+                       help="bar model of the linearization (default: %(default)s)")
+    model.add_argument("--outputs", type=selection, metavar="SELECTION",
+                       help=f"the performance outputs: {SELECTION_SYNTAX}. Default: every "
+                            "node position")
+    model.add_argument("--order", type=whole_number(1), metavar="R",
+                       help="design order: the design model is the order-R balanced "
+                            "truncation (default: the minimal realization)")
+    lqr = des.add_argument_group("--method lqr")
+    lqr.add_argument("--effort", type=positive_float, metavar="E",
+                     help="scale of the default input weight R = E diag(1/gamma_ref^2); "
+                          "larger means gentler control (default: 1)")
+    lqr.add_argument("--Q", metavar="Q.npy|json",
+                     help="state weight on [dq; dqd], a (6 n_nodes, 6 n_nodes) symmetric "
+                          "positive semidefinite matrix (default: the outputs relative to the "
+                          "longest bar)")
+    lqr.add_argument("--R", metavar="R.npy|json",
+                     help="input weight, an (n_actuated, n_actuated) symmetric positive "
+                          "definite matrix [m^2/N^2] (default: from --effort)")
+    hinf = des.add_argument_group("--method hinf")
+    hinf.add_argument("--disturbances", type=selection, metavar="SELECTION",
+                      help="the nodal-force disturbance channels, e.g. '2:z+3:x' for fz2, "
+                           "fx3 (default: every free coordinate)")
+    hinf.add_argument("--measurements", type=selection, metavar="SELECTION",
+                      help="measured node coordinates and string lengths ('strings:0,1'), "
+                           "e.g. '2,3:xz+strings:0' (default: state feedback)")
+    for option, unit, what in (("--d-scale", "N", "expected load per disturbance channel"),
+                               ("--y-scale", "m", "allowed excursion per output"),
+                               ("--u-scale", "N/m", "force-density scale per input "
+                                                    "(default: the prestress)")):
+        hinf.add_argument(option, type=positive_floats, metavar=unit.replace("/", "_"),
+                          help=f"{what} [{unit}]: one number, or one per channel separated "
+                               "by commas" + ("" if "default" in what else " (default: 1)"))
+    hinf.add_argument("--rho", type=positive_float, help="control weight (default: 0.1)")
+    hinf.add_argument("--eps", type=positive_float,
+                      help="measurement-noise level [m] (default: 0.01)")
+    hinf.add_argument("--tol", type=positive_float,
+                      help="relative width of the final gamma bracket (default: 0.001)")
+    hinf.add_argument("--backoff", type=_at_least_one,
+                      help="output feedback: the controller at BACKOFF times the optimal "
+                           "gamma, for slower controller poles (default: 1)")
+    des.set_defaults(run=_cmd_design)
+
+
+def _check_method_options(args) -> None:
+    """Refuse an option of the other method, naming it and the fix."""
+    for method, options in _METHODS.items():
+        given = [option for dest, option in options if getattr(args, dest) is not None]
+        if method != args.method and given:
+            raise ValueError(f"{given[0]} is an option of --method {method}; drop it, or "
+                             f"use --method {method}")
+
+
+def _lqr(model, structure, args):
+    from tenscontrol.linear.synthesis import lqr
+
+    n_states, n_inputs = 6 * structure.n_nodes, structure.actuated_strings.size
+    Q = None if args.Q is None else read_matrix(
+        args.Q, "--Q", n_states, "6 per node (positions, then velocities)")
+    R = None if args.R is None else read_matrix(
+        args.R, "--R", n_inputs, "one row per commanded string")
+    return lqr(model, Q=Q, R=R, order=args.order,
+               effort=1.0 if args.effort is None else args.effort)
+
+
+def _hinf(model, args):
+    from tenscontrol.linear.synthesis import hinfsyn
+
+    given = {dest: getattr(args, dest) for dest, _ in _HINF_OPTIONS
+             if getattr(args, dest) is not None}
+    return hinfsyn(model, order=args.order, **given)
+
+
+def _design(structure, args):
+    """The design, the library's errors put in the command's options."""
+    from tenscontrol.linear.linearization import linearize
+
+    try:
+        model = linearize(structure, kind=args.kind, bars=args.bars, outputs=args.outputs)
+        return _lqr(model, structure, args) if args.method == "lqr" else _hinf(model, args)
+    except ValueError as exc:
+        if str(exc).startswith(("--Q ", "--R ")):
+            raise
+        raise ValueError(shell_words(str(exc))) from None
+    except RuntimeError as exc:  # hinfsyn's final loop check failed: the input was fine
+        raise Failed(1, f"error: {shell_words(str(exc))}") from None
+
+
+def _poles(poles) -> str:
+    return ", ".join(f"{p.real:.4g}{p.imag:+.4g}j" if p.imag else f"{p.real:.4g}"
+                     for p in poles)
+
+
+def _cmd_design(args) -> int:
+    from tenscontrol.feedback.storage import save_controller
+
+    _check_method_options(args)
+    source, out = Path(args.file), Path(args.out)
+    check_target(out, "--out", source, suffixes=(".npz",))
+    structure = load_structure(source)
+    for option in ("outputs", "disturbances", "measurements"):
+        if getattr(args, option) is not None:
+            check_selection_on(structure, getattr(args, option), f"--{option}",
+                               strings=option == "measurements")
+    design = _design(structure, args)
+    print(design)
+    if args.method == "lqr":
+        print(f"closed-loop poles [1/s]: {_poles(design.poles)}")
+    else:
+        poles = np.linalg.eigvals(np.asarray(design.closed_loop.A))
+        print(f"closed-loop poles [1/s]: {_poles(poles[np.lexsort((poles.imag, poles.real))])}")
+    save_controller(design.controller, out)
+    print(f"wrote {out} ({type(design.controller).__name__} on strings "
+          f"{', '.join(map(str, design.controller.strings))})")
+    return 0
