@@ -118,6 +118,17 @@ def test_equilibrium_configuration_free(tmp_path, capsys):
     assert tc.force_densities(s, s.nodes.reshape(-1)).min() >= 5.0 * (1 - 1e-6)
 
 
+def test_equilibrium_free_failure_in_shell_words(tmp_path, capsys):
+    # 1e12 N/m needs rest lengths beyond REST_FRACTION_RANGE on either path of "free"
+    source = tmp_path / "ico.json"
+    tc.save_structure(catalog.icosahedron(on_face=True), source)
+    assert main(["equilibrium", str(source), "--gamma-min", "1e12", "--configuration", "free",
+                 "--out", str(tmp_path / "p.json")]) == 2
+    line = error_line(capsys)
+    assert "--configuration free found no prestress meeting --gamma-min" in line
+    assert "a lower --gamma-min" in line and not PYTHON_ONLY.search(line), line
+
+
 def test_equilibrium_objective_loads_and_compression(tmp_path, capsys):
     source, out, loads = tmp_path / "t.json", tmp_path / "pre.json", tmp_path / "f.json"
     tc.save_structure(catalog.tbar(), source)
@@ -259,6 +270,22 @@ def test_design_off_equilibrium(tmp_path, capsys):
     assert "prestress the structure file with tenscontrol equilibrium first" in err[-1]
     for line in err:                                     # the warnings too, in shell words
         assert not PYTHON_ONLY.search(line), line
+
+
+def test_design_compressible_needs_its_own_prestress(prestressed, tmp_path, capsys):
+    """A prestress for rigid bars is no equilibrium of compressible ones: the message says
+    which equilibrium to run; with it the design goes through."""
+    argv = ["design", str(prestressed), "--bars", "compressible", "--out", str(tmp_path / "K.npz")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].endswith("tenscontrol equilibrium --bars compressible first"), err
+    source = tmp_path / "t.json"
+    tc.save_structure(catalog.tbar(), source)
+    assert main(["equilibrium", str(source), "--gamma-min", "10", "--bars", "compressible",
+                 "--out", str(tmp_path / "c.json")]) == 0
+    argv[1] = str(tmp_path / "c.json")
+    assert main(argv) == 0
+    assert tc.load_controller(tmp_path / "K.npz").K.shape == (4, 24)
 
 
 def test_shell_words_leave_no_python_spelling():

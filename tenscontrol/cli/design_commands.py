@@ -82,7 +82,7 @@ def add_parsers(commands) -> None:
                                ("--y-scale", "m", "allowed excursion per output"),
                                ("--u-scale", "N/m", "force-density scale per input "
                                                     "(default: the prestress)")):
-        hinf.add_argument(option, type=positive_floats, metavar=unit.replace("/", "_"),
+        hinf.add_argument(option, type=positive_floats, metavar=f"{option[2].upper()}[,...]",
                           help=f"{what} [{unit}]: one number, or one per channel separated "
                                "by commas" + ("" if "default" in what else " (default: 1)"))
     hinf.add_argument("--rho", type=positive_float, help="control weight (default: 0.1)")
@@ -135,7 +135,11 @@ def _design(structure, args):
     except ValueError as exc:
         if str(exc).startswith(("--Q ", "--R ")):
             raise
-        raise ValueError(shell_words(str(exc))) from None
+        text = shell_words(str(exc))
+        if args.bars == "compressible":  # a prestress for rigid bars is no equilibrium here
+            text = text.replace("tenscontrol equilibrium first",
+                                "tenscontrol equilibrium --bars compressible first")
+        raise ValueError(text) from None
     except RuntimeError as exc:  # hinfsyn's final loop check failed: the input was fine
         raise Failed(1, f"error: {shell_words(str(exc))}") from None
 
