@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import inspect
 import math
 from pathlib import Path
 
@@ -210,6 +211,10 @@ def catalog_entry(name: str) -> str:
     make = CATALOG[name]
     function = make.func if isinstance(make, functools.partial) else make
     what = function.__doc__.strip().splitlines()[0].replace("`", "")
+    if isinstance(make, functools.partial):  # the arguments given, by their names
+        given = inspect.signature(function).bind_partial(*make.args, **make.keywords)
+        arguments = ", ".join(f"{key} {value}" for key, value in given.arguments.items())
+        what = f"{what.rstrip('.')} ({arguments})."
     s = make()
     return "\n".join([
         f"{name:<20} {what}",
