@@ -288,6 +288,28 @@ def test_design_compressible_needs_its_own_prestress(prestressed, tmp_path, caps
     assert tc.load_controller(tmp_path / "K.npz").K.shape == (4, 24)
 
 
+def test_verify_bad_outputs(prestressed, tmp_path, capsys):
+    assert main(["design", str(prestressed), "--out", str(tmp_path / "K.npz")]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(prestressed), "--controller", str(tmp_path / "K.npz"),
+                 "--doublet", "2", "z", "--outputs", "2:xz+strings:7"]) == 2
+    assert ("--outputs 2:xz+strings:7: string 7 does not exist; the structure has strings "
+            "0 to 3") in error_line(capsys)
+
+
+@pytest.mark.slow
+def test_verify_outputs(prestressed, tmp_path, capsys):
+    assert main(["design", str(prestressed), "--out", str(tmp_path / "K.npz")]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(prestressed), "--controller", str(tmp_path / "K.npz"),
+                 "--doublet", "2", "z", "--t-final", "1", "--outputs", "strings:1,2"]) == 0
+    s = tc.load_structure(prestressed)
+    report = tc.verify(s, tc.load_controller(tmp_path / "K.npz"),
+                       tc.doublet(s, tc.Selection(2, "z"), 10.0), 1.0,
+                       outputs=tc.Selection(nodes=[], strings=[1, 2]))
+    assert str(report) in capsys.readouterr().out
+
+
 def test_shell_words_leave_no_python_spelling():
     message = ("x: configuration='free' found no prestress meeting gamma_min; try "
                "bars_in_compression=False (e.g. catalog.prestressable_twist); hinfsyn: rho "

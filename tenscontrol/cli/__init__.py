@@ -17,7 +17,7 @@
                          [--rtol R] [--atol A] [--bars rigid|compressible]
                          [--correction energy|geometric|none] [--dt-out DT] --out traj.npz
     tenscontrol verify FILE.json --controller K.npz (--doublet NODE AXIS | --loads F)
-                       [--t-final T] [--plot report.png]
+                       [--t-final T] [--outputs SEL] [--plot report.png]
     tenscontrol plot traj.npz --out paths.png
     tenscontrol animate traj.npz --out ball.gif [--fps F] [--speed S] [--max-frames N]
     tenscontrol demo [--out-dir DIR]

@@ -141,6 +141,10 @@ def add_verify(commands) -> None:
                      help="simulated time [s] (default: %(default)s)")
     ver.add_argument("--bars", choices=_BARS, default="rigid",
                      help="bar model (default: %(default)s)")
+    ver.add_argument("--outputs", type=selection, metavar="SELECTION",
+                     help="the deflections compared: node coordinates and string lengths "
+                          f"('strings:0,1'); {SELECTION_SYNTAX}. Default: every free "
+                          "coordinate")
     ver.add_argument("--plot", metavar="REPORT.png", help="also write the report's plot")
     ver.set_defaults(run=_cmd_verify)
 
@@ -315,8 +319,10 @@ def _cmd_verify(args) -> int:
         check_target(Path(args.plot), "--plot", source, suffixes=(".png", ".pdf", ".svg"))
     structure = load_structure(source)
     controller = read_controller(args.controller, structure)
+    if args.outputs is not None:
+        check_selection_on(structure, args.outputs, "--outputs", strings=True)
     report = verify(structure, controller, _verify_loads(args, structure), args.t_final,
-                    bars=args.bars)
+                    bars=args.bars, outputs=args.outputs)
     print(report)
     if args.plot is not None:
         from tenscontrol.plotting import save_figure
