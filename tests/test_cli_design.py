@@ -232,6 +232,25 @@ def test_design_hinf_state_feedback_measures_strings(prestressed, tmp_path, caps
     assert list(K.measurement.names)[-2:] == ["l1", "l3"]
 
 
+def test_design_help_gives_the_functions_defaults(capsys):
+    """The defaults the help quotes are lqr's and hinfsyn's own (the options pass None on)."""
+    import inspect
+
+    with pytest.raises(SystemExit):
+        main(["design", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for function, names in ((tc.lqr, ("effort",)),
+                            (tc.hinfsyn, ("d_scale", "y_scale", "rho", "eps", "tol",
+                                          "backoff"))):
+        for name in names:
+            default = inspect.signature(function).parameters[name].default
+            option = "--" + name.replace("_", "-")
+            # the option's own help: up to its "(default: ...)", crossing no other option
+            quoted = re.search(rf"{option} [A-Z]\S* (?:(?!--).)*?\(default: ([\d.e-]+)\)",
+                               text).group(1)
+            assert float(quoted) == default, option
+
+
 @pytest.mark.parametrize("options, says", [
     (["--method", "hinf", "--effort", "1"], "--effort is an option of --method lqr; drop it, "
                                             "or use --method lqr"),

@@ -48,7 +48,13 @@ def add_parsers(commands) -> None:
                           "(default: %(default)s)")
     des.add_argument("--out", required=True, metavar="K.npz",
                      help="the controller file to write (tenscontrol.save_controller)")
-    model = des.add_argument_group("the model (both methods)")
+    _add_model_options(des.add_argument_group("the model (both methods)"))
+    _add_lqr_options(des.add_argument_group("--method lqr"))
+    _add_hinf_options(des.add_argument_group("--method hinf"))
+    des.set_defaults(run=_cmd_design)
+
+
+def _add_model_options(model) -> None:
     model.add_argument("--kind", choices=("passive", "control"), default="passive",
                        help="passive: the command adds to the strings' elastic law; control: "
                             "it replaces it (default: %(default)s)")
@@ -60,7 +66,9 @@ def add_parsers(commands) -> None:
     model.add_argument("--order", type=whole_number(1), metavar="R",
                        help="design order: the design model is the order-R balanced "
                             "truncation (default: the minimal realization)")
-    lqr = des.add_argument_group("--method lqr")
+
+
+def _add_lqr_options(lqr) -> None:
     lqr.add_argument("--effort", type=positive_float, metavar="E",
                      help="scale of the default input weight R = E diag(1/gamma_ref^2); "
                           "larger means gentler control (default: 1)")
@@ -71,7 +79,9 @@ def add_parsers(commands) -> None:
     lqr.add_argument("--R", metavar="R.npy|json",
                      help="input weight, an (n_actuated, n_actuated) symmetric positive "
                           "definite matrix [m^2/N^2] (default: from --effort)")
-    hinf = des.add_argument_group("--method hinf")
+
+
+def _add_hinf_options(hinf) -> None:
     hinf.add_argument("--disturbances", type=selection, metavar="SELECTION",
                       help="the nodal-force disturbance channels, e.g. '2:z+3:x' for fz2, "
                            "fx3 (default: every free coordinate)")
@@ -93,7 +103,6 @@ def add_parsers(commands) -> None:
     hinf.add_argument("--backoff", type=_at_least_one,
                       help="output feedback: the controller at BACKOFF times the optimal "
                            "gamma, for slower controller poles (default: 1)")
-    des.set_defaults(run=_cmd_design)
 
 
 def _check_method_options(args) -> None:
