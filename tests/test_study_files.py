@@ -167,3 +167,12 @@ def test_unreadable_files_are_named(tmp_path):
     (tmp_path / "s.json").write_text("{")
     with pytest.raises(tc.StudyFileError, match="s.json: not valid JSON"):
         tc.run_study_file(tmp_path / "s.json")
+
+
+def test_every_catalog_structure_can_be_named_in_a_study_file(tmp_path):
+    # the study files and `tenscontrol catalog` offer the same structures (the icosahedron was
+    # missing from the study files' own list)
+    from tenscontrol.cli.model_commands import CATALOG
+    assert set(tc.catalog.STRUCTURES) <= set(CATALOG)
+    pipeline, *_ = read_study_file(_write(tmp_path, dict(STUDY, structure={"catalog": "icosahedron"})))
+    assert pipeline.structure.n_nodes == 12

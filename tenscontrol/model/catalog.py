@@ -20,8 +20,11 @@ from tenscontrol.model.structure import Structure
 
 __all__ = [
     "arm", "arm_load", "ball", "ball_load", "ball_nodes", "dbar", "from_topology", "icosahedron",
-    "prestressable_twist", "prism", "prism_tower", "tbar",
+    "prestressable_twist", "prism", "prism_tower", "tbar", "STRUCTURES",
 ]
+
+#: The functions that build a whole structure by name (study files and the CLI offer these).
+STRUCTURES = ("tbar", "dbar", "arm", "ball", "prism", "prism_tower", "icosahedron")
 
 Force = Callable[[float, np.ndarray, np.ndarray], np.ndarray]
 

@@ -56,7 +56,6 @@ __all__ = ["PIPELINES", "StudyFileError", "read_study_file", "run_study_file"]
 
 PIPELINES = {"norms": NormsPipeline, "lqr": LQRPipeline}
 _DISTRIBUTIONS = {"uniform": Uniform, "loguniform": LogUniform, "normal": Normal}
-_CATALOG = ("tbar", "dbar", "arm", "ball", "prism", "prism_tower")
 _TOP = ("pipeline", "out", "structure", "settings", "parameters", "executor")
 _EXECUTOR = ("kind", "workers", "address", "case_timeout")
 # the case parameters of the ready-made pipelines that are numbers (material is a name)
@@ -141,8 +140,8 @@ def _structure(r: _Reader):
             raise r.fail("structure.path", str(exc)) from None
     r.known("structure", table, ("catalog", "arguments"))
     name = r.get("structure.catalog", str, where=table)
-    if name not in _CATALOG:
-        raise r.fail("structure.catalog", f"unknown structure {name!r}; one of {_CATALOG}")
+    if name not in catalog.STRUCTURES:
+        raise r.fail("structure.catalog", f"unknown structure {name!r}; one of {catalog.STRUCTURES}")
     arguments = r.get("structure.arguments", dict, {}, where=table)
     r.known("structure.arguments", arguments,
             tuple(inspect.signature(getattr(catalog, name)).parameters))
