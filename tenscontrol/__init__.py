@@ -35,6 +35,8 @@ from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffn
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
+from tenscontrol.feedback.allocation import (AllocatedController, Allocation, SelfStress,
+                                             allocated, self_stress)
 from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.simulator import simulate
@@ -65,6 +67,7 @@ __all__ = [
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
+    "AllocatedController", "Allocation", "SelfStress", "allocated", "self_stress",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",

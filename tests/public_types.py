@@ -186,6 +186,12 @@ BUILDERS = {
     "StudyInterrupted": lambda c: tc.StudyInterrupted(_study(c)),
     "StudyFolderError": lambda c: tc.StudyFolderError("out: " + "/very/long/folder" * 20),
     "StudyFileError": lambda c: tc.StudyFileError("study.toml: key 'x': " + "wrong " * 50),
+    # self-stress allocation
+    "AllocatedController": lambda c: tc.allocated(_lqr(c).controller, _equilibrium(c).structure,
+                                                  gamma_min=1.0),
+    "SelfStress": lambda c: tc.self_stress(_equilibrium(c).structure, gamma_min=1.0),
+    "Allocation": lambda c: tc.self_stress(_equilibrium(c).structure, gamma_min=1.0).allocate(
+        np.array([0.0, -12.0, 0.0, 0.0]), _equilibrium(c).gamma),
 }
 
 
