@@ -1,0 +1,137 @@
+"""Shape change: planned paths of equilibria, the quintic time law, tracking in closed loop."""
+
+import numpy as np
+import pytest
+
+import tenscontrol as tc
+from tenscontrol.feedback.shape import quintic
+from tenscontrol.statics.solve import unbalanced_force
+
+C = 5.0 * np.cos(np.pi / 4)                    # the T-bar's string length and tip height [m]
+TWIST = tc.catalog.prestressable_twist(3)
+
+
+def tbar_tip(structure, z0, z1):
+    """The T-bar's tips (nodes 2 and 3) from height z0 to z1, bars kept at 5 m, symmetric."""
+    def geometry(s):
+        z = z0 + s * (z1 - z0)
+        x = np.sqrt(25.0 - z * z)
+        N = structure.nodes.copy()
+        N[2], N[3] = [x, 0.0, z], [C - x, 0.0, z]
+        return N
+    return geometry
+
+
+def prism_top(structure, r0, r1, twist=TWIST, twist1=None):
+    """The 3-prism's top ring from radius r0 to r1 (and twist to twist1), base fixed, the
+    height following from the bar length."""
+    L = structure.bar_lengths[0]
+    a = 2 * np.pi * np.arange(3) / 3
+
+    def geometry(s):
+        r = r0 + s * (r1 - r0)
+        phi = twist if twist1 is None else twist + s * (twist1 - twist)
+        h = np.sqrt(L ** 2 - (0.25 + r * r - r * np.cos(phi)))
+        N = structure.nodes.copy()
+        N[3:] = np.column_stack([r * np.cos(a + phi), r * np.sin(a + phi), np.full(3, h)])
+        return N
+    return geometry
+
+
+@pytest.fixture(scope="module")
+def tbar():
+    return tc.catalog.tbar("stedy", damping=1.0)
+
+
+@pytest.fixture(scope="module")
+def prism():
+    return tc.catalog.prism(3, damping=0.5)
+
+
+def test_quintic_time_law():
+    T = 4.0
+    assert quintic(-1.0, T) == (0.0, 0.0, 0.0) and quintic(5.0, T) == (1.0, 0.0, 0.0)
+    assert quintic(2.0, T)[0] == pytest.approx(0.5, abs=1e-15)
+    h = 1e-5
+    for t in (0.3, 1.7, 3.9):    # derivatives against central differences (error ~ h^2)
+        s, ds, dds = quintic(t, T)
+        assert ds == pytest.approx((quintic(t + h, T)[0] - quintic(t - h, T)[0]) / (2 * h),
+                                   rel=1e-8)
+        assert dds == pytest.approx((quintic(t + h, T)[1] - quintic(t - h, T)[1]) / (2 * h),
+                                    rel=1e-6, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["tbar", "prism"])
+def test_path_points_are_static_equilibria(name, tbar, prism):
+    structure = tbar if name == "tbar" else prism
+    geometry = (tbar_tip(tbar, C, 3.0) if name == "tbar" else prism_top(prism, 0.5, 0.35))
+    gamma_min = 10.0 if name == "tbar" else 5.0
+    path = tc.shape_path(structure, geometry, points=6, gamma_min=gamma_min)
+    assert path.s.tolist() == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    assert np.all(path.gamma >= gamma_min - 1e-9 * gamma_min)
+    for q, gamma, at in zip(path.nodes, path.gamma, path.structures):
+        # independent of the design: the static solve's unbalanced force at the point, with
+        # the strings on their laws (the designed rest lengths) and least-squares bar forces
+        force = gamma.max() * at.string_lengths.max()
+        R = unbalanced_force(at, q)[at.free_coordinates]
+        assert np.abs(R).max() <= 1e-12 * force           # rounding (measured 2e-14 N)
+        np.testing.assert_allclose(tc.force_densities(at, q), gamma, rtol=1e-10)
+
+
+def test_prism_twist_has_no_taut_path(prism):
+    # Away from 150 deg the fixed-base prism's 6 loaded strings hold 6 motions: its equilibrium
+    # matrix is square and regular, so without loads only the zero prestress balances
+    with pytest.raises(tc.PrestressError, match="shape_path: at s = 0.2 no prestress"):
+        tc.shape_path(prism, prism_top(prism, 0.5, 0.5, twist1=TWIST + 0.2), points=6,
+                      gamma_min=5.0)
+
+
+def test_bad_geometry(tbar):
+    def stretched(s):
+        N = tbar.nodes.copy()
+        N[2, 2] += 0.1 * s
+        return N
+
+    def moves_base(s):
+        N = tbar.nodes.copy()
+        N[0, 0] += s
+        return N
+    with pytest.raises(ValueError, match=r"geometry\(0.5\) changes the length of bar 0"):
+        tc.shape_path(tbar, stretched, points=3)
+    with pytest.raises(ValueError, match=r"geometry\(0.5\) moves fixed coordinate 0 \(node 0"):
+        tc.shape_path(tbar, moves_base, points=3)
+    with pytest.raises(TypeError, match="shape_path: geometry must be callable"):
+        tc.shape_path(tbar, tbar.nodes)
+    with pytest.raises(ValueError, match="shape_change: duration"):
+        tc.shape_change(tbar, tbar_tip(tbar, C, 3.0), -1.0)
+
+
+# Bounds from the measured runs (benchmarks/bench_shape.py), with room for 2x:
+# T-bar 0.54 m down in 10 s: max error 2.9e-3 m, final (at 15 s) 5.2e-6 m;
+# prism top ring 0.5 -> 0.35 m in 5 s: max error 1.3e-3 m, final (7.5 s) 1.6e-5 m.
+@pytest.mark.parametrize("name, duration, bounds", [
+    ("tbar", 10.0, (6e-3, 1e-5)), ("prism", 5.0, (3e-3, 4e-5))])
+def test_closed_loop_tracks_with_every_string_taut(name, duration, bounds, tbar, prism):
+    if name == "tbar":
+        change = tc.shape_change(tbar, tbar_tip(tbar, C, 3.0), duration, gamma_min=10.0)
+    else:
+        change = tc.shape_change(prism, prism_top(prism, 0.5, 0.35), duration, gamma_min=5.0)
+    gamma_min = change.path.gamma_min
+    report = tc.verify_shape_change(change, t_eval=np.linspace(0, 1.5 * duration, 301))
+    assert report.max_tracking_error <= bounds[0]
+    assert report.final_tracking_error <= bounds[1]
+    assert not report.slack_time
+    # allocated along the path's self-stresses, no string goes below the path's gamma_min
+    assert report.least_force_density >= gamma_min * (1 - 1e-9)
+    assert report.move > 0.1 and report.path_residual <= 1e-12 * 100
+    assert "max tracking error" in report.summary()
+
+
+def test_without_allocation_the_feedback_dips_below_gamma_min(tbar):
+    # the same T-bar run with the plain scheduled LQR: strings taut, but string 1 or 3 dips to
+    # 9.91 N/m (measured), under the path's 10 N/m
+    change = tc.shape_change(tbar, tbar_tip(tbar, C, 3.0), 10.0, gamma_min=10.0,
+                             allocation=False)
+    assert not change.controller.self_stresses
+    report = tc.verify_shape_change(change, t_eval=np.linspace(0, 15.0, 301))
+    assert 9.0 < report.least_force_density < 10.0 * (1 - 1e-4)
