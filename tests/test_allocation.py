@@ -126,3 +126,20 @@ def test_bad_input(tbar, lqr_tbar):
         self_stress(tbar, gamma_max=-1.0)
     with pytest.raises(TypeError, match="allocated: controller must be a Controller"):
         allocated(object(), tbar)
+
+
+def test_allocation_is_continuous_in_the_command(tbar):
+    # the least-distance solution is Lipschitz in the bounds' offsets (Hoffman's bound): on
+    # the T-bar (rows of S of norm 1 and 0.577, so one active row moves it by up to 1.73 |du|)
+    # a change du moves it by less than 2 |du| (measured up to 1.65 |du| on these draws), at
+    # 1e-3 and at 1e-7 alike
+    stress = self_stress(tbar, gamma_min=1.0, gamma_max=40.0)
+    base = np.full(4, 10.0)
+    rng = np.random.default_rng(7)
+    for scale in (1e-3, 1e-7):
+        for _ in range(20):
+            u = rng.normal(0.0, 15.0, 4)
+            du = rng.normal(0.0, scale, 4)
+            a, b = stress.allocate(u, base), stress.allocate(u + du, base)
+            if a.feasible and b.feasible:
+                assert np.linalg.norm(b.change - a.change) <= 2.0 * np.linalg.norm(du) + 1e-12

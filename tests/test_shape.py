@@ -135,3 +135,32 @@ def test_without_allocation_the_feedback_dips_below_gamma_min(tbar):
     assert not change.controller.self_stresses
     report = tc.verify_shape_change(change, t_eval=np.linspace(0, 15.0, 301))
     assert 9.0 < report.least_force_density < 10.0 * (1 - 1e-4)
+
+
+def test_tracking_controller_reference_and_checks(tbar):
+    change = tc.shape_change(tbar, tbar_tip(tbar, C, 3.0), 4.0, points=5, designs=2,
+                             gamma_min=10.0)
+    ctl, path = change.controller, change.path
+    assert ctl.kind == "control" and np.array_equal(ctl.gamma_ref, path.gamma[0, ctl.strings])
+    for t, k in ((0.0, 0), (4.0, -1), (9.0, -1)):
+        s, q, qd, gamma = ctl.reference(t)
+        np.testing.assert_allclose(q, path.nodes[k], atol=1e-14)
+        assert np.array_equal(qd, np.zeros_like(qd))
+        np.testing.assert_allclose(gamma, path.gamma[k, ctl.strings], rtol=1e-14)
+    # at rest on the path's start, the command is the feedforward's change: zero
+    q0 = path.nodes[0]
+    assert np.abs(ctl.force_densities(0.0, q0, np.zeros_like(q0), np.zeros(0))).max() < 1e-12
+    np.testing.assert_array_equal(ctl.gain(0.0), ctl.gains[0])
+    np.testing.assert_allclose(ctl.gain(0.5), 0.5 * (ctl.gains[0] + ctl.gains[1]), rtol=1e-14)
+    fields = dict(path_s=ctl.path_s, path_nodes=ctl.path_nodes, path_gamma=ctl.path_gamma,
+                  design_s=ctl.design_s, gains=ctl.gains, duration=4.0, strings=ctl.strings)
+    with pytest.raises(ValueError, match="ShapeTracking: path_s must increase from 0 to 1"):
+        tc.ShapeTracking(**dict(fields, path_s=ctl.path_s[::-1]))
+    with pytest.raises(ValueError, match="ShapeTracking: gains must have shape"):
+        tc.ShapeTracking(**dict(fields, gains=ctl.gains[:, :2]))
+    with pytest.raises(ValueError, match="ShapeTracking: duration must be > 0"):
+        tc.ShapeTracking(**dict(fields, duration=0.0))
+    with pytest.raises(ValueError, match="one SelfStress per path point"):
+        tc.ShapeTracking(**dict(fields, self_stresses=ctl.self_stresses[:2]))
+    with pytest.raises(TypeError, match="verify_shape_change: change must be a ShapeChange"):
+        tc.verify_shape_change(ctl)
