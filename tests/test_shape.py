@@ -106,11 +106,11 @@ def test_bad_geometry(tbar):
         tc.shape_change(tbar, tbar_tip(tbar, C, 3.0), -1.0)
 
 
-# Bounds from the measured runs (benchmarks/bench_shape.py), with room for 2x:
-# T-bar 0.54 m down in 10 s: max error 2.9e-3 m, final (at 15 s) 5.2e-6 m;
-# prism top ring 0.5 -> 0.35 m in 5 s: max error 1.3e-3 m, final (7.5 s) 1.6e-5 m.
+# Bounds from the measured runs (benchmarks/bench_shape.py, this test's grid), with room for
+# about 2.5x: T-bar 0.54 m down in 10 s: max error 1.1e-5 m, final (at 15 s) 5.9e-9 m;
+# prism top ring 0.5 -> 0.35 m in 5 s: max error 3.6e-4 m, final (7.5 s) 1.5e-5 m.
 @pytest.mark.parametrize("name, duration, bounds", [
-    ("tbar", 10.0, (6e-3, 1e-5)), ("prism", 5.0, (3e-3, 4e-5))])
+    ("tbar", 10.0, (3e-5, 1.5e-8)), ("prism", 5.0, (9e-4, 4e-5))])
 def test_closed_loop_tracks_with_every_string_taut(name, duration, bounds, tbar, prism):
     if name == "tbar":
         change = tc.shape_change(tbar, tbar_tip(tbar, C, 3.0), duration, gamma_min=10.0)
@@ -127,14 +127,17 @@ def test_closed_loop_tracks_with_every_string_taut(name, duration, bounds, tbar,
     assert "max tracking error" in report.summary()
 
 
-def test_without_allocation_the_feedback_dips_below_gamma_min(tbar):
-    # the same T-bar run with the plain scheduled LQR: strings taut, but string 1 or 3 dips to
-    # 9.91 N/m (measured), under the path's 10 N/m
+def test_static_feedforward_alone_tracks_worse_and_dips_below_gamma_min(tbar):
+    # the same T-bar run with the static feedforward and the scheduled LQR only: the strings
+    # stay taut, but one dips to 9.91 N/m (measured), under the path's 10 N/m, and the error
+    # peaks at 2.9e-3 m (measured) against 1.1e-5 m with the dynamic feedforward
     change = tc.shape_change(tbar, tbar_tip(tbar, C, 3.0), 10.0, gamma_min=10.0,
-                             allocation=False)
-    assert not change.controller.self_stresses
+                             allocation=False, inertia=False)
+    ctl = change.controller
+    assert not ctl.self_stresses and ctl.inertia.size == 0 and ctl.damping.size == 0
     report = tc.verify_shape_change(change, t_eval=np.linspace(0, 15.0, 301))
     assert 9.0 < report.least_force_density < 10.0 * (1 - 1e-4)
+    assert report.max_tracking_error > 1e-3
 
 
 def test_tracking_controller_reference_and_checks(tbar):
@@ -160,6 +163,10 @@ def test_tracking_controller_reference_and_checks(tbar):
         tc.ShapeTracking(**dict(fields, gains=ctl.gains[:, :2]))
     with pytest.raises(ValueError, match="ShapeTracking: duration must be > 0"):
         tc.ShapeTracking(**dict(fields, duration=0.0))
+    with pytest.raises(ValueError, match="ShapeTracking: inertia must have shape"):
+        tc.ShapeTracking(**dict(fields, inertia=ctl.inertia[1:]))
+    with pytest.raises(ValueError, match="ShapeTracking: damping and string_nodes must have"):
+        tc.ShapeTracking(**dict(fields, damping=np.ones(2)))
     with pytest.raises(ValueError, match="one SelfStress per path point"):
         tc.ShapeTracking(**dict(fields, self_stresses=ctl.self_stresses[:2]))
     with pytest.raises(TypeError, match="verify_shape_change: change must be a ShapeChange"):

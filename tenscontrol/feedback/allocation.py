@@ -41,7 +41,8 @@ from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import string_densities
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
 
-__all__ = ["AllocatedController", "Allocation", "SelfStress", "allocated", "self_stress"]
+__all__ = ["AllocatedController", "Allocation", "SelfStress", "allocated", "equilibrium_matrix",
+           "self_stress"]
 
 #: Singular values of the equilibrium matrix below this fraction of the largest count as zero.
 RANK_RTOL = 1e-10
@@ -174,6 +175,17 @@ def _best_margin(G: np.ndarray, h: np.ndarray):
     return float(res.x[r]), res.x[:r]
 
 
+def equilibrium_matrix(structure, strings, q) -> tuple[np.ndarray, np.ndarray]:
+    """(Z, E): an orthonormal basis Z (3n, d) of the motions the constraints allow at q (rigid
+    bars and fixed coordinates: the null space of J_Phi(q)) and ``E = Z^T Yhat_c(q)`` (d, nu),
+    the commanded strings' nodal forces on them per unit force density (the forces are -Yhat u).
+
+    `strings` (nu,) are string indices, `q` (3n,) a configuration [m]."""
+    J = constraint_jacobian(structure, q)
+    Z = scipy.linalg.null_space(J) if J.shape[0] else np.eye(q.size)
+    return Z, Z.T @ member_columns(structure.string_nodes[strings], q)
+
+
 def self_stress(structure, strings=None, q=None, *, gamma_min=0.0, gamma_max=None) -> SelfStress:
     """The self-stress directions of the commanded strings at a configuration (rigid bars).
 
@@ -207,9 +219,7 @@ def self_stress(structure, strings=None, q=None, *, gamma_min=0.0, gamma_max=Non
         k = int(bad[0])
         raise ValueError(f"self_stress: gamma_min of string {int(strings[k])} ({lower[k]:.4g} "
                          f"N/m) exceeds its gamma_max ({upper[k]:.4g} N/m)")
-    J = constraint_jacobian(structure, q)
-    Z = scipy.linalg.null_space(J) if J.shape[0] else np.eye(q.size)
-    E = Z.T @ member_columns(structure.string_nodes[strings], q)
+    _, E = equilibrium_matrix(structure, strings, q)
     basis = scipy.linalg.null_space(E, rcond=RANK_RTOL) if nu else np.zeros((0, 0))
     for name, a in (("strings", strings), ("basis", basis), ("q", q), ("lower", lower),
                     ("upper", upper)):

@@ -11,28 +11,33 @@ which starts and stops with zero velocity and acceleration, so the reference and
 densities are smooth and the structure is at rest at both ends. :class:`ShapeTracking` commands
 (``kind="control"``: the strings are force-density actuators)
 
-    gamma = gamma(s) - K(s) [q - q(s); qd - q'(s) s'(t)],
+    gamma = gamma(s) + F(s) qdd_ref - K(s) [q - q(s); qd - q'(s) s'(t)],
+    qdd_ref = q''(s) s'^2 + q'(s) s'',
 
-the static feedforward gamma(s) plus a state feedback about the moving reference; the gain K(s)
+the static feedforward gamma(s), the inertial one (F(s) = -pinv(Z^T Yhat_c) Z^T M: the least
+force densities whose nodal forces, net of the bar and support forces, accelerate the masses
+along the reference; least squares where the strings cannot) and a state feedback about the
+moving reference; the gain K(s)
 is interpolated linearly between LQR designs at a few points of the path (each about that
 point's equilibrium). With the path points' self-stresses (:mod:`tenscontrol.feedback.allocation`)
 the command is allocated at the two planned points around s and blended with the same weights:
 each allocated command keeps the bounds, so their blend does (the bounds are a box), and both
 move u only along self-stresses of configurations within one path step of q(s).
 
-The feedforward holds the path's statics only: the inertial forces of the motion, of the order
-of ``M q'(s) s''``, are left to the feedback, which is why a slow time law (T long against the
-structure's slowest closed-loop mode) tracks best.
+The commanded strings' dampers pull ``c (s . sd) / l^2`` on top of the command along the moving
+reference; the feedforward subtracts it. What the feedforward misses (the reference's geometry
+between path points, the coupling of the motion with the deformation) is left to the feedback.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.interpolate
 
 from tenscontrol.feedback.controllers import Controller
+from tenscontrol.mechanics.laws import damper_densities
 
 __all__ = ["ShapeTracking", "quintic"]
 
@@ -70,6 +75,14 @@ class ShapeTracking(Controller):
     self_stresses : tuple of SelfStress
         The commanded strings' self-stresses and bounds at each path point (empty: no
         allocation).
+    inertia : ndarray, shape (m, nu, 3n) or (0,)
+        F at each path point [N/m per m/s^2] (interpolated linearly; empty: no inertial
+        feedforward).
+    string_nodes : ndarray of int, shape (nu, 2)
+        The commanded strings' end nodes (with `damping`: the dampers' feedforward).
+    damping : ndarray, shape (nu,) or (0,)
+        Their damper coefficients [N s/m]: the feedforward subtracts the dampers' force
+        densities ``c (s . sd) / l^2`` along the reference (empty: none).
     """
 
     path_s: np.ndarray
@@ -80,15 +93,21 @@ class ShapeTracking(Controller):
     duration: float
     strings: np.ndarray
     self_stresses: tuple = ()
+    inertia: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    string_nodes: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
+    damping: np.ndarray = field(default_factory=lambda: np.zeros(0))
     kind = "control"
     n_states = 0
 
     def __post_init__(self):
-        for name in ("path_s", "path_nodes", "path_gamma", "design_s", "gains"):
+        for name in ("path_s", "path_nodes", "path_gamma", "design_s", "gains", "inertia",
+                     "damping"):
             a = np.array(getattr(self, name), dtype=float)
             a.setflags(write=False)
             object.__setattr__(self, name, a)
         object.__setattr__(self, "strings", np.asarray(self.strings, dtype=np.int64))
+        object.__setattr__(self, "string_nodes",
+                           np.asarray(self.string_nodes, dtype=np.int64).reshape(-1, 2))
         m, nu = self.path_gamma.shape
         if (self.path_s.shape != (m,) or self.path_nodes.shape[0] != m or m < 2
                 or np.any(np.diff(self.path_s) <= 0) or self.path_s[0] != 0.0
@@ -99,6 +118,14 @@ class ShapeTracking(Controller):
         if self.gains.shape != (self.design_s.size, nu, nx) or nu != self.strings.size:
             raise ValueError(f"ShapeTracking: gains must have shape ({self.design_s.size}, "
                              f"{nu}, {nx}), got {self.gains.shape}")
+        if self.inertia.size and self.inertia.shape != (m, nu, nx // 2):
+            raise ValueError(f"ShapeTracking: inertia must have shape ({m}, {nu}, {nx // 2}) "
+                             f"or be empty, got {self.inertia.shape}")
+        if self.damping.size and (self.damping.shape != (nu,)
+                                  or self.string_nodes.shape != (nu, 2)):
+            raise ValueError(f"ShapeTracking: damping and string_nodes must have shapes ({nu},) "
+                             f"and ({nu}, 2), got {self.damping.shape} and "
+                             f"{self.string_nodes.shape}")
         if len(self.self_stresses) not in (0, m):
             raise ValueError(f"ShapeTracking: self_stresses must hold one SelfStress per path "
                              f"point ({m}) or none, got {len(self.self_stresses)}")
@@ -124,12 +151,29 @@ class ShapeTracking(Controller):
                 f"designs={self.design_s.size})")
 
     def reference(self, t: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-        """(s, q_ref (3n,) [m], qd_ref (3n,) [m/s], gamma_ff (nu,) [N/m]) at time t [s]."""
-        s, ds, _ = quintic(t, self.duration)
+        """(s, q_ref (3n,) [m], qd_ref (3n,) [m/s], gamma_ff (nu,) [N/m]) at time t [s]; the
+        feedforward includes the inertial part F(s) qdd_ref."""
+        s, ds, dds = quintic(t, self.duration)
         q = self._spline(s)
-        qd = self._spline(s, 1) * ds
+        dq = self._spline(s, 1)
         gamma = np.array([np.interp(s, self.path_s, g) for g in self.path_gamma.T])
+        if self.inertia.size and ds != 0.0:
+            qdd = self._spline(s, 2) * ds ** 2 + dq * dds
+            k, w = self._segment(s)
+            gamma = gamma + ((1.0 - w) * self.inertia[k] + w * self.inertia[k + 1]) @ qdd
+        qd = dq * ds
+        if self.damping.size and ds != 0.0:   # the dampers pull c (s . sd) / l^2 on their own
+            i, j = self.string_nodes[:, 0], self.string_nodes[:, 1]
+            N, V = q.reshape(-1, 3), qd.reshape(-1, 3)
+            d = N[j] - N[i]
+            gamma = gamma - damper_densities(self.damping, ((V[j] - V[i]) * d).sum(axis=1),
+                                             (d * d).sum(axis=1))
         return s, q, qd, gamma
+
+    def _segment(self, s: float) -> tuple[int, float]:
+        """The path step [s_k, s_k+1] holding s and the weight of s_k+1."""
+        k = min(int(np.searchsorted(self.path_s, s, side="right")) - 1, self.path_s.size - 2)
+        return k, (s - self.path_s[k]) / (self.path_s[k + 1] - self.path_s[k])
 
     def gain(self, s: float) -> np.ndarray:
         """K(s) (nu, 2 * 3n), linear between the designs (the nearest outside them)."""
@@ -151,8 +195,7 @@ class ShapeTracking(Controller):
 
     def _allocated(self, s: float, u: np.ndarray) -> np.ndarray:
         """u allocated at the path points around s, blended linearly in s."""
-        k = min(int(np.searchsorted(self.path_s, s, side="right")) - 1, self.path_s.size - 2)
-        w = (s - self.path_s[k]) / (self.path_s[k + 1] - self.path_s[k])
+        k, w = self._segment(s)
         a = self.self_stresses[k].allocate(u, self.gamma_ref).command
         b = self.self_stresses[k + 1].allocate(u, self.gamma_ref).command
         return (1.0 - w) * a + w * b

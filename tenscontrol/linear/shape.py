@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.feedback.allocation import self_stress
+from tenscontrol.feedback.allocation import equilibrium_matrix, self_stress
 from tenscontrol.feedback.shape import ShapeTracking
 from tenscontrol.linear.linearization import linearize
+from tenscontrol.mechanics.dynamics import mass_matrix
 from tenscontrol.mechanics.geometry import nodal_vector
 from tenscontrol.model.structure import Structure
 from tenscontrol.statics.prestress import PrestressError, equilibrium
@@ -181,7 +182,8 @@ def shape_path(structure: Structure, geometry, *, points: int = 21, gamma_min=0.
 
 def shape_change(structure: Structure, geometry, duration: float, *, points: int = 21,
                  designs: int = 3, gamma_min=0.0, effort: float = 1e-2,
-                 objective: str = "min_norm", allocation: bool = True) -> ShapeChange:
+                 objective: str = "min_norm", allocation: bool = True,
+                 inertia: bool = True) -> ShapeChange:
     """Plan a shape change and design its tracking controller.
 
     Parameters
@@ -201,6 +203,10 @@ def shape_change(structure: Structure, geometry, duration: float, *, points: int
         (:func:`tenscontrol.allocated`'s least move) to keep every commanded string at or above
         gamma_min (and its gamma_max) where a self-stress can; the nodal forces change only
         by the difference of self-stresses within one path step.
+    inertia : bool
+        Add the dynamic feedforward: at each path point the least force densities whose
+        nodal forces (net of the bar and support forces) give the reference's accelerations,
+        less the commanded strings' damper force densities along the reference.
 
     Returns
     -------
@@ -211,6 +217,7 @@ def shape_change(structure: Structure, geometry, duration: float, *, points: int
     duration = validation.real("shape_change: duration", duration, positive=True)
     designs = validation.integer("shape_change: designs", designs, minimum=1)
     allocation = validation.flag("shape_change: allocation", allocation)
+    inertia = validation.flag("shape_change: inertia", inertia)
     path = shape_path(structure, geometry, points=points, gamma_min=gamma_min,
                       objective=objective)
     _check_commanded(structure, path)
@@ -225,9 +232,20 @@ def shape_change(structure: Structure, geometry, duration: float, *, points: int
                                 "N/m", items=" (one per string)")[strings]
     stresses = tuple(self_stress(at, strings, q, gamma_min=lower)
                      for at, q in zip(path.structures, path.nodes)) if allocation else ()
+    forces = (np.array([_inertia(at, strings, q) for at, q in zip(path.structures, path.nodes)])
+              if inertia else np.zeros(0))
     controller = ShapeTracking(path.s, path.nodes, path.gamma[:, strings], path.s[index],
-                               np.array(gains), duration, strings, stresses)
+                               np.array(gains), duration, strings, stresses, forces,
+                               structure.string_nodes[strings],
+                               structure.string_damping[strings] if inertia else np.zeros(0))
     return ShapeChange(path, controller, tuple(poles))
+
+
+def _inertia(structure: Structure, strings: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """F (nu, 3n): the least force densities u = F qdd whose nodal forces -Yhat_c u accelerate
+    the masses by qdd on the allowed motions, ``Z^T (-Yhat_c u) = Z^T M qdd``."""
+    Z, E = equilibrium_matrix(structure, strings, q)
+    return -np.linalg.pinv(E, rcond=1e-10) @ Z.T @ mass_matrix(structure, q)
 
 
 def _check_commanded(structure: Structure, path: ShapePath) -> None:
