@@ -35,6 +35,9 @@ from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffn
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
+from tenscontrol.feedback.allocation import (AllocatedController, Allocation, SelfStress,
+                                             allocated, self_stress)
+from tenscontrol.feedback.shape import ShapeTracking
 from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.simulator import simulate
@@ -44,7 +47,9 @@ from tenscontrol.simulation.trajectory_io import load_trajectory
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.linear.threads import blas_threads
+from tenscontrol.linear.shape import ShapeChange, ShapePath, shape_change, shape_path
 from tenscontrol.studies.verification import ClosedLoopReport, verify
+from tenscontrol.studies.shape_change import ShapeChangeReport, verify_shape_change
 from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform, grid, samples
 from tenscontrol.studies.results import CaseFailure, CaseResult, StudyInterrupted, StudyResult
 from tenscontrol.studies.runner import process_pool, run_study
@@ -65,13 +70,17 @@ __all__ = [
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
+    "AllocatedController", "Allocation", "SelfStress", "allocated", "self_stress",
+    "ShapeTracking",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
     "minimal_realization", "save_mat",
+    "ShapeChange", "ShapePath", "shape_change", "shape_path",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
+    "ShapeChangeReport", "verify_shape_change",
     # studies on an executor
     "Case", "CaseFailure", "CaseResult", "Choice", "LQRPipeline", "LogUniform", "Normal",
     "NormsPipeline", "StudyFileError", "StudyFolderError", "StudyInterrupted", "StudyResult",

@@ -134,6 +134,17 @@ def _closed_loop_comparison(c):
     return _shared(c, "closed_materials", make)
 
 
+def _shape_change(c):
+    def tips(s):    # the T-bar's tips 0.1 m down, bars kept at 5 m
+        N = _tbar(c).nodes.copy()
+        z = N[2, 2] - 0.1 * s
+        x = np.sqrt(25 - z * z)
+        N[2, 0], N[2, 2], N[3, 0], N[3, 2] = x, z, N[1, 0] - x, z
+        return N
+    return _shared(c, "shape", lambda c: tc.shape_change(_tbar(c), tips, T_FINAL, points=3,
+                                                         designs=1, gamma_min=10.0))
+
+
 BUILDERS = {
     "Structure": _tbar,
     "Bar": lambda c: _tbar(c).bars[0],
@@ -186,6 +197,18 @@ BUILDERS = {
     "StudyInterrupted": lambda c: tc.StudyInterrupted(_study(c)),
     "StudyFolderError": lambda c: tc.StudyFolderError("out: " + "/very/long/folder" * 20),
     "StudyFileError": lambda c: tc.StudyFileError("study.toml: key 'x': " + "wrong " * 50),
+    # self-stress allocation
+    "AllocatedController": lambda c: tc.allocated(_lqr(c).controller, _equilibrium(c).structure,
+                                                  gamma_min=1.0),
+    "SelfStress": lambda c: tc.self_stress(_equilibrium(c).structure, gamma_min=1.0),
+    "Allocation": lambda c: tc.self_stress(_equilibrium(c).structure, gamma_min=1.0).allocate(
+        np.array([0.0, -12.0, 0.0, 0.0]), _equilibrium(c).gamma),
+    # shape change
+    "ShapeChange": _shape_change,
+    "ShapePath": lambda c: _shape_change(c).path,
+    "ShapeTracking": lambda c: _shape_change(c).controller,
+    "ShapeChangeReport": lambda c: tc.verify_shape_change(_shape_change(c), T_FINAL,
+                                                          t_eval=GRID),
 }
 
 

@@ -101,7 +101,8 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             continue
         check_repr(worst, f"{name} with extreme numbers")
     # they validate their fields on construction
-    assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal"}
+    assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal",
+                       "ShapeTracking"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):
@@ -176,6 +177,8 @@ def _figures(name, obj) -> list:
     if name == "StudyResult":
         return [f"{obj.n_cases} cases", f"{len(obj.records)} finished",
                 f"case {obj.failures[0].index}", obj.failures[0].error_type]
+    if name == "ShapeChangeReport":
+        return [f"{obj.max_tracking_error:.3e}", f"{obj.final_static_residual:.3e}"]
     raise AssertionError(f"{name} has summary(): list the figures it must show in _figures")
 
 

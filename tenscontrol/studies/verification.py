@@ -190,6 +190,8 @@ class ClosedLoopReport:
 
 def _linear_prediction(structure, controller, loads, t, meas, options):
     """The linear prediction: the controller around the analytic linearization."""
+    # an allocated controller predicts as the one it wraps: its self-stress moves have B S = 0
+    controller = getattr(controller, "unallocated", controller)
     # the strings the controller does not command follow their laws, as in the simulator
     model = linearize(structure, q=_q_ref(controller, structure), bars=options["bars"],
                       kind=controller.kind, kinetic=options["kinetic"],

@@ -1,0 +1,339 @@
+"""Self-stress allocation: keep every commanded string taut without changing the nodal forces.
+
+A command u (nu,) [N/m] on the commanded strings acts on the structure through the nodal forces
+``-Yhat_c(q) u`` (docs/theory.md, "The Lagrangian model in Cartesian nodal coordinates"); of
+these, the rigid bars and the supports take the part along the constraint normals, so the motion
+sees only ``Z^T Yhat_c(q) u``, Z an orthonormal basis of the null space of the constraint
+Jacobian J_Phi(q) (the same elimination as the linearization's ``B = -W P Yhat``, theory
+"Linearization", and the prestress design's reduced equilibrium, theory "Prestress").
+
+Where the commanded strings outnumber the motions they drive, ``E = Z^T Yhat_c(q)`` has a null
+space: the self-stress directions S (nu, r) of the commanded strings. ``u + S c`` makes the same
+nodal forces as u (``B S = 0`` in the linear model), so a controller's command can be moved
+along S to keep every string's force density between its bounds. :meth:`SelfStress.allocate`
+chooses the least such move,
+
+    min |S c|  subject to  gamma_min <= gamma_base + u + S c <= gamma_max,
+
+a least-distance program, solved exactly by one non-negative least-squares problem (Lawson and
+Hanson, *Solving Least Squares Problems*, 1974, ch. 23). Its solution is unique and depends
+continuously on u, so the allocated loop stays continuous. When no c meets the bounds, a linear
+program finds the largest margin that can be met and the allocation keeps that (the
+:class:`Allocation` says so, and by how much the bounds are missed).
+
+S is computed once, at the controller's operating point (where it was designed): away from it
+the nodal forces of S c are of the order of the displacement times c, the same order the
+linearization neglects. A string whose two end nodes are fully fixed is a self-stress direction
+on its own (its force goes into the supports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+
+from tenscontrol import validation
+from tenscontrol.feedback.controllers import Controller
+from tenscontrol.mechanics.geometry import member_columns, nodal_vector
+from tenscontrol.mechanics.laws import string_densities
+from tenscontrol.mechanics.rigid.model import constraint_jacobian
+
+__all__ = ["AllocatedController", "Allocation", "SelfStress", "allocated", "equilibrium_matrix",
+           "self_stress"]
+
+#: Singular values of the equilibrium matrix below this fraction of the largest count as zero.
+RANK_RTOL = 1e-10
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The result of :meth:`SelfStress.allocate`.
+
+    Attributes
+    ----------
+    command : ndarray, shape (nu,)
+        The allocated command u + S c [N/m].
+    change : ndarray, shape (nu,)
+        S c [N/m]: along the self-stress directions, so it makes no nodal force.
+    margin : float
+        Least distance of the allocated force densities to their bounds [N/m]
+        (``min(gamma - gamma_min, gamma_max - gamma)``); negative where the bounds are missed.
+    feasible : bool
+        Whether every bound holds (to rounding).
+    """
+
+    command: np.ndarray
+    change: np.ndarray
+    margin: float
+    feasible: bool
+
+    def __repr__(self) -> str:
+        return (f"Allocation(commanded_strings={self.command.size}, feasible={self.feasible}, "
+                f"margin={self.margin:.4g} N/m, |change|={np.linalg.norm(self.change):.4g} N/m)")
+
+
+@dataclass(frozen=True, eq=False)
+class SelfStress:
+    """The self-stress directions of the commanded strings at a configuration, and the bounds.
+
+    Attributes
+    ----------
+    strings : ndarray of int, shape (nu,)
+        The commanded strings, in command order.
+    basis : ndarray, shape (nu, r)
+        Orthonormal basis S of the null space of the commanded strings' equilibrium matrix
+        ``Z^T Yhat_c(q)`` (r = 0: no self-stress; the allocation then changes nothing).
+    q : ndarray, shape (3n,)
+        The configuration [m].
+    gamma_min, gamma_max : ndarray, shape (nu,)
+        Bounds of the commanded force densities [N/m] (gamma_max may be inf).
+    """
+
+    strings: np.ndarray
+    basis: np.ndarray
+    q: np.ndarray
+    gamma_min: np.ndarray
+    gamma_max: np.ndarray
+
+    @property
+    def dimension(self) -> int:
+        """r, the number of independent self-stress directions."""
+        return self.basis.shape[1]
+
+    def __repr__(self) -> str:
+        return (f"SelfStress(commanded_strings={self.strings.size}, dimension={self.dimension}, "
+                f"gamma_min=[{self.gamma_min.min(initial=0):.4g}, "
+                f"{self.gamma_min.max(initial=0):.4g}] N/m)")
+
+    def allocate(self, u, base) -> Allocation:
+        """The least move of the command u along the self-stresses that keeps the bounds.
+
+        Parameters
+        ----------
+        u : array_like, shape (nu,)
+            The command [N/m].
+        base : array_like, shape (nu,)
+            What u adds to [N/m]: the operating-point force densities (``kind="control"``)
+            or the strings' elastic law at the current configuration (``kind="passive"``).
+
+        Returns
+        -------
+        Allocation
+        """
+        u = np.asarray(u, dtype=float).reshape(-1)
+        v = np.asarray(base, dtype=float).reshape(-1) + u
+        G, h = self._rows(v)
+        scale = max(1.0, float(np.abs(v).max(initial=0.0)), float(np.abs(self.gamma_min).max()))
+        tol = 1e-9 * scale
+        if self.dimension == 0 or np.all(h <= 0.0):    # u keeps the bounds already
+            c = np.zeros(self.dimension)
+        else:
+            c = _least_distance(G, h, tol)
+            if c is None:   # no c meets the bounds: keep the best margin there is
+                best, c_lp = _best_margin(G, h)
+                c = _least_distance(G, h + best - tol, tol)
+                c = c_lp if c is None else c
+        change = self.basis @ c
+        margin = float((G @ c - h).min(initial=np.inf)) if h.size else np.inf
+        return Allocation(u + change, change, margin, bool(margin >= -tol))
+
+    def _rows(self, v):
+        """(G, h): the bounds as ``G c >= h`` for the force densities v + S c."""
+        upper = np.isfinite(self.gamma_max)
+        G = np.vstack([self.basis, -self.basis[upper]])
+        h = np.concatenate([self.gamma_min - v, v[upper] - self.gamma_max[upper]])
+        return G, h
+
+
+def _least_distance(G: np.ndarray, h: np.ndarray, tol: float):
+    """min |c| subject to G c >= h by NNLS (Lawson and Hanson, ch. 23); None when infeasible."""
+    r = G.shape[1]
+    E = np.vstack([G.T, h[None, :]])
+    f = np.zeros(r + 1)
+    f[r] = 1.0
+    w, _ = scipy.optimize.nnls(E, f)
+    res = E @ w - f
+    if abs(res[r]) <= 1e-14:  # E w = f solvable: the constraints contradict each other
+        return None
+    c = -res[:r] / res[r]
+    return c if np.all(G @ c - h >= -tol) else None
+
+
+def _best_margin(G: np.ndarray, h: np.ndarray):
+    """(t, c): the largest t with ``G c >= h + t`` and such a c (a linear program)."""
+    r = G.shape[1]
+    cost = np.zeros(r + 1)
+    cost[r] = -1.0
+    A = np.hstack([-G, np.ones((G.shape[0], 1))])
+    res = scipy.optimize.linprog(cost, A_ub=A, b_ub=-h, bounds=[(None, None)] * (r + 1),
+                                 method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"self-stress allocation: the margin LP failed: {res.message}")
+    return float(res.x[r]), res.x[:r]
+
+
+def equilibrium_matrix(structure, strings, q) -> tuple[np.ndarray, np.ndarray]:
+    """(Z, E): an orthonormal basis Z (3n, d) of the motions the constraints allow at q (rigid
+    bars and fixed coordinates: the null space of J_Phi(q)) and ``E = Z^T Yhat_c(q)`` (d, nu),
+    the commanded strings' nodal forces on them per unit force density (the forces are -Yhat u).
+
+    `strings` (nu,) are string indices, `q` (3n,) a configuration [m]."""
+    J = constraint_jacobian(structure, q)
+    Z = scipy.linalg.null_space(J) if J.shape[0] else np.eye(q.size)
+    return Z, Z.T @ member_columns(structure.string_nodes[strings], q)
+
+
+def self_stress(structure, strings=None, q=None, *, gamma_min=0.0, gamma_max=None) -> SelfStress:
+    """The self-stress directions of the commanded strings at a configuration (rigid bars).
+
+    Parameters
+    ----------
+    structure : Structure
+    strings : array_like of int, optional
+        The commanded strings, in command order; ``structure.actuated_strings`` by default.
+    q : array_like, shape (3n,) or (n, 3), optional
+        The configuration [m]; the structure's nodes by default.
+    gamma_min : float or array_like, shape (nu,)
+        Least force density of each commanded string [N/m] (>= 0 keeps it taut).
+    gamma_max : float or array_like, shape (nu,), optional
+        Largest force density [N/m]; the strings' ``gamma_max`` by default.
+
+    Returns
+    -------
+    SelfStress
+    """
+    strings = (np.asarray(structure.actuated_strings, dtype=np.int64) if strings is None else
+               validation.indices("self_stress: strings", strings, structure.n_strings,
+                                  what="string"))
+    q = nodal_vector(structure.n_nodes, "self_stress: q", q, structure.nodes.reshape(-1))
+    nu = strings.size
+    lower = validation.per_item("self_stress: gamma_min", gamma_min, nu, "N/m",
+                                items=" (one per commanded string)")
+    upper = (structure.string_gamma_max[strings].astype(float) if gamma_max is None else
+             _upper_bounds(gamma_max, nu))
+    bad = np.flatnonzero(lower > upper)
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(f"self_stress: gamma_min of string {int(strings[k])} ({lower[k]:.4g} "
+                         f"N/m) exceeds its gamma_max ({upper[k]:.4g} N/m)")
+    _, E = equilibrium_matrix(structure, strings, q)
+    basis = scipy.linalg.null_space(E, rcond=RANK_RTOL) if nu else np.zeros((0, 0))
+    for name, a in (("strings", strings), ("basis", basis), ("q", q), ("lower", lower),
+                    ("upper", upper)):
+        a.setflags(write=False)
+    return SelfStress(strings, basis, q, lower, upper)
+
+
+def _upper_bounds(value, nu: int) -> np.ndarray:
+    """gamma_max: a number or nu of them, each > 0, inf allowed."""
+    a = validation.real_array("self_stress: gamma_max", value, "N/m")
+    a = np.full(nu, float(a)) if a.ndim == 0 else a.reshape(-1)
+    if a.shape != (nu,) or np.any(np.isnan(a)) or np.any(a <= 0):
+        raise ValueError(f"self_stress: gamma_max must be a positive number or {nu} of them "
+                         f"(inf for no bound) [N/m], got {validation.show(value)}")
+    return a
+
+
+class AllocatedController(Controller):
+    """A controller whose every command is moved along the self-stresses to keep the bounds.
+
+    Built by :func:`allocated`. It commands the same strings, with the same kind and internal
+    states, as the controller it wraps; :meth:`force_densities` returns
+    ``self_stress.allocate(u, base).command`` for the wrapped controller's u, with base the
+    operating-point force densities (``kind="control"``) or the strings' law at q
+    (``kind="passive"``).
+
+    Attributes
+    ----------
+    controller : Controller
+        The wrapped controller (its linear prediction is this one's: ``B S = 0``).
+    self_stress : SelfStress
+    """
+
+    def __init__(self, controller, structure, self_stress: SelfStress):
+        self.controller = controller
+        self.self_stress = self_stress
+        pairs = structure.string_nodes[self_stress.strings]
+        self._pairs = pairs
+        self._law = (structure.string_stiffness[self_stress.strings],
+                     structure.string_rest_lengths[self_stress.strings],
+                     structure.string_is_spring[self_stress.strings])
+
+    strings = property(lambda self: self.controller.strings)
+    gamma_ref = property(lambda self: self.controller.gamma_ref)
+    kind = property(lambda self: self.controller.kind)
+    n_states = property(lambda self: int(self.controller.n_states))
+
+    @property
+    def unallocated(self):
+        """The wrapped controller: the one whose linear prediction this loop has."""
+        return self.controller
+
+    def __getattr__(self, name):
+        # q_ref, K, measurement, ...: what the wrapped controller has (verify reads q_ref)
+        if name.startswith("_") or name in ("controller", "self_stress"):
+            raise AttributeError(name)
+        return getattr(self.controller, name)
+
+    def __repr__(self) -> str:
+        return (f"AllocatedController(of={type(self.controller).__name__}, kind={self.kind!r}, "
+                f"commanded_strings={self.self_stress.strings.size}, "
+                f"self_stress_dimension={self.self_stress.dimension})")
+
+    def initial_state(self):
+        return self.controller.initial_state()
+
+    def state_derivative(self, t, q, qd, xc):
+        return self.controller.state_derivative(t, q, qd, xc)
+
+    def base(self, q) -> np.ndarray:
+        """What the command adds to at q (nu,) [N/m]: gamma_ref, or the strings' law."""
+        if self.kind == "control":
+            return np.asarray(self.gamma_ref, dtype=float)
+        N = np.asarray(q, dtype=float).reshape(-1, 3)
+        lengths = np.linalg.norm(N[self._pairs[:, 1]] - N[self._pairs[:, 0]], axis=1)
+        return string_densities(*self._law[:2], lengths, self._law[2])
+
+    def force_densities(self, t, q, qd, xc):
+        u = self.controller.force_densities(t, q, qd, xc)
+        return self.self_stress.allocate(u, self.base(q)).command
+
+
+def allocated(controller, structure, *, gamma_min=0.0, gamma_max=None,
+              q=None) -> AllocatedController:
+    """`controller` with self-stress allocation: its commands keep every string within bounds.
+
+    Parameters
+    ----------
+    controller : Controller
+        Any controller (``lqr(...).controller``, ``hinfsyn(...).controller``, your own).
+    structure : Structure
+        The structure it runs on.
+    gamma_min : float or array_like, shape (nu,)
+        Least force density of each commanded string [N/m].
+    gamma_max : float or array_like, shape (nu,), optional
+        Largest force density [N/m]; the strings' ``gamma_max`` by default.
+    q : array_like, shape (3n,), optional
+        Where the self-stresses are computed: the controller's ``q_ref`` if it has one, else
+        the structure's nodes.
+
+    Returns
+    -------
+    AllocatedController
+        Its commands make the same nodal forces as the controller's (through the bar
+        constraints, at q) and keep ``gamma_min <= gamma <= gamma_max`` whenever some
+        self-stress combination can; otherwise the largest margin that can be kept.
+    """
+    missing = [a for a in ("strings", "gamma_ref", "kind", "force_densities")
+               if not hasattr(controller, a)]
+    if missing:
+        raise TypeError(f"allocated: controller must be a Controller (it lacks "
+                        f"{', '.join(missing)}), got {type(controller).__name__}")
+    if q is None and hasattr(controller, "q_ref"):
+        q = controller.q_ref
+    stress = self_stress(structure, np.asarray(controller.strings, dtype=np.int64), q,
+                         gamma_min=gamma_min, gamma_max=gamma_max)
+    return AllocatedController(controller, structure, stress)
