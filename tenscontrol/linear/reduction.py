@@ -1,6 +1,6 @@
 """Structural reduction and minimal realisation of tensegrity linear models.
 
-A Cartesian linearisation (docs/theory.md, "Linearization: force densities in, nodal forces as
+A Cartesian linearization (docs/theory.md, "Linearization: force densities in, nodal forces as
 disturbances") is never minimal: every constraint adds an uncontrollable double eigenvalue at 0,
 and a free-floating structure adds rigid-body modes that the nodal forces d excite. Thresholds on
 eigenvalues cannot separate these reliably, so the reduction is done in two stages
@@ -189,14 +189,14 @@ def _check_model(model, who: str) -> None:
     check_finite(who, **{f: getattr(model, f) for f in _NUMERIC})
     if np.any(np.asarray(model.qd) != 0):
         raise ValueError(f"{who}: the structural reduction needs an equilibrium operating "
-                         "point; this model was linearised about a moving state (qd != 0). Call "
-                         "tenscontrol.equilibrium first and linearise there")
+                         "point; this model was linearized about a moving state (qd != 0). Call "
+                         "tenscontrol.equilibrium first and linearize there")
     if not model.at_equilibrium:
         raise ValueError(f"{who}: the structural reduction needs an equilibrium operating "
                          "point; this model is at rest (qd = 0) but not in equilibrium "
                          "(at_equilibrium=False). Call tenscontrol.equilibrium (a prestress "
                          "that holds this configuration) or tenscontrol.static_equilibrium (the "
-                         "configuration its rest lengths hold) first and linearise its "
+                         "configuration its rest lengths hold) first and linearize its "
                          "structure")
 
 
@@ -438,7 +438,7 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     Parameters
     ----------
     model : LinearModel
-        Linearisation at an equilibrium (see :func:`elastic_model`).
+        Linearization at an equilibrium (see :func:`elastic_model`).
     order : int, optional
         Reduced order r (0 <= r <= 2 n_e). Default: keep the states whose Hankel singular value
         exceeds ``tol * hsv[0]``. On an elastic model that is not asymptotically stable the

@@ -210,7 +210,7 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     """Orthonormal rigid-body displacement fields (3n, n_r) compatible with the constraints.
 
     Translations and rotations ``omega x (n_i - c)`` about the centroid c, restricted to the
-    combinations that satisfy the linearised constraints: ``R null(J R)`` (docs/theory.md,
+    combinations that satisfy the linearized constraints: ``R null(J R)`` (docs/theory.md,
     "Minimal realization"). Empty (n_r = 0) for a pinned structure. `bars` selects J: all
     constraint rows (rigid) or only the fixed coordinates (compressible).
     """
