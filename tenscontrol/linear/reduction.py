@@ -35,6 +35,7 @@ from tenscontrol.linear import splitting as _sp
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.linear.threads import sized_by
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["elastic_basis", "ElasticModel", "elastic_model", "MinimalRealization",
            "minimal_realization"]
@@ -121,7 +122,7 @@ def elastic_basis(constraint_jacobian, mass_matrix, q, *, rtol: float = 1e-9):
 
 
 @dataclass(frozen=True, eq=False)
-class ElasticModel:
+class ElasticModel(Presentable):
     """Exact Galerkin elastic model ``x_e = [a; a_dot]``, ``dq = Z a`` (docs/theory.md, "Minimal
     realization").
 
@@ -168,6 +169,15 @@ class ElasticModel:
         return (f"ElasticModel(n_e={self.n_e}, states={2 * self.n_e}, rigid={self.R_t.shape[1]}, "
                 f"inputs={self.B.shape[1]}+{self.E.shape[1]}, outputs={self.C.shape[0]}, "
                 f"invariance_residual={self.invariance_residual:.1e})")
+
+    def summary(self) -> str:
+        """The sizes and the invariance check as a table."""
+        return titled_table("ElasticModel", [
+            ("elastic coordinates", f"{self.n_e} ({2 * self.n_e} states)"),
+            ("rigid-body fields", f"{self.R_t.shape[1]}"),
+            ("inputs, disturbances", f"{self.B.shape[1]}, {self.E.shape[1]}"),
+            ("outputs", f"{self.C.shape[0]}"),
+            ("invariance residual", f"{self.invariance_residual:.1e}")])
 
 
 _FIELDS = ("A", "B", "E", "C", "q", "qd", "at_equilibrium", "constraint_jacobian", "mass_matrix",
@@ -275,7 +285,7 @@ def _elastic_model(model, who: str) -> ElasticModel:
 
 
 @dataclass(frozen=True, eq=False)
-class MinimalRealization:
+class MinimalRealization(Presentable):
     """Reduced model of the elastic dynamics, in physical units.
 
     Attributes
@@ -324,6 +334,20 @@ class MinimalRealization:
         kept = f", {self.n_marginal} marginal kept" if self.n_marginal else ""
         return (head + f"; balanced truncation{kept}, HSV {span}, "
                 f"||G - G_r||_inf <= {self.error_bound:.3e})")
+
+    def summary(self) -> str:
+        """The orders, the reduction and its error bound as a table."""
+        rows = [("order", f"{self.order} (structural {self.structural_order}, "
+                          f"full {self.full_order})")]
+        if self.hsv is None:
+            rows.append(("reduction", "Kalman (elastic model not asymptotically stable), exact"))
+        else:
+            hsv = self.hsv[self.hsv > 0]
+            rows += [("reduction", "balanced truncation"
+                      + (f", {self.n_marginal} marginal states kept" if self.n_marginal else "")),
+                     ("HSV", f"{hsv[0]:.3e} .. {hsv[-1]:.3e}" if hsv.size else "all zero"),
+                     ("||G - G_r||_inf <=", f"{self.error_bound:.3e}")]
+        return titled_table("MinimalRealization", rows)
 
 
 def _scaling(em: ElasticModel, q):
