@@ -31,7 +31,8 @@ VALUES = ["Bar", "String", "PointMass", "Material", "Selection", "Case", "Unifor
 PENDING = ["SampledController", "DiscreteFeedback", "SampledControlRecord", "DiscreteLQRDesign",
            "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign", "DiscreteLQG",
            "DiscreteKalman", "Observability", "Placement", "AllocatedController", "SelfStress",
-           "Allocation", "ShapeChange", "ShapePath"]
+           "Allocation", "ShapeChange", "ShapePath", "ShapeChangeReport", "ShapeTracking",
+           "PredictiveController"]
 
 
 @pytest.fixture(scope="module")

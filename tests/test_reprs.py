@@ -192,10 +192,10 @@ def _figures(name, obj) -> list:
                 f"{obj.error_bound:.3e}"]
     if name == "RiccatiSolution":
         return [obj.method, f"{obj.residual:.2g}"]
-    if name in ("Controller", "StateFeedback", "OutputFeedback"):
+    if isinstance(obj, tc.Controller):     # every controller, a user's subclass too
         extra = {"StateFeedback": [f"{np.linalg.norm(getattr(obj, 'K', 0)):.4g}"],
                  "OutputFeedback": ["measured signals"]}.get(name, [])
-        return [f"commanded strings  {obj.strings.size}: 0, 1", "states  "] + extra
+        return [f"commanded strings  {obj.strings.size}: ", "states  "] + extra
     if name == "Measurement":
         return [" ".join(obj.names), f"{obj.n_signals}"]
     if name == "ClosedLoopFigures":
