@@ -5,7 +5,7 @@ Quick start::
     import tenscontrol as tc
     tbar = tc.catalog.tbar(variant="stedy", damping=1.0)
     traj = tc.simulate(tbar, 10.0)
-    print(traj.stats, abs(traj.energy_violation).max())
+    print(traj)             # the run's figures as a table; repr(traj) is one line
 
 Every public name is importable from here; docs/api.md lists them with one line each. The
 subpackages are the layers (model, mechanics, statics, integrate, feedback, simulation, linear,

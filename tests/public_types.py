@@ -163,6 +163,7 @@ BUILDERS = {
     "ElasticModel": lambda c: tc.elastic_model(_model(c)),
     "MinimalRealization": lambda c: tc.minimal_realization(_model(c)),
     "LQRDesign": _lqr,
+    "RiccatiSolution": lambda c: _lqr(c).riccati,
     "HinfDesign": _hinf,
     "Controller": lambda c: ConstantController(_tbar(c)),
     "StateFeedback": lambda c: _lqr(c).controller,

@@ -8,16 +8,19 @@ import pytest
 from public_types import build_all
 from tenscontrol.model.tables import html_table, summary_html
 
-# the types whose text form is a table (summary()), and the rest that get an HTML table too
-WITH_SUMMARY = ["Trajectory", "ControlRecord", "Equilibrium", "LQRDesign", "HinfDesign",
-                "ClosedLoopReport", "MaterialComparison", "ClosedLoopComparison"]
-OTHERS = ["SimulationStats", "LinearModel"]
+# every type whose text form is a table (summary(): tests/test_presentation.py)
+WITH_SUMMARY = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "NewtonHistory",
+                "Compliance", "Trajectory", "SimulationStats", "ControlRecord", "LinearModel",
+                "ElasticModel", "MinimalRealization", "RiccatiSolution", "LQRDesign",
+                "HinfDesign", "Controller", "StateFeedback", "OutputFeedback", "Measurement",
+                "ClosedLoopReport", "ClosedLoopFigures", "MaterialComparison", "MaterialFigures",
+                "ClosedLoopComparison", "ClosedLoopMaterialFigures", "StudyResult"]
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?")
 
 
 @pytest.fixture(scope="module")
 def instances():
-    return build_all(WITH_SUMMARY + OTHERS)
+    return build_all(WITH_SUMMARY)
 
 
 def cells(table: str) -> list:

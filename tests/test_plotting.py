@@ -194,6 +194,19 @@ def test_hankel_singular_values(table2_model, order, tmp_path):
     assert saves_png(fig, tmp_path / "hsv.png")
 
 
+def test_hankel_singular_value_index_has_integer_ticks():
+    # the damped T-bar keeps 4 of 4 HSVs: matplotlib's default ticks were 1.0, 1.5, ..., 4.0
+    # (issue 22); the x axis counts states, so its ticks are integers only
+    s = tc.equilibrium(tbar(), gamma_min=10.0).structure
+    mr = tc.minimal_realization(tc.linearize(s, kind="passive"))
+    assert mr.hsv is not None and len(mr.hsv) == 4
+    ax = plot_hankel_singular_values(mr).axes[0]
+    lo, hi = ax.get_xlim()
+    ticks = [v for v in ax.get_xticks() if lo <= v <= hi]
+    assert ticks == [1.0, 2.0, 3.0, 4.0]
+    assert not ax.xaxis.get_minorticklocs().size
+
+
 def test_hankel_singular_values_need_a_balanced_realization():
     # An undamped prestressed prism: the elastic model is not asymptotically stable, so
     # minimal_realization falls back to the Kalman reduction and has no HSVs.

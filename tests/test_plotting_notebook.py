@@ -106,9 +106,10 @@ def test_legends_stay_small_and_off_the_data(run, request):
             for ax in fig.axes:
                 if ax.axison and ax is legend.axes and not ax.name == "3d":
                     assert not box.overlaps(ax.get_window_extent()), "legend covers the data"
-    # more than ten nodes: a colorbar of node indices instead of a legend entry per node
+    # more than ten nodes: a colorbar of node indices instead of a legend entry per node (an
+    # inset of the axes it colours)
     fig = figs[-1]
-    assert any(ax.get_ylabel() == "node [index]" for ax in fig.axes)
+    assert any(cax.get_ylabel() == "node [index]" for ax in fig.axes for cax in ax.child_axes)
 
 
 def axis_labels(ax):
@@ -227,3 +228,68 @@ def test_animate_into_a_pyplot_axes(tbar_run, tmp_path):
     anim = plotting.animate(tbar_run, ax=ax, max_frames=2)
     assert anim._fig is fig and fig.number in plt.get_fignums()
     plotting.save_animation(anim, tmp_path / "run.gif")
+
+
+# ---- layout: colorbars next to their axes, nothing clipped, integer ticks on counts ------------
+
+def _report_with_strings(n_strings: int):
+    """What plot_closed_loop reads of a ClosedLoopReport, for `n_strings` commanded strings."""
+    from types import SimpleNamespace
+
+    t = np.linspace(0.0, 1.0, 21)
+    y = np.sin(6 * t)[:, None] * [1e-3, 2e-3]
+    control = SimpleNamespace(strings=np.arange(n_strings),
+                              applied=10.0 + np.outer(np.sin(3 * t), np.arange(n_strings)))
+    return SimpleNamespace(t=t, output_names=("x2", "z2"), y_open=y, y_closed=0.5 * y,
+                           y_linear=0.5 * y, peak_reduction=0.5,
+                           closed_loop=SimpleNamespace(control=control,
+                                                       structure=SimpleNamespace(name="ball")))
+
+
+def _colorbar_gap(fig, ax) -> float:
+    """Horizontal gap between `ax` and its colorbar, as a fraction of the figure's width."""
+    fig.canvas.draw()
+    (cax,) = [c for c in [*ax.child_axes, *fig.axes] if c.get_ylabel().endswith("[index]")]
+    return (cax.get_window_extent().x0 - ax.get_window_extent().x1) / fig.bbox.width
+
+
+def test_report_colorbar_sits_next_to_its_axes():
+    # 32 strings (the ball): a colorbar of string indices beside the force densities, not at
+    # the figure's right edge beyond the deflection panel's outside legend (issue 22: it sat
+    # 0.31 of the figure's width away)
+    fig = plotting.plot_closed_loop(_report_with_strings(32))
+    ax_u = fig.axes[1]
+    assert 0.0 < _colorbar_gap(fig, ax_u) < 0.05
+    # its ticks count strings: integers
+    (cax,) = [c for c in [*ax_u.child_axes, *fig.axes] if c.get_ylabel() == "string [index]"]
+    ticks = [v for v in cax.get_yticks() if 0 <= v <= 31]
+    assert ticks and all(float(v).is_integer() for v in ticks)
+
+
+def test_colorbar_makes_room_for_a_legend_above_it(prism_run):
+    # two runs of 16 nodes: the runs' line styles in a legend, the node colours in a colorbar
+    # below it; neither covers the other
+    nodes = range(prism_run.structure.n_nodes)
+    fig = plotting.plot_bar_models([prism_run, prism_run], ["a", "b"], nodes=nodes)
+    ax = fig.axes[0]
+    assert _colorbar_gap(fig, ax) < 0.05
+    (cax,) = [c for c in [*ax.child_axes, *fig.axes] if c.get_ylabel() == "node [index]"]
+    assert not ax.get_legend().get_window_extent().overlaps(cax.get_window_extent())
+
+
+@pytest.mark.parametrize("run", ["tbar_run", "ball_run"])
+def test_animation_frame_holds_every_label(run, request, tmp_path):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    anim = plotting.animate(request.getfixturevalue(run), max_frames=2)
+    plotting.save_animation(anim, tmp_path / "run.gif")
+    fig = anim._fig
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    frame = fig.bbox
+    for label in (ax.xaxis.label, ax.yaxis.label, ax.zaxis.label, fig.axes[1].yaxis.label):
+        box = label.get_window_extent()
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 \
+            and box.y1 <= frame.y1, f"{label.get_text()!r} clipped: {box} outside {frame}"
+    box = ax.get_tightbbox()          # the tick labels too
+    assert frame.y0 <= box.y0 and box.y1 <= frame.y1 and frame.x0 <= box.x0

@@ -36,6 +36,22 @@ def test_figure_against_a_parameter(result):
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["hdpe", "aluminium"]
 
 
+def test_counts_get_integer_ticks():
+    # a figure that counts (the minimal order, 2..4) against a parameter that counts (stages,
+    # 1..3): integer ticks on both axes; a real-valued figure keeps matplotlib's ticks
+    records = tuple(tc.CaseResult(k, {"stages": 1 + k % 3}, {"order": 2 + k % 3, "peak": 0.1 * k},
+                                  0.1, 0.1, "host:1") for k in range(6))
+    counts = tc.StudyResult("norms", records, (), 6, 0, 1.0, 0.5, None)
+    ax = plot_against(counts, "order", "stages", by=None).axes[0]
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        ticks = [v for v in axis.get_majorticklocs() if lo <= v <= hi]
+        assert ticks and all(float(v).is_integer() for v in ticks), ticks
+    ax = plot_distribution(counts, "order", by=None).axes[0]
+    assert all(float(v).is_integer() for v in ax.get_yticks())
+    ax = plot_against(counts, "peak", "stages", by=None).axes[0]
+    assert not all(float(v).is_integer() for v in ax.get_yticks())
+
+
 def test_slack_fraction_per_material_and_against_a_parameter(result):
     ax = plot_slack_fraction(result, by="material").axes[0]
     assert [p.get_height() for p in ax.patches] == pytest.approx([2 / 3, 0.0])

@@ -33,6 +33,7 @@ import numpy as np
 
 from tenscontrol.mechanics.geometry import member_columns
 from tenscontrol.model.selection import check_selection
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["Controller", "Measurement", "OutputFeedback", "StateFeedback", "measurement"]
 
@@ -67,7 +68,19 @@ def _controller_repr(controller, *figures: str, law: str | None = None) -> str:
     return f"{type(controller).__name__}({', '.join(parts)})"
 
 
-class Controller:
+def _controller_table(controller, *rows: tuple, law: str | None = None) -> str:
+    """The summary table: the class, its law, how u is applied, its sizes, then `rows`."""
+    strings = np.asarray(getattr(controller, "strings", ()))
+    head = ([("law", law)] if law else []) + [
+        ("kind", f"{getattr(controller, 'kind', None)}"),
+        ("commanded strings", textwrap.shorten(
+            f"{strings.size}: {', '.join(str(int(k)) for k in strings)}", 70, placeholder=" ...")),
+        ("gamma_ref", value_range(getattr(controller, "gamma_ref", ()), "N/m")),
+        ("states", f"{getattr(controller, 'n_states', 0)}")]
+    return titled_table(type(controller).__name__, head + list(rows))
+
+
+class Controller(Presentable):
     """What the closed-loop simulator needs from a controller (subclass it for your own).
 
     Attributes
@@ -90,6 +103,10 @@ class Controller:
     def __repr__(self) -> str:
         return _controller_repr(self)
 
+    def summary(self) -> str:
+        """How u is applied, the commanded strings and the internal states as a table."""
+        return _controller_table(self)
+
     def initial_state(self) -> np.ndarray:
         """Internal state at t = 0, shape (n_states,)."""
         return np.zeros(self.n_states)
@@ -107,7 +124,7 @@ class Controller:
 
 
 @dataclass(frozen=True, eq=False)
-class Measurement:
+class Measurement(Presentable):
     """Measured signals ``y_m = h(q) - h(q*)``: node coordinates and string lengths.
 
     Attributes
@@ -151,6 +168,13 @@ class Measurement:
         names = textwrap.shorten(" ".join(self.names), 80, placeholder=" ...")
         return (f"Measurement(signals={self.n_signals}, coordinates={self.coordinates.size}, "
                 f"string_lengths={self.strings.size}: {names})")
+
+    def summary(self) -> str:
+        """The measured signals as a table."""
+        return titled_table("Measurement", [
+            ("signals", f"{self.n_signals}"),
+            ("coordinates", f"{self.coordinates.size}"), ("string lengths", f"{self.strings.size}"),
+            ("names", textwrap.shorten(" ".join(self.names), 70, placeholder=" ..."))])
 
     def __call__(self, q: np.ndarray) -> np.ndarray:
         """The measured deviations at positions q (3n,), shape (ny,) [m]."""
@@ -262,6 +286,11 @@ class StateFeedback(Controller):
         return _controller_repr(self, f"|K|_F={np.linalg.norm(self.K):.4g}",
                                 law="u = -K (x - x*)")
 
+    def summary(self) -> str:
+        """The law, the commanded strings and the gain's size as a table."""
+        return _controller_table(self, ("||K||_F", f"{np.linalg.norm(self.K):.4g}"),
+                                 law="u = -K (x - x*)")
+
     def force_densities(self, t, q, qd, xc):
         nq = self.q_ref.size
         return -(self.K[:, :nq] @ (q - self.q_ref) + self.K[:, nq:] @ qd)
@@ -311,6 +340,11 @@ class OutputFeedback(Controller):
     def __repr__(self) -> str:
         return _controller_repr(self, f"measured_signals={self.measurement.n_signals}",
                                 law="u = -(CK xc + DK y_m)")
+
+    def summary(self) -> str:
+        """The law, the commanded strings, the states and the measurement as a table."""
+        return _controller_table(self, ("measured signals", f"{self.measurement.n_signals}"),
+                                 law="u = -(CK xc + DK y_m)")
 
     def force_densities(self, t, q, qd, xc):
         return -(self.CK @ xc + self.DK @ self.measurement(q))

@@ -35,7 +35,7 @@ import slycot
 from tenscontrol.linear import riccati
 from tenscontrol.linear.norms import MARGIN, hinf_norm, is_hurwitz, stability_scale
 from tenscontrol.mechanics.checks import check_finite
-from tenscontrol.model.tables import summary_html
+from tenscontrol.model.tables import Presentable, summary_table
 
 __all__ = ["BisectionResult", "HinfDesign", "check_axis_modes", "closed_loop",
            "hinf_output_feedback", "hinf_riccati", "hinf_state_feedback", "reference_frequency",
@@ -456,14 +456,8 @@ def verified_loop(arrays: tuple, K: tuple, res: BisectionResult, inputs, outputs
     return closed, norm
 
 
-def summary_table(rows) -> str:
-    """(label, value) rows as indented, aligned text lines (the designs' summaries)."""
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
-
-
 @dataclass(frozen=True, eq=False)
-class HinfDesign:
+class HinfDesign(Presentable):
     """Result of :func:`tenscontrol.synthesis.hinfsyn`.
 
     Attributes
@@ -530,11 +524,6 @@ class HinfDesign:
         if self.full_closed_loop_norm is not None:
             rows.append(("||closed loop||_inf, full model", f"{self.full_closed_loop_norm:.6g}"))
         return "HinfDesign\n" + summary_table(rows)
-
-    __str__ = summary
-
-    def _repr_html_(self) -> str:
-        return summary_html(self.summary())
 
     def __repr__(self) -> str:
         c = self.controller

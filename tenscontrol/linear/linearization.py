@@ -38,7 +38,7 @@ from tenscontrol.statics.stiffness import string_activity
 from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
 from tenscontrol.linear.threads import sized_by
-from tenscontrol.model.tables import html_table
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["LinearModel", "linearize"]
 
@@ -54,7 +54,7 @@ _KINETIC = ("consistent", "paper")  # tenscontrol.mechanics.compressible.model's
 
 
 @dataclass(frozen=True, eq=False)
-class LinearModel:
+class LinearModel(Presentable):
     """A linear model ``delta xdot = A delta x + B delta u + E delta d``, ``y = C delta x``.
 
     n is the number of nodes, nq = 3n; x = [q; qd] node by node (x0, y0, z0, x1, ...).
@@ -152,7 +152,8 @@ class LinearModel:
                 f"disturbances={self.E.shape[1]}, outputs={self.C.shape[0]}, "
                 f"at_equilibrium={self.at_equilibrium})")
 
-    def _repr_html_(self) -> str:
+    def summary(self) -> str:
+        """The kind, the bar model and the signals (sizes and first names) as a table."""
         def names(values):
             text = ", ".join(values)
             return text if len(text) <= 60 else text[:56] + " ..."
@@ -162,7 +163,7 @@ class LinearModel:
                 ("disturbances [N]", f"{self.E.shape[1]}: {names(self.disturbance_names)}"),
                 ("outputs [m]", f"{self.C.shape[0]}: {names(self.output_names)}"),
                 ("at equilibrium", self.at_equilibrium)]
-        return html_table(rows, caption="LinearModel")
+        return titled_table("LinearModel", rows)
 
     @property
     def sys(self):

@@ -1,6 +1,6 @@
 """H2 and H-infinity norms of continuous-time state-space models, done robustly.
 
-python-control's ``norm`` and ``linfnorm`` are unsafe on raw tensegrity linearisations
+python-control's ``norm`` and ``linfnorm`` are unsafe on raw tensegrity linearizations
 (docs/theory.md, "Norms and compliance"): ``linfnorm`` does no stability check at all, and ``norm``
 uses an absolute 1e-8 threshold on Re(lambda), so its verdict depends on the time unit. The two
 functions here first classify the spectrum with a *relative* threshold and a PBH-type test:
@@ -273,7 +273,7 @@ def _is_stable(A, B, C, who: str) -> bool:
     raise ValueError(
         f"{who}: the model has {n_bad} uncontrollable/unobservable marginal or unstable modes "
         f"(max Re(lambda) = {lam.real.max():.3g}; constraint or rigid-body directions of a "
-        "Cartesian linearisation). Their transfer function is finite but a state-space norm "
+        "Cartesian linearization). Their transfer function is finite but a state-space norm "
         "computation is ill-posed: reduce the model first with "
         "tenscontrol.minimal_realization(model) and take the norm of its result")
 

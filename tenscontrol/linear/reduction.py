@@ -1,6 +1,6 @@
 """Structural reduction and minimal realisation of tensegrity linear models.
 
-A Cartesian linearisation (docs/theory.md, "Linearization: force densities in, nodal forces as
+A Cartesian linearization (docs/theory.md, "Linearization: force densities in, nodal forces as
 disturbances") is never minimal: every constraint adds an uncontrollable double eigenvalue at 0,
 and a free-floating structure adds rigid-body modes that the nodal forces d excite. Thresholds on
 eigenvalues cannot separate these reliably, so the reduction is done in two stages
@@ -35,6 +35,7 @@ from tenscontrol.linear import splitting as _sp
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_finite
 from tenscontrol.linear.threads import sized_by
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["elastic_basis", "ElasticModel", "elastic_model", "MinimalRealization",
            "minimal_realization"]
@@ -121,7 +122,7 @@ def elastic_basis(constraint_jacobian, mass_matrix, q, *, rtol: float = 1e-9):
 
 
 @dataclass(frozen=True, eq=False)
-class ElasticModel:
+class ElasticModel(Presentable):
     """Exact Galerkin elastic model ``x_e = [a; a_dot]``, ``dq = Z a`` (docs/theory.md, "Minimal
     realization").
 
@@ -169,6 +170,15 @@ class ElasticModel:
                 f"inputs={self.B.shape[1]}+{self.E.shape[1]}, outputs={self.C.shape[0]}, "
                 f"invariance_residual={self.invariance_residual:.1e})")
 
+    def summary(self) -> str:
+        """The sizes and the invariance check as a table."""
+        return titled_table("ElasticModel", [
+            ("elastic coordinates", f"{self.n_e} ({2 * self.n_e} states)"),
+            ("rigid-body fields", f"{self.R_t.shape[1]}"),
+            ("inputs, disturbances", f"{self.B.shape[1]}, {self.E.shape[1]}"),
+            ("outputs", f"{self.C.shape[0]}"),
+            ("invariance residual", f"{self.invariance_residual:.1e}")])
+
 
 _FIELDS = ("A", "B", "E", "C", "q", "qd", "at_equilibrium", "constraint_jacobian", "mass_matrix",
            "stiffness", "damping", "force_input", "input_names", "disturbance_names",
@@ -189,14 +199,14 @@ def _check_model(model, who: str) -> None:
     check_finite(who, **{f: getattr(model, f) for f in _NUMERIC})
     if np.any(np.asarray(model.qd) != 0):
         raise ValueError(f"{who}: the structural reduction needs an equilibrium operating "
-                         "point; this model was linearised about a moving state (qd != 0). Call "
-                         "tenscontrol.equilibrium first and linearise there")
+                         "point; this model was linearized about a moving state (qd != 0). Call "
+                         "tenscontrol.equilibrium first and linearize there")
     if not model.at_equilibrium:
         raise ValueError(f"{who}: the structural reduction needs an equilibrium operating "
                          "point; this model is at rest (qd = 0) but not in equilibrium "
                          "(at_equilibrium=False). Call tenscontrol.equilibrium (a prestress "
                          "that holds this configuration) or tenscontrol.static_equilibrium (the "
-                         "configuration its rest lengths hold) first and linearise its "
+                         "configuration its rest lengths hold) first and linearize its "
                          "structure")
 
 
@@ -275,7 +285,7 @@ def _elastic_model(model, who: str) -> ElasticModel:
 
 
 @dataclass(frozen=True, eq=False)
-class MinimalRealization:
+class MinimalRealization(Presentable):
     """Reduced model of the elastic dynamics, in physical units.
 
     Attributes
@@ -324,6 +334,20 @@ class MinimalRealization:
         kept = f", {self.n_marginal} marginal kept" if self.n_marginal else ""
         return (head + f"; balanced truncation{kept}, HSV {span}, "
                 f"||G - G_r||_inf <= {self.error_bound:.3e})")
+
+    def summary(self) -> str:
+        """The orders, the reduction and its error bound as a table."""
+        rows = [("order", f"{self.order} (structural {self.structural_order}, "
+                          f"full {self.full_order})")]
+        if self.hsv is None:
+            rows.append(("reduction", "Kalman (elastic model not asymptotically stable), exact"))
+        else:
+            hsv = self.hsv[self.hsv > 0]
+            rows += [("reduction", "balanced truncation"
+                      + (f", {self.n_marginal} marginal states kept" if self.n_marginal else "")),
+                     ("HSV", f"{hsv[0]:.3e} .. {hsv[-1]:.3e}" if hsv.size else "all zero"),
+                     ("||G - G_r||_inf <=", f"{self.error_bound:.3e}")]
+        return titled_table("MinimalRealization", rows)
 
 
 def _scaling(em: ElasticModel, q):
@@ -438,7 +462,7 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     Parameters
     ----------
     model : LinearModel
-        Linearisation at an equilibrium (see :func:`elastic_model`).
+        Linearization at an equilibrium (see :func:`elastic_model`).
     order : int, optional
         Reduced order r (0 <= r <= 2 n_e). Default: keep the states whose Hankel singular value
         exceeds ``tol * hsv[0]``. On an elastic model that is not asymptotically stable the

@@ -33,6 +33,7 @@ import scipy.linalg
 import control as ct
 
 from tenscontrol.linear.norms import MARGIN, stability_scale
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["LARGE_ORDER", "RESIDUAL_TOL", "RiccatiSolution", "care", "care_doubling",
            "care_residual", "riccati_residual"]
@@ -51,7 +52,7 @@ _METHODS = ("doubling", "slycot", "scipy")
 
 
 @dataclass(frozen=True, eq=False)
-class RiccatiSolution:
+class RiccatiSolution(Presentable):
     """The stabilizing solution of a CARE and how it was found.
 
     Attributes
@@ -87,6 +88,16 @@ class RiccatiSolution:
         return (f"RiccatiSolution(states={self.X.shape[0]}, method={self.method!r}, "
                 f"steps={self.steps}, residual={self.residual:.2g}, max Re pole={growth:.4g}, "
                 f"fallbacks={len(self.fallbacks)})")
+
+    def summary(self) -> str:
+        """The solver, its residual and the loop's slowest pole as a table, then each refused
+        solver."""
+        growth = self.poles.real.max() if self.poles.size else float("nan")
+        return titled_table("RiccatiSolution", [
+            ("states", f"{self.X.shape[0]}"),
+            ("method", self.method + (f" ({self.steps} doubling steps)" if self.steps else "")),
+            ("relative residual", f"{self.residual:.2g}"),
+            ("max Re pole", f"{growth:.4g}")] + [("refused", f) for f in self.fallbacks])
 
 
 def care_residual(A, B, Q, R, X) -> float:

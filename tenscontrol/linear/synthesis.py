@@ -37,7 +37,7 @@ from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_finite
-from tenscontrol.model.tables import summary_html
+from tenscontrol.model.tables import Presentable, summary_table
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.threads import sized_by
 
@@ -158,7 +158,7 @@ def _lowest_frequency(mr: MinimalRealization) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class LQRDesign:
+class LQRDesign(Presentable):
     """Result of :func:`lqr`.
 
     Attributes
@@ -200,16 +200,11 @@ class LQRDesign:
         """The design's figures as a table (what ``print(design)`` shows)."""
         slowest = self.poles[np.argmax(self.poles.real)]
         nu, nx = self.K.shape
-        return "LQRDesign\n" + _hinf.summary_table([
+        return "LQRDesign\n" + summary_table([
             ("inputs x states", f"{nu} x {nx} (reduced {self.minimal.order})"),
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("slowest pole", f"{slowest:.6g} 1/s"),
             ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati))
-
-    __str__ = summary
-
-    def _repr_html_(self) -> str:
-        return summary_html(self.summary())
 
     def __repr__(self) -> str:
         slowest = self.poles[np.argmax(self.poles.real)]

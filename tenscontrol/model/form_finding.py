@@ -38,6 +38,7 @@ import scipy.sparse.linalg
 from tenscontrol import validation
 from tenscontrol.model import force_density as fd
 from tenscontrol.model.frames import standard_frame
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["FormFinding", "equilibrium_matrix", "force_density_matrix", "form_find"]
 
@@ -174,7 +175,7 @@ def equilibrium_matrix(nodes, pairs) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class FormFinding:
+class FormFinding(Presentable):
     """The result of :func:`form_find`.
 
     Attributes
@@ -199,6 +200,15 @@ class FormFinding:
     def __repr__(self) -> str:
         return (f"FormFinding(nodes={len(self.nodes)}, members={self.densities.size}, "
                 f"rank={self.rank}, self_stress_residual={self.self_stress_residual:.3g})")
+
+    def summary(self) -> str:
+        """The sizes, the rank and the self-stress check as a table."""
+        d = self.densities
+        return titled_table("FormFinding", [
+            ("nodes, members", f"{len(self.nodes)}, {d.size}"),
+            ("force densities", value_range(d, "N/m", 6)),
+            ("rank", f"{self.rank}"),
+            ("self-stress residual", f"{self.self_stress_residual:.3g}")])
 
 
 def form_find(n_nodes: int, bars, strings, *, string_force_densities=1.0,

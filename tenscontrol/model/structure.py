@@ -24,6 +24,7 @@ from tenscontrol.model import editing
 from tenscontrol.model.editing import KEEP
 from tenscontrol.model.members import (Bar, PointMass, String, fixed_mask, resolve_bars,
                                        resolve_point_masses, resolve_strings)
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["Bar", "String", "PointMass", "Structure"]
 
@@ -108,7 +109,7 @@ def _validated_gravity(gravity) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Structure:
+class Structure(Presentable):
     """A tensegrity structure: nodes, bars, tension members, point masses and fixed coordinates.
 
     Parameters
@@ -577,3 +578,18 @@ actuated, gamma_max
             f"n_strings={self.n_strings}, fixed_coordinates={len(self.fixed_coordinates)}, "
             f"point_masses={len(self.point_masses)}, gravity={self.gravity.tolist()})"
         )
+
+    def summary(self) -> str:
+        """The members, the mass, the supports and the length ranges as a table (``tenscontrol
+        info`` prints the full description)."""
+        springs = int(self.string_is_spring.sum())
+        return titled_table(f"Structure {self.name!r}", [
+            ("nodes, bars, strings", f"{self.n_nodes}, {self.n_bars}, {self.n_strings} "
+                                     f"({springs} springs)"),
+            ("actuated strings", f"{self.actuated_strings.size}"),
+            ("point masses", f"{len(self.point_masses)}"),
+            ("total mass", f"{self.total_mass:.6g} kg"),
+            ("fixed coordinates", f"{self.fixed_coordinates.size}"),
+            ("gravity", f"({', '.join(f'{g:g}' for g in self.gravity)}) m/s^2"),
+            ("bar lengths", value_range(self.bar_lengths, "m")),
+            ("string rest lengths", value_range(self.string_rest_lengths, "m"))])

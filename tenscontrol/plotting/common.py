@@ -11,6 +11,8 @@ from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
 from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize
+from matplotlib.ticker import MaxNLocator, NullLocator
+from matplotlib.transforms import Bbox, TransformedBbox
 from mpl_toolkits.mplot3d import Axes3D  # noqa: F401 (registers the "3d" projection)
 
 from tenscontrol import fileio
@@ -19,7 +21,7 @@ from tenscontrol.simulation.trajectory import Trajectory
 
 __all__ = ["AXES", "PLANES", "FIGSIZE", "BAR_STYLE", "STRING_STYLE", "MAX_LEGEND_ENTRIES",
            "new_figure", "new_3d_axes", "check_trajectory", "node_list", "plane_axes", "draw_members_2d",
-           "series_colors", "outside_legend"]
+           "series_colors", "outside_legend", "integer_ticks"]
 
 AXES = "xyz"
 PLANES = {"xy": (0, 1), "xz": (0, 2), "yz": (1, 2)}
@@ -116,20 +118,46 @@ def draw_members_2d(ax, structure: Structure, X: np.ndarray, a: int, b: int,
     ax.plot(X[:, a], X[:, b], ".", color="0.55", zorder=1)
 
 
+#: Where :func:`series_colors` puts its colorbar, in `ax`'s axes fraction: beside the axes, and
+#: in the lower half when :func:`outside_legend` puts a legend above it.
+_COLORBAR_ALONE = (1.03, 0.1, 0.03, 0.8)
+_COLORBAR_UNDER_LEGEND = (1.03, 0.0, 0.03, 0.45)
+_SERIES_COLORBAR = "series colorbar"
+
+
+def _inset_locator(ax, bounds):
+    """An axes locator: `bounds` (x0, y0, width, height) in `ax`'s axes fraction."""
+    def locate(inset, renderer):
+        box = TransformedBbox(Bbox.from_bounds(*bounds), ax.transAxes)
+        return TransformedBbox(box, inset.get_figure(root=False).transSubfigure.inverted())
+    return locate
+
+
+def integer_ticks(axis) -> None:
+    """Ticks at integers only on `axis` (an Axis, e.g. ``ax.xaxis``): for axes that count
+    things (an index, a number of states)."""
+    axis.set_major_locator(MaxNLocator(integer=True))
+    axis.set_minor_locator(NullLocator())
+
+
 def series_colors(ax, indices, what: str) -> tuple[list, bool]:
     """One colour per series (e.g. per node or string) and whether to give each a legend entry.
 
     Up to :data:`MAX_LEGEND_ENTRIES` series: the colour cycle, one legend entry each. Beyond:
     colours from a colormap over the indices and a colorbar labelled ``f"{what} [index]"`` next
-    to `ax`, so that the legend never grows past a readable size.
+    to `ax`, so that the legend never grows past a readable size. The colorbar is an inset of
+    `ax` just right of it (a colorbar given ``ax=`` sits at the far edge of the figure's right
+    margin, beyond another axes' outside legend), with integer ticks.
     """
     indices = list(indices)
     if len(indices) <= MAX_LEGEND_ENTRIES:
         return [f"C{n}" for n in range(len(indices))], True
     cmap = colormaps[SERIES_CMAP]
     norm = Normalize(min(indices), max(indices))
-    bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.8)
+    cax = ax.inset_axes(_COLORBAR_ALONE, label=_SERIES_COLORBAR)
+    bar = ax.figure.colorbar(ScalarMappable(norm=norm, cmap=cmap), cax=cax)
     bar.set_label(f"{what} [index]")
+    integer_ticks(bar.ax.yaxis)
     return [cmap(norm(i)) for i in indices], False
 
 
@@ -150,6 +178,9 @@ def outside_legend(ax, slot=None, **kwargs):
     handles, _ = ax.get_legend_handles_labels()
     if not handles:
         return None
+    for cax in ax.child_axes:        # series_colors' colorbar: make room for the legend above it
+        if cax.get_label() == _SERIES_COLORBAR:
+            cax.set_axes_locator(_inset_locator(ax, _COLORBAR_UNDER_LEGEND))
     if slot is not None:
         return slot.legend(*ax.get_legend_handles_labels(), loc="upper left", borderaxespad=0.0,
                            fontsize="small", **kwargs)

@@ -8,7 +8,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from tenscontrol.plotting.common import (AXES, PLANES, check_trajectory, draw_members_2d,
-                                         new_figure, node_list, outside_legend, series_colors)
+                                         new_figure, node_list, outside_legend, series_colors,
+                                         integer_ticks)
 
 __all__ = ["plot_bar_models", "plot_hankel_singular_values", "plot_material_comparison",
            "plot_closed_loop"]
@@ -108,6 +109,7 @@ def plot_hankel_singular_values(minimal) -> Figure:
     ax.set(xlabel="index [-]", ylabel="Hankel singular value [output unit / input unit]",
            title=f"balanced truncation: full order {minimal.full_order}, structural "
                  f"{minimal.structural_order}, minimal {minimal.order}")
+    integer_ticks(ax.xaxis)             # the x axis counts states
     ax.grid(alpha=0.3, which="both")
     outside_legend(ax)
     return fig

@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from tenscontrol.plotting.common import new_figure
+from tenscontrol.plotting.common import integer_ticks, new_figure
 
 __all__ = ["UNITS", "plot_against", "plot_distribution", "plot_slack_fraction"]
 
@@ -70,6 +70,15 @@ def _grouped_axes(result, by: str | None, box_per_group: bool = False):
     return groups, fig, fig.subplots()
 
 
+def _counts_ticks(axis, values) -> None:
+    """Integer ticks on `axis` when every finite value of `values` (arrays) is a whole number
+    (a figure or parameter that counts things: an order, a number of stages)."""
+    v = np.concatenate([np.ravel(a) for a in values]) if len(values) else np.zeros(0)
+    v = v[np.isfinite(v)]
+    if v.size and np.all(v == np.round(v)):
+        integer_ticks(axis)
+
+
 def plot_distribution(result, figure: str, by: str | None = "material", *,
                       units: dict | None = None):
     """A box plot of `figure` per value of the parameter `by`, with every case as a point.
@@ -96,6 +105,7 @@ def plot_distribution(result, figure: str, by: str | None = "material", *,
     rng = np.random.default_rng(0)     # fixed jitter: the same plot every time
     for k, d in enumerate(data, start=1):
         ax.plot(k + rng.uniform(-0.15, 0.15, d.size), d, ".", alpha=0.4, markersize=4)
+    _counts_ticks(ax.yaxis, data)
     ax.set_ylabel(_label(figure, units))
     ax.set_xlabel(by or "")
     ax.set_title(f"{figure}: {sum(d.size for d in data)} cases")
@@ -111,10 +121,15 @@ def plot_against(result, figure: str, parameter: str, by: str | None = "material
     matplotlib.figure.Figure
     """
     groups, fig, ax = _grouped_axes(result, by)
+    xs, ys = [], []
     for name, rs in groups.items():
         x = np.array([_number(_value(r, parameter)) for r in rs])
         y = np.array([_number(_value(r, figure)) for r in rs])
         ax.plot(x, y, ".", alpha=0.6, label=name)
+        xs.append(x)
+        ys.append(y)
+    _counts_ticks(ax.xaxis, xs)
+    _counts_ticks(ax.yaxis, ys)
     ax.set_xlabel(_label(parameter, units))
     ax.set_ylabel(_label(figure, units))
     if by is not None:

@@ -29,7 +29,7 @@ from tenscontrol.feedback.controllers import check_kind
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.mechanics.kernels.records import Members
 from tenscontrol.mechanics.laws import damper_density, is_active, string_density
-from tenscontrol.model.tables import html_table
+from tenscontrol.model.tables import Presentable, html_table
 
 __all__ = ["ActuatorRecord", "Actuators", "ControlRecord", "actuated_forces", "member_laws"]
 
@@ -199,7 +199,7 @@ def _flat(x) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class ControlRecord:
+class ControlRecord(Presentable):
     """What the actuators did along a closed-loop trajectory, at its output times.
 
     Attributes

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol.model.structure import Structure
-from tenscontrol.model.tables import html_table, summary_html
+from tenscontrol.model.tables import Presentable, html_table, summary_html, titled_table
 
 __all__ = ["Trajectory", "SimulationStats", "SimulationError", "SimulationInterrupted"]
 
@@ -26,7 +26,7 @@ _FALLBACKS = ("dependent_constraint_solves", "svd_correction_steps", "dense_mass
 
 
 @dataclass(frozen=True)
-class SimulationStats:
+class SimulationStats(Presentable):
     """Work done by a simulation.
 
     Attributes
@@ -127,7 +127,8 @@ class SimulationStats:
                 + (f"fallbacks={fallbacks}, " if fallbacks else "")
                 + f"wall_time={self.wall_time:.3g} s)")
 
-    def _repr_html_(self) -> str:
+    def summary(self) -> str:
+        """The counters that count (nonzero), the fallbacks and the wall time as a table."""
         rows = [("integrator", self.integrator),
                 ("steps", f"{self.accepted_steps} accepted, {self.rejected_steps} rejected"),
                 ("derivative evaluations", self.rhs_evaluations)]
@@ -139,11 +140,11 @@ class SimulationStats:
             ("keep step", "keep_step")) if getattr(self, name)]
         rows += [(name.replace("_", " "), value) for name, value in self.fallbacks.items()]
         rows.append(("wall time", f"{self.wall_time:.3g} s"))
-        return html_table(rows, caption="SimulationStats")
+        return titled_table("SimulationStats", rows)
 
 
 @dataclass(frozen=True, eq=False)
-class Trajectory:
+class Trajectory(Presentable):
     """The result of :func:`tenscontrol.simulate`.
 
     Attributes

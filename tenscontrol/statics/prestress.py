@@ -26,7 +26,7 @@ from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vecto
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import rest_length_at_modulus, rest_length_at_stiffness
 from tenscontrol.model.structure import Structure
-from tenscontrol.model.tables import html_table
+from tenscontrol.model.tables import Presentable, html_table
 
 __all__ = ["Equilibrium", "PrestressError", "equilibrium"]
 
@@ -59,7 +59,7 @@ def _per_string(structure: Structure, value, name: str, default: float,
 
 
 @dataclass(frozen=True, eq=False)
-class Equilibrium:
+class Equilibrium(Presentable):
     """The result of :func:`equilibrium`: a certified prestress and the structure realising it.
 
     Attributes

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import Presentable, html_table
 
 __all__ = ["MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
            "describe_motion", "loaded_zero_modes", "working_modes"]
@@ -59,8 +60,12 @@ class MechanismError(StaticsError):
         self.nodes = nodes
 
 
+#: The columns of :meth:`NewtonHistory.summary`.
+_HISTORY_HEADER = ("it", "load", "residual [N]", "step", "damping", "switches")
+
+
 @dataclass(frozen=True, eq=False)
-class NewtonHistory:
+class NewtonHistory(Presentable):
     """The iterations of :func:`tenscontrol.static_equilibrium`, one row per Newton iterate.
 
     Attributes
@@ -109,25 +114,33 @@ class NewtonHistory:
         return (f"NewtonHistory(iterations={self.iterations}, load_steps={len(self.load_steps)}, "
                 f"failed_load_steps={len(self.failed_load_steps)}, last_residual={last})")
 
+    def _rows(self) -> list:
+        """The iterations as rows of formatted cells (:data:`_HISTORY_HEADER`)."""
+        return [(f"{k}", f"{t:.4g}", f"{r:.3e}", f"{a:.3g}", f"{mu:.3g}", f"{int(c)}")
+                for k, (t, r, a, mu, c) in enumerate(zip(
+                    self.load_factor, self.residual, self.step, self.damping,
+                    self.active_changes))]
+
+    def _load_steps(self) -> str:
+        return (f"load steps: {', '.join(f'{t:.4g}' for t in self.load_steps)}"
+                + (f"; failed: {', '.join(f'{t:.4g}' for t in self.failed_load_steps)}"
+                   if self.failed_load_steps else ""))
+
     def summary(self) -> str:
         """A table: load factor, residual, step length, damping and active-set changes."""
-        lines = [f"{'it':>4}{'load':>8}{'residual [N]':>15}{'step':>8}{'damping':>11}"
-                 f"{'switches':>10}"]
-        for k, row in enumerate(zip(self.load_factor, self.residual, self.step, self.damping,
-                                    self.active_changes)):
-            t, r, a, mu, c = row
-            lines.append(f"{k:>4}{t:>8.4g}{r:>15.3e}{a:>8.3g}{mu:>11.3g}{int(c):>10d}")
-        lines.append(f"load steps: {', '.join(f'{t:.4g}' for t in self.load_steps)}"
-                     + (f"; failed: {', '.join(f'{t:.4g}' for t in self.failed_load_steps)}"
-                        if self.failed_load_steps else ""))
+        widths = (4, 8, 15, 8, 11, 10)
+        lines = ["".join(f"{h:>{w}}" for h, w in zip(_HISTORY_HEADER, widths))]
+        lines += ["".join(f"{c:>{w}}" for c, w in zip(row, widths)) for row in self._rows()]
+        lines.append(self._load_steps())
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        return self.summary()
+    def _repr_html_(self) -> str:
+        return html_table(self._rows(), header=_HISTORY_HEADER,
+                          caption=f"NewtonHistory; {self._load_steps()}")
 
 
 @dataclass(frozen=True, eq=False)
-class StaticEquilibrium:
+class StaticEquilibrium(Presentable):
     """A configuration where gravity, loads, strings, springs and bars balance.
 
     Attributes
@@ -223,10 +236,10 @@ class StaticEquilibrium:
                 f"iterations={self.history.iterations}, load_steps={len(self.history.load_steps)}"
                 + (f", dense_fallbacks={self.fallbacks}" if self.fallbacks else "") + ")")
 
-    def summary(self) -> str:
-        """The figures of the solve, then the Newton history table."""
+    def _head(self) -> str:
+        """The figures of the solve, on one line."""
         g = self.gamma[~self.slack]
-        head = (f"Static equilibrium of {self.structure.name!r} ({self.bars} bars): residual "
+        return (f"Static equilibrium of {self.structure.name!r} ({self.bars} bars): residual "
                 f"{self.residual:.3g} N ({self.relative_residual:.3g} of the load scale), bar "
                 f"length error {self.constraint_violation:.3g} m, largest displacement "
                 f"{self.displacement:.6g} m, taut strings' gamma in "
@@ -237,10 +250,15 @@ class StaticEquilibrium:
                 + (f" ({self.dense_bar_solves} dense bar solves, {self.dense_kkt_solves} dense "
                    f"KKT solves, {self.dense_eigensolves} dense eigensolves)"
                    if self.fallbacks else ""))
-        return head + "\n" + self.history.summary()
 
-    def __str__(self) -> str:
-        return self.summary()
+    def summary(self) -> str:
+        """The figures of the solve, then the Newton history table."""
+        return self._head() + "\n" + self.history.summary()
+
+    def _repr_html_(self) -> str:
+        h = self.history
+        return html_table(h._rows(), header=_HISTORY_HEADER,
+                          caption=f"{self._head()}; {h._load_steps()}")
 
 
 def describe_motion(v: np.ndarray, n_show: int = 4) -> tuple[str, tuple]:

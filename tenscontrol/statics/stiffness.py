@@ -25,6 +25,7 @@ from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vecto
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import active_set, elastic_densities, material_coefficients
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["Compliance", "compliance", "loaded_rigid_fields", "rigid_fields",
            "tangent_stiffness"]
@@ -210,7 +211,7 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     """Orthonormal rigid-body displacement fields (3n, n_r) compatible with the constraints.
 
     Translations and rotations ``omega x (n_i - c)`` about the centroid c, restricted to the
-    combinations that satisfy the linearised constraints: ``R null(J R)`` (docs/theory.md,
+    combinations that satisfy the linearized constraints: ``R null(J R)`` (docs/theory.md,
     "Minimal realization"). Empty (n_r = 0) for a pinned structure. `bars` selects J: all
     constraint rows (rigid) or only the fixed coordinates (compressible).
     """
@@ -280,7 +281,7 @@ def _reduced_basis(structure, q, bars):
 
 
 @dataclass(frozen=True, eq=False)
-class Compliance:
+class Compliance(Presentable):
     """Static compliance of a structure about a configuration.
 
     See docs/theory.md, "Norms and compliance".
@@ -334,6 +335,14 @@ class Compliance:
         eig = f"[{e[0]:.4g}, {e[-1]:.4g}]" if e.size else "[]"
         return (f"Compliance(bars={self.bars!r}, reduced_coordinates={e.size}, "
                 f"rigid_fields={self.rigid_fields.shape[1]}, eigenvalues={eig} m/N)")
+
+    def summary(self) -> str:
+        """The sizes and the range of the compliance eigenvalues as a table."""
+        e = self.eigenvalues
+        return titled_table("Compliance", [
+            ("bars", self.bars), ("reduced coordinates", f"{e.size}"),
+            ("rigid-body fields", f"{self.rigid_fields.shape[1]}"),
+            ("eigenvalues", value_range(e, "m/N"))])
 
 
 def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: str = "slack",

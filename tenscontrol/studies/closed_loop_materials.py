@@ -28,7 +28,7 @@ __all__ = ["ClosedLoopMaterialFigures", "ClosedLoopComparison", "compare_closed_
 
 
 @dataclass(frozen=True)
-class ClosedLoopMaterialFigures:
+class ClosedLoopMaterialFigures(MaterialTable):
     """One material's closed-loop figures (see :func:`compare_closed_loop`).
 
     Attributes
@@ -74,6 +74,14 @@ class ClosedLoopMaterialFigures:
                 f"peak open={self.open_peak:.4g} m, closed={self.closed_peak:.4g} m, "
                 f"linear error={100 * self.linear_error:.2f} %)")
 
+    _widths = (36, 14)
+
+    def _table(self):
+        """(title, [material], rows of (label, [value], format)): one column of the
+        comparison's table."""
+        return (f"ClosedLoopMaterialFigures of {self.material}", [self.material],
+                closed_loop_rows((self,)))
+
 
 @dataclass(frozen=True, eq=False)
 class ClosedLoopComparison(MaterialTable):
@@ -112,25 +120,31 @@ class ClosedLoopComparison(MaterialTable):
                  f"{self.disturbance} -> outputs {', '.join(self.outputs)}; doublet "
                  f"{self.amplitude:g} N, half period {self.half_period:g} s, window "
                  f"{self.t_final:g} s")
-        rows = []
+        return title, [r.material for r in self.rows], closed_loop_rows(self.rows)
 
-        def row(*spec):
-            rows.append(spec)
 
-        row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
-        row("slowest pole, real part [1/s]", [r.slowest_pole.real for r in self.rows], ".4g")
-        row("||K||_F", [r.gain for r in self.rows], ".4g")
-        row("H2 norm, linear [m/(N s^.5)]", [r.h2 for r in self.rows], ".4g")
-        row("H-inf norm, linear [m/N]", [r.hinf for r in self.rows], ".4g")
-        row("peak/|u|2, nonlinear [m/(N s^.5)]", [r.peak_ratio for r in self.rows], ".4g")
-        row("|y|2/|u|2, nonlinear [m/N]", [r.energy_ratio for r in self.rows], ".4g")
-        row("open-loop peak [m]", [r.open_peak for r in self.rows], ".4g")
-        row("closed-loop peak [m]", [r.closed_peak for r in self.rows], ".4g")
-        row("peak |command| [N/m]", [r.effort_peak for r in self.rows], ".4g")
-        row("linear prediction error [%]", [100 * r.linear_error for r in self.rows], ".3g")
-        row("slack strings", [", ".join(map(str, r.slack_time)) or "none" for r in self.rows],
-            "")
-        return title, [r.material for r in self.rows], rows
+def closed_loop_rows(figures) -> list:
+    """The rows (label, values, format) of the comparison table, one value per
+    ClosedLoopMaterialFigures of `figures`."""
+    rows = []
+
+    def row(*spec):
+        rows.append(spec)
+
+    row("total bar mass [kg]", [r.bar_mass for r in figures], ".3f")
+    row("slowest pole, real part [1/s]", [r.slowest_pole.real for r in figures], ".4g")
+    row("||K||_F", [r.gain for r in figures], ".4g")
+    row("H2 norm, linear [m/(N s^.5)]", [r.h2 for r in figures], ".4g")
+    row("H-inf norm, linear [m/N]", [r.hinf for r in figures], ".4g")
+    row("peak/|u|2, nonlinear [m/(N s^.5)]", [r.peak_ratio for r in figures], ".4g")
+    row("|y|2/|u|2, nonlinear [m/N]", [r.energy_ratio for r in figures], ".4g")
+    row("open-loop peak [m]", [r.open_peak for r in figures], ".4g")
+    row("closed-loop peak [m]", [r.closed_peak for r in figures], ".4g")
+    row("peak |command| [N/m]", [r.effort_peak for r in figures], ".4g")
+    row("linear prediction error [%]", [100 * r.linear_error for r in figures], ".3g")
+    row("slack strings", [", ".join(map(str, r.slack_time)) or "none" for r in figures],
+        "")
+    return rows
 
 
 def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,

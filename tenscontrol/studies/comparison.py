@@ -27,7 +27,7 @@ from tenscontrol.simulation.simulator import simulate
 from tenscontrol.statics.prestress import rest_length_for
 from tenscontrol.statics.stiffness import compliance
 from tenscontrol.model.structure import Structure
-from tenscontrol.model.tables import html_table
+from tenscontrol.model.tables import Presentable, html_table
 from tenscontrol.studies.verification import output_grid
 
 __all__ = ["MaterialFigures", "MaterialComparison", "MaterialTable", "check_materials",
@@ -37,18 +37,16 @@ __all__ = ["MaterialFigures", "MaterialComparison", "MaterialTable", "check_mate
 _AXES = "xyz"
 
 
-class MaterialTable:
-    """What the comparisons' results share: ``print()`` and a notebook show :meth:`_table`
-    (title, material names, rows of (label, values, format)) with one column per material."""
+class MaterialTable(Presentable):
+    """What the comparisons' results and their rows share: ``print()`` and a notebook show
+    :meth:`_table` (title, material names, rows of (label, values, format)) with one column
+    per material."""
 
     _widths = (34, 12)  # the label column and the smallest value column [characters]
 
     def _names(self) -> str:
         """The materials of the rows, shortened for a repr."""
         return textwrap.shorten(", ".join(r.material for r in self.rows), 60, placeholder=" ...")
-
-    def __str__(self) -> str:
-        return self.summary()
 
     def summary(self) -> str:
         """The figures as a table, one column per material (what ``print()`` shows)."""
@@ -59,7 +57,7 @@ class MaterialTable:
 
 
 @dataclass(frozen=True)
-class MaterialFigures:
+class MaterialFigures(MaterialTable):
     """The figures of one bar material; see :func:`compare_materials` for the definitions.
 
     Attributes
@@ -102,6 +100,11 @@ class MaterialFigures:
                 f"peak={self.peak:.4g} m, lowest frequency="
                 f"{f'{f[0]:.4g}' if f.size else '-'} Hz)")
 
+    def _table(self):
+        """(title, [material], rows of (label, [value], format)): one column of the
+        comparison's table."""
+        return f"MaterialFigures of {self.material}", [self.material], material_rows((self,))
+
 
 @dataclass(frozen=True, eq=False)
 class MaterialComparison(MaterialTable):
@@ -141,33 +144,39 @@ class MaterialComparison(MaterialTable):
         title = (f"soft against metallic bars: disturbance {self.disturbance} -> outputs "
                  f"{', '.join(self.outputs)}; doublet {self.amplitude:g} N, half period "
                  f"{self.half_period:g} s, window {self.t_final:g} s")
-        rows = []
-
-        def row(*spec):
-            rows.append(spec)
-
-        row("total bar mass [kg]", [r.bar_mass for r in self.rows], ".3f")
-        row("minimal order", [r.order for r in self.rows], "d")
-        row("H2 norm, linear [m/(N s^.5)]", [r.h2 for r in self.rows], ".4g")
-        row("H-inf norm, linear [m/N]", [r.hinf for r in self.rows], ".4g")
-        row("peak/|u|2, nonlinear [m/(N s^.5)]", [r.peak_ratio for r in self.rows], ".4g")
-        row("|y|2/|u|2, nonlinear [m/N]", [r.energy_ratio for r in self.rows], ".4g")
-        row("peak deflection [m]", [r.peak for r in self.rows], ".4g")
-        n_eig = min(len(r.compliance_eigenvalues) for r in self.rows)
-        for k in range(n_eig):
-            row(f"compliance eigenvalue {k + 1} [m/N]",
-                [r.compliance_eigenvalues[k] for r in self.rows], ".5e")
-        n_f = min(len(r.natural_frequencies) for r in self.rows)
-        for k in range(n_f):
-            row(f"natural frequency {k + 1} [Hz]", [r.natural_frequencies[k] for r in self.rows],
-                ".4g")
-        return title, [r.material for r in self.rows], rows
+        return title, [r.material for r in self.rows], material_rows(self.rows)
 
     def plot(self):
         """The nonlinear doublet responses and the norms (a matplotlib Figure)."""
         from tenscontrol.plotting import plot_material_comparison
 
         return plot_material_comparison(self)
+
+
+def material_rows(figures) -> list:
+    """The rows (label, values, format) of the comparison table, one value per MaterialFigures
+    of `figures`."""
+    rows = []
+
+    def row(*spec):
+        rows.append(spec)
+
+    row("total bar mass [kg]", [r.bar_mass for r in figures], ".3f")
+    row("minimal order", [r.order for r in figures], "d")
+    row("H2 norm, linear [m/(N s^.5)]", [r.h2 for r in figures], ".4g")
+    row("H-inf norm, linear [m/N]", [r.hinf for r in figures], ".4g")
+    row("peak/|u|2, nonlinear [m/(N s^.5)]", [r.peak_ratio for r in figures], ".4g")
+    row("|y|2/|u|2, nonlinear [m/N]", [r.energy_ratio for r in figures], ".4g")
+    row("peak deflection [m]", [r.peak for r in figures], ".4g")
+    n_eig = min(len(r.compliance_eigenvalues) for r in figures)
+    for k in range(n_eig):
+        row(f"compliance eigenvalue {k + 1} [m/N]",
+            [r.compliance_eigenvalues[k] for r in figures], ".5e")
+    n_f = min(len(r.natural_frequencies) for r in figures)
+    for k in range(n_f):
+        row(f"natural frequency {k + 1} [Hz]", [r.natural_frequencies[k] for r in figures],
+            ".4g")
+    return rows
 
 
 def text_table(title: str, names, rows, label_width: int, min_width: int) -> str:

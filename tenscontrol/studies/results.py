@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tenscontrol.model.tables import Presentable, html_table
+
 __all__ = ["CaseFailure", "CaseResult", "StudyInterrupted", "StudyResult", "study_result"]
 
 
@@ -75,7 +77,7 @@ class CaseFailure:
 
 
 @dataclass(frozen=True, eq=False)
-class StudyResult:
+class StudyResult(Presentable):
     """The result of :func:`tenscontrol.run_study`; ``print()`` it for a summary.
 
     Attributes
@@ -112,9 +114,6 @@ class StudyResult:
                 f"finished={len(self.records)}, failed={len(self.failures)}, "
                 f"resumed={self.n_resumed}, wall_time={self.wall_time:.3g} s)")
 
-    def __str__(self) -> str:
-        return self.summary()
-
     @property
     def complete(self) -> bool:
         """True when every case finished or failed (nothing left to run)."""
@@ -129,18 +128,28 @@ class StudyResult:
                            f"{known}")
         return np.array([r.figures[name] for r in self.records])
 
-    def summary(self) -> str:
-        """Counts, timings, and each failure with its error."""
+    def _head(self) -> list:
+        """The counts and the timings, two lines."""
         cpu = self.cpu_time / max(1, len(self.records) + len(self.failures) - self.n_resumed)
-        lines = [f"study {self.pipeline}: {self.n_cases} cases, {len(self.records)} finished, "
+        return [f"study {self.pipeline}: {self.n_cases} cases, {len(self.records)} finished, "
                  f"{len(self.failures)} failed, {self.n_resumed} read back from "
                  f"{self.out if self.out is not None else '-'}",
                  f"wall time {self.wall_time:.3f} s, CPU time {self.cpu_time:.3f} s "
                  f"({cpu:.3f} s per case run)"]
+
+    def summary(self) -> str:
+        """Counts, timings, and each failure with its error."""
+        lines = self._head()
         for f in self.failures:
             lines.append(f"  case {f.index} {f.parameters}: {f.error_type}: "
                          f"{_short(f.message, 160)}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = [(f"case {f.index}", f.parameters, f"{f.error_type}: {_short(f.message, 160)}")
+                for f in self.failures]
+        return html_table(rows, header=["failed case", "parameters", "error"],
+                          caption="; ".join(self._head()))
 
     def plot_distribution(self, figure: str, by: str | None = "material"):
         """A box plot of `figure` per value of the parameter `by` (a matplotlib Figure); see

@@ -20,7 +20,7 @@ import scipy.linalg
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.selection import Selection, check_selection
-from tenscontrol.model.tables import html_table
+from tenscontrol.model.tables import Presentable, html_table, titled_table
 from tenscontrol.simulation.options import output_times, real_array
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory, max_abs
@@ -29,7 +29,7 @@ __all__ = ["ClosedLoopFigures", "ClosedLoopReport", "output_grid", "verify"]
 
 
 @dataclass(frozen=True)
-class ClosedLoopFigures:
+class ClosedLoopFigures(Presentable):
     """Figures of one response (deflections are deviations of the chosen outputs).
 
     Attributes
@@ -64,6 +64,21 @@ class ClosedLoopFigures:
                 f"effort_peak={self.effort_peak:.4g} N/m, effort_rms={self.effort_rms:.4g} N/m, "
                 f"slack={len(self.slack_time)}, saturated={len(self.saturated_time)}{checks})")
 
+    def summary(self) -> str:
+        """The figures as a table (one column of :meth:`ClosedLoopReport.summary`)."""
+        def strings(times):
+            return ", ".join(f"{k}: {v:.3g} s" for k, v in times.items()) or "none"
+        rows = [("peak deflection", f"{self.peak:.4e} m"), ("rms deflection", f"{self.rms:.4e} m"),
+                ("peak |u|", f"{self.effort_peak:.4g} N/m"),
+                ("rms ||u||", f"{self.effort_rms:.4g} N/m"),
+                ("slack strings", strings(self.slack_time)),
+                ("saturated strings", strings(self.saturated_time))]
+        # nan: not applicable (the linear model has no constraints and no energy balance)
+        rows += [(label, f"{value:.2e} {unit}") for label, value, unit in (
+            ("max |bar violation|", self.bar_violation, "m"),
+            ("max |energy violation|", self.energy_violation, "J")) if not np.isnan(value)]
+        return titled_table("ClosedLoopFigures", rows)
+
 
 def _time_rms(t: np.ndarray, sq: np.ndarray) -> float:
     """sqrt of the time average of sq(t) (trapezoid)."""
@@ -87,7 +102,7 @@ def _figures(t, y, u, traj: Trajectory | None) -> ClosedLoopFigures:
 
 
 @dataclass(frozen=True, eq=False)
-class ClosedLoopReport:
+class ClosedLoopReport(Presentable):
     """The result of :func:`verify`.
 
     Attributes
@@ -169,9 +184,6 @@ class ClosedLoopReport:
         rows.append(("linear prediction error (vs nonlinear)", "", "",
                      f"{100 * self.linear_error:.2f} % of peak"))
         return html_table(rows, header=["", *names], caption="ClosedLoopReport")
-
-    def __str__(self) -> str:
-        return self.summary()
 
     def plot(self, output: int | str | None = None):
         """Deflection (open, closed, linear) of one output and the applied force densities of

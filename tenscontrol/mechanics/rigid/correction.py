@@ -1,7 +1,7 @@
 """The rigid model's direct correction (docs/theory.md, "The direct correction with the energy
 row"), on the normal equations' envelope.
 
-Each Newton iteration takes the minimum-norm step ``dx = A^+ r`` of the linearised bar-length,
+Each Newton iteration takes the minimum-norm step ``dx = A^+ r`` of the linearized bar-length,
 velocity and energy conditions. A = [A_g; a^T]: the geometric rows A_g (two per bar, touching
 only the bar's two nodes) and the dense energy row a. The step is
 
