@@ -189,6 +189,22 @@ BUILDERS = {
 }
 
 
+def _sampled_run(c):
+    def make(c):
+        law = tc.discretize(_lqr(c).controller, 0.01, 0.002)
+        return tc.simulate(_equilibrium(c).structure, 0.05, controller=law)
+    return _shared(c, "sampled", make)
+
+
+# sampled-data control (issue 23)
+BUILDERS.update({
+    "SampledController": lambda c: tc.SampledController(),
+    "DiscreteFeedback": lambda c: tc.discretize(_lqr(c).controller, 0.01),
+    "SampledControlRecord": lambda c: _sampled_run(c).control,
+    "DiscreteLQRDesign": lambda c: tc.dlqr(_model(c), 0.01),
+    "ZOHModel": lambda c: tc.zoh(-np.eye(2), np.ones((2, 1)), 0.1, 0.01),
+})
+
 def _cases(c):
     return _shared(c, "cases", lambda c: tc.samples(
         {"rest_length_error": tc.Uniform(-0.02, 0.02)}, 2, seed=1,
