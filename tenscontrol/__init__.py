@@ -35,6 +35,7 @@ from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffn
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
+from tenscontrol.feedback.mpc import PredictiveController
 from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
 from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
@@ -67,13 +68,13 @@ __all__ = [
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
-    "DiscreteFeedback", "SampledControlRecord", "SampledController",
+    "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
     "minimal_realization", "save_mat",
     "DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
-    "gain_margin", "zoh",
+    "gain_margin", "mpc", "zoh",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -98,6 +99,7 @@ _LAZY = {
     "DiscreteLQRDesign": "linear.discrete", "ZOHModel": "linear.discrete",
     "discrete_closed_loop": "linear.discrete", "discretize": "linear.discrete",
     "dlqr": "linear.discrete", "gain_margin": "linear.discrete", "zoh": "linear.discrete",
+    "mpc": "linear.predictive",
     "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",

@@ -12,6 +12,8 @@ that are not exported at the top level but reached as attributes of public resul
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 
 import tenscontrol as tc
@@ -204,6 +206,10 @@ BUILDERS.update({
     "DiscreteLQRDesign": lambda c: tc.dlqr(_model(c), 0.01),
     "ZOHModel": lambda c: tc.zoh(-np.eye(2), np.ones((2, 1)), 0.1, 0.01),
 })
+# types that need an optional dependency: built where it is installed
+OPTIONAL = {"PredictiveController": "osqp"}
+if importlib.util.find_spec("osqp") is not None:
+    BUILDERS["PredictiveController"] = lambda c: tc.mpc(_model(c), 0.01)
 
 def _cases(c):
     return _shared(c, "cases", lambda c: tc.samples(
@@ -221,7 +227,8 @@ def _study(c):
 
 def public_classes() -> dict:
     """The classes exported by ``tenscontrol.__all__`` (lazy exports included), by name."""
-    return {name: getattr(tc, name) for name in tc.__all__ if isinstance(getattr(tc, name), type)}
+    return {name: getattr(tc, name) for name in tc.__all__ if isinstance(getattr(tc, name), type)
+            and (name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None)}
 
 
 def available() -> list:
