@@ -34,7 +34,8 @@ class SampledControlRecord(ControlRecord):
 
     The base fields are at the output times, with u the command held there (right-continuous:
     at a switching instant, the command that starts there) and ``controller_states`` the
-    controller state of the last sample.
+    controller state of the last sample. ``Trajectory.save`` writes the base fields only
+    (:func:`tenscontrol.load_trajectory` returns a plain ControlRecord).
 
     Attributes
     ----------
