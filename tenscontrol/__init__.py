@@ -38,8 +38,11 @@ from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFee
 from tenscontrol.feedback.allocation import (AllocatedController, Allocation, SelfStress,
                                              allocated, self_stress)
 from tenscontrol.feedback.shape import ShapeTracking
+from tenscontrol.feedback.mpc import PredictiveController
+from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
 from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
+from tenscontrol.simulation.sampled_loop import SampledControlRecord
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
@@ -72,11 +75,14 @@ __all__ = [
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
     "AllocatedController", "Allocation", "SelfStress", "allocated", "self_stress",
     "ShapeTracking",
+    "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
     "minimal_realization", "save_mat",
     "ShapeChange", "ShapePath", "shape_change", "shape_path",
+    "DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
+    "gain_margin", "mpc", "zoh",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -99,6 +105,10 @@ _LAZY = {
     "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
     "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
     "to_iosystem": "simulation.iosystem",
+    "DiscreteLQRDesign": "linear.discrete", "ZOHModel": "linear.discrete",
+    "discrete_closed_loop": "linear.discrete", "discretize": "linear.discrete",
+    "dlqr": "linear.discrete", "gain_margin": "linear.discrete", "zoh": "linear.discrete",
+    "mpc": "linear.predictive",
     "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",

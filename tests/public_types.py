@@ -12,6 +12,8 @@ that are not exported at the top level but reached as attributes of public resul
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 
 import tenscontrol as tc
@@ -213,6 +215,26 @@ BUILDERS = {
 }
 
 
+def _sampled_run(c):
+    def make(c):
+        law = tc.discretize(_lqr(c).controller, 0.01, 0.002)
+        return tc.simulate(_equilibrium(c).structure, 0.05, controller=law)
+    return _shared(c, "sampled", make)
+
+
+# sampled-data control (issue 23)
+BUILDERS.update({
+    "SampledController": lambda c: tc.SampledController(),
+    "DiscreteFeedback": lambda c: tc.discretize(_lqr(c).controller, 0.01),
+    "SampledControlRecord": lambda c: _sampled_run(c).control,
+    "DiscreteLQRDesign": lambda c: tc.dlqr(_model(c), 0.01),
+    "ZOHModel": lambda c: tc.zoh(-np.eye(2), np.ones((2, 1)), 0.1, 0.01),
+})
+# types that need an optional dependency: built where it is installed
+OPTIONAL = {"PredictiveController": "osqp"}
+if importlib.util.find_spec("osqp") is not None:
+    BUILDERS["PredictiveController"] = lambda c: tc.mpc(_model(c), 0.01)
+
 def _cases(c):
     return _shared(c, "cases", lambda c: tc.samples(
         {"rest_length_error": tc.Uniform(-0.02, 0.02)}, 2, seed=1,
@@ -229,7 +251,8 @@ def _study(c):
 
 def public_classes() -> dict:
     """The classes exported by ``tenscontrol.__all__`` (lazy exports included), by name."""
-    return {name: getattr(tc, name) for name in tc.__all__ if isinstance(getattr(tc, name), type)}
+    return {name: getattr(tc, name) for name in tc.__all__ if isinstance(getattr(tc, name), type)
+            and (name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None)}
 
 
 def available() -> list:

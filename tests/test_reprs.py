@@ -100,9 +100,9 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             refused.add(name)
             continue
         check_repr(worst, f"{name} with extreme numbers")
-    # they validate their fields on construction
+    # they validate their fields on construction (DiscreteFeedback: period > 0)
     assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal",
-                       "ShapeTracking"}
+                       "ShapeTracking", "DiscreteFeedback"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):
@@ -158,7 +158,7 @@ def _figures(name, obj) -> list:
     """Texts the summary of `obj` must contain."""
     if name == "Trajectory":
         return [f"{obj.t.size} (t = 0..1 s)", f"{np.abs(obj.bar_violation).max():.3e} m"]
-    if name == "ControlRecord":
+    if name in ("ControlRecord", "SampledControlRecord"):
         return [f"{obj.u[:, 0].min():.4g}", f"{obj.u[:, 0].max():.4g}"]
     if name == "Equilibrium":
         return ["string 3", "bar 1", f"{obj.gamma[0]:.6f}", f"residual {obj.residual:.3g} N"]

@@ -31,6 +31,8 @@ from tenscontrol.simulation.options import (duration, flag, positive_count, posi
 from tenscontrol.simulation.progress import ProgressBar
 from tenscontrol.mechanics.scales import Scales
 from tenscontrol.simulation.recording import Recorder
+from tenscontrol.simulation.sampled_loop import SampledLoop, SampledSolver
+from tenscontrol.feedback.sampled import is_sampled
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
@@ -312,7 +314,11 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         controller's command sets the force densities of the strings it commands, clipped to
         [0, gamma_max] for one-sided strings (:mod:`tenscontrol.simulation.actuation`), with the damper of
         a string the command leaves slack off; its internal states are integrated with
-        the structure's. The actuators' work joins `work`, so the energy balance and the
+        the structure's. A :class:`~tenscontrol.SampledController` (one with ``period`` and
+        ``update``) is called at ``t_k = k period`` instead and its command held from
+        ``t_k + delay`` (:mod:`tenscontrol.simulation.sampled_loop`): the integration restarts
+        at every sample and switching instant, so the hold is exact; the control record is
+        then a :class:`~tenscontrol.SampledControlRecord` with the samples. The actuators' work joins `work`, so the energy balance and the
         correction hold in closed loop. The trajectory's ``control`` records commands,
         applied force densities, slack and saturation. With ``"radau5"`` the Jacobian adds the
         controller's coupling by central differences.
@@ -371,7 +377,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     constant_loads = None if callable(loads) else fext(0.0, y0)
     loop = None
     if controller is not None:
-        loop = ClosedLoop(structure, controller)
+        loop = (SampledLoop if is_sampled(controller) else ClosedLoop)(structure, controller)
         y0 = np.concatenate([y0, loop.xc0])
         fext = _with_control(fext, loop)
     try:  # a force or controller function that fails at the start is a usage error
@@ -389,6 +395,13 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
                                       rtol=test_rtol, atol=test_atol, max_step=max_step,
                                       max_steps=max_steps)
         recorder = solver.output
+    elif isinstance(loop, SampledLoop):  # restarted at every sample and switching instant
+        recorder = Recorder(y0, t_eval, run.project)
+        jac = run.jac if method.needs_jacobian else None
+        solver = SampledSolver(loop, lambda t0, y, t1, first, steps: method(
+            run.fun, t0, y, t1, rtol=test_rtol, atol=test_atol, max_step=max_step, jac=jac,
+            correct=run.project, max_steps=steps, first_step=first), y0, float(t_final),
+            max_steps)
     else:
         recorder = Recorder(y0, t_eval, run.project)
         solver = method(run.fun, 0.0, y0, float(t_final), rtol=test_rtol, atol=test_atol,

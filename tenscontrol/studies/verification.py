@@ -18,6 +18,7 @@ import scipy.integrate
 import scipy.linalg
 
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
+from tenscontrol.feedback.sampled import DiscreteFeedback
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.tables import Presentable, html_table, titled_table
@@ -218,6 +219,11 @@ def _linear_prediction(structure, controller, loads, t, meas, options):
         Acl = np.block([[A + B @ DK @ Cm, B @ CK], [controller.BK @ Cm, controller.AK]])
         Bd = np.vstack([E, np.zeros((controller.n_states, E.shape[1]))])
         Cu = np.hstack([DK @ Cm, CK])
+    elif isinstance(controller, DiscreteFeedback):
+        q0 = model.q
+        d = lambda tt: np.asarray(loads(tt, q0, np.zeros(nx // 2)), dtype=float).reshape(-1)  # noqa
+        X, U = _sampled_response(A, B, E, controller, d, t)
+        return X @ meas.C.T, U
     else:
         return None, None
     nq = nx // 2
@@ -253,6 +259,41 @@ def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
             x = Phi @ x + Gamma @ d(t[k - 1] + (j + 0.5) * h)
         X[k] = x
     return X
+
+
+def _sampled_response(A, B, E, controller, d, t, substeps: int = 10):
+    """States (nt, nx) and held commands (nt, nu) of x' = A x + B u + E d(t), x(0) = 0, with
+    the DiscreteFeedback `controller` sampling x at k T and its command held from k T + delay
+    (the load held at midpoints of substeps, as in :func:`_lti_response`)."""
+    T, delay = controller.period, controller.delay
+    samples = T * np.arange(max(1, int(np.ceil(t[-1] / T - 1e-9))))
+    grid = np.unique(np.concatenate([t, samples, samples + delay]))
+    grid = grid[grid <= t[-1]]
+    nx, nu = A.shape[0], B.shape[1]
+    AB = np.hstack([B, E])
+    x, xc, u, pending = np.zeros(nx), controller.initial_state(), np.zeros(nu), np.zeros(nu)
+    X, U, r, steps = np.zeros((t.size, nx)), np.zeros((t.size, nu)), 0, {}
+    tol = 1e-12 * max(1.0, t[-1])
+    for a, b in zip(grid, np.append(grid[1:], np.inf)):
+        k = int(np.rint(a / T))
+        if abs(a - k * T) <= tol:
+            signal = x if controller.measurement is None else controller.measurement.C @ x
+            pending = -(controller.CK @ xc + controller.DK @ signal)
+            xc = controller.AK @ xc + controller.BK @ signal
+        if abs(a - k * T - delay) <= tol:
+            u = pending
+        while r < t.size and t[r] <= a + tol:
+            X[r], U[r], r = x, u, r + 1
+        if b == np.inf:
+            break
+        h = (b - a) / substeps
+        key = round(h / tol)
+        if key not in steps:
+            steps[key] = _hold_step(A, AB, h)
+        Phi, Gamma = steps[key]
+        for j in range(substeps):
+            x = Phi @ x + Gamma @ np.concatenate([u, d(a + (j + 0.5) * h)])
+    return X, U
 
 
 def _hold_step(A, B, h):

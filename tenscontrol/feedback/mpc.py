@@ -1,0 +1,199 @@
+"""Tension-bounded model predictive control on the string force densities.
+
+At each sample the controller solves a quadratic program over a horizon of N commands
+``U = [u_0; ...; u_{N-1}]`` on the exact zero-order-hold model of the reduced design model,
+``z_{i+1} = Ad z_i + Bd u_i`` (``z_0 = L (x_k - x*)``, the left inverse of the minimal
+realization, as for LQR):
+
+    minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + z_N^T P z_N
+    subject to  gamma_min <= gamma_i + u_i <= gamma_max           (every commanded string)
+                |u_i - u_{i-1}| <= rate_limit * period             (optional)
+
+with P the discrete Riccati solution (so without active bounds the first move is the discrete
+LQR's). ``gamma_i`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for
+``kind="passive"`` the elastic law, exactly at the sampled state for i = 0 and linearized
+along the prediction after (``gamma_0 + G (z_i - z_0)``, G its gradient), so a stretched
+string's own tension counts against its bounds. The QP is condensed (U only), set up once
+in OSQP once (its KKT matrix factored at setup, and again only when OSQP's adaptive rho
+changes); each sample updates the linear term and the bounds and warm-starts from the last
+solution. The variables are whitened by the Cholesky factor of the cost (the cost becomes
+``|V|^2``): without that, the strings' self-stress directions (commands that change no nodal
+force, costed by R alone) leave OSQP's first-order iteration at its iteration limit on the
+ball. OSQP is an optional dependency
+(``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
+BSD-licensed with binary wheels.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from tenscontrol.feedback.sampled import SampledController, check_timing
+
+__all__ = ["PredictiveController", "require_osqp"]
+
+# OSQP's own statuses that count as a usable solution (solved, solved inaccurate)
+_SOLVED = (1, 2)
+_INFINITY = 1e30        # OSQP's infinity
+_EPS = 1e-6             # OSQP's absolute and relative tolerances
+
+
+def require_osqp():
+    """The osqp module, or an ImportError that names the extra to install."""
+    try:
+        import osqp
+    except ImportError:
+        raise ImportError("model predictive control needs OSQP, an optional dependency: "
+                          "pip install 'tenscontrol[mpc]' (or pip install osqp)") from None
+    return osqp
+
+
+def _powers(Ad, Bd, N):
+    """Ax (N+1, r, r) with Ax[i] = Ad^i, and Bu (N+1, r, N nu): z_i = Ax[i] z_0 + Bu[i] U."""
+    r, nu = Bd.shape
+    Ax = np.empty((N + 1, r, r))
+    Bu = np.zeros((N + 1, r, N * nu))
+    Ax[0] = np.eye(r)
+    for i in range(1, N + 1):
+        Ax[i] = Ad @ Ax[i - 1]
+        Bu[i] = Ad @ Bu[i - 1]
+        Bu[i][:, (i - 1) * nu:i * nu] = Bd
+    return Ax, Bu
+
+
+def _condensed(Ad, Bd, Q, R, P, G, N):
+    """The condensed QP on U: cost ``U^T H U + 2 z_0^T F^T U`` (+ const), tension rows T U
+    (``u_i + G (z_i - z_0)``) whose bounds move by ``-shift z_0``."""
+    Ax, Bu = _powers(Ad, Bd, N)
+    Qbar = [Q] * (N - 1) + [P]
+    H = sum(Bu[i].T @ Qbar[i - 1] @ Bu[i] for i in range(1, N + 1)) + np.kron(np.eye(N), R)
+    F = sum(Bu[i].T @ Qbar[i - 1] @ Ax[i] for i in range(1, N + 1))
+    T = np.eye(N * Bd.shape[1]) + np.vstack([G @ Bu[i] for i in range(N)])
+    shift = np.vstack([G @ (Ax[i] - Ax[0]) for i in range(N)])
+    return H, F, T, shift
+
+
+class PredictiveController(SampledController):
+    """The tension-bounded MPC as a :class:`~tenscontrol.SampledController` (see the module
+    docstring); built by :func:`tenscontrol.mpc`.
+
+    Parameters
+    ----------
+    Ad, Bd : ndarray, shape (r, r), (r, nu)
+        ZOH model of the reduced design model at `period`.
+    L : ndarray, shape (r, 2nq)
+        ``z = L (x - x*)``.
+    Q, P : ndarray, shape (r, r)
+        Stage and terminal weights; R : ndarray (nu, nu).
+    G : ndarray, shape (nu, r)
+        Gradient of the commanded strings' elastic law on z (zero for ``kind="control"``).
+    q_ref, strings, gamma_ref, kind, period
+        As for every sampled controller.
+    gamma_min, gamma_max : ndarray, shape (nu,)
+        Force-density bounds [N/m].
+    horizon : int
+    rate_limit : ndarray (nu,) or None
+        [N/m/s].
+    law : tuple or None
+        (pairs (nu, 2), stiffness, rest_length, spring) of the commanded strings, for the
+        exact elastic law at the sample (``kind="passive"``).
+    fallback : ndarray, shape (nu, r)
+        The discrete LQR gain used, clipped to the bounds, when a QP is not solved.
+    """
+
+    delay = 0.0
+
+    def __init__(self, Ad, Bd, L, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
+                 gamma_min, gamma_max, horizon, rate_limit, law, fallback):
+        osqp = require_osqp()
+        import scipy.sparse as sp
+
+        self.period, _ = check_timing(period, 0.0, "PredictiveController")
+        self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
+        self.q_ref, self.L, self.law, self.fallback = q_ref, L, law, fallback
+        self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, _INFINITY)
+        self.horizon, self.rate_limit = horizon, rate_limit
+        nu, N = strings.size, horizon
+        self.n_states = nu                         # the last command (for the rate limit)
+        H, self._F, T, self._shift = _condensed(Ad, Bd, Q, R, P, G, N)
+        rows = [T]
+        if rate_limit is not None:
+            rows.append(np.eye(N * nu) - np.eye(N * nu, k=-nu))
+        # whitened variables V = C^T U (H = C C^T): the cost becomes |V|^2 / 2, which the
+        # first-order OSQP iteration needs when self-stress makes H ill-conditioned (commands
+        # that change no nodal force cost only R: the ball's condition number is ~1e9)
+        # and the cost scaled so that a command of one gamma_ref costs about 1: OSQP's
+        # absolute tolerance is then a fixed fraction of the prestress, not of the cost's units
+        unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
+        scale = 1.0 / np.mean(np.diag(H) * unit**2)
+        H, self._F = scale * H, scale * self._F
+        C = np.linalg.cholesky(0.5 * (H + H.T))
+        self._unwhiten = np.linalg.inv(C).T        # U = unwhiten @ V
+        self._F = self._unwhiten.T @ self._F
+        A = np.vstack(rows) @ self._unwhiten
+        self._solver = osqp.OSQP()
+        self._solver.setup(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
+                           A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
+                           u=np.full(A.shape[0], _INFINITY), verbose=False, warm_starting=True,
+                           polishing=False, eps_abs=_EPS, eps_rel=_EPS, max_iter=4000)
+        self._info = {}
+
+    def __repr__(self) -> str:
+        return (f"PredictiveController(kind={self.kind!r}, commanded_strings={self.strings.size}"
+                f", horizon={self.horizon}, period={self.period:g} s, rate_limit="
+                f"{'none' if self.rate_limit is None else 'yes'})")
+
+    def elastic_law(self, q: np.ndarray) -> np.ndarray:
+        """What u adds to at positions q (3n,): the elastic law's force densities (passive)
+        or gamma_ref (control) [N/m], shape (nu,)."""
+        if self.law is None:
+            return self.gamma_ref
+        pairs, k, l0, spring = self.law
+        N = q.reshape(-1, 3)
+        length = np.linalg.norm(N[pairs[:, 1]] - N[pairs[:, 0]], axis=1)
+        law = k * (1.0 - l0 / length)
+        return np.where(spring | (length > l0), law, 0.0)
+
+    def bounds(self, q: np.ndarray, z0: np.ndarray, u_prev: np.ndarray):
+        """(lower, upper) of the QP's constraint rows at the sample."""
+        base = self.elastic_law(q)
+        shift = self._shift @ z0
+        N = self.horizon
+        lo = np.tile(self.gamma_min - base, N) - shift
+        hi = np.tile(self.gamma_max - base, N) - shift
+        if self.rate_limit is not None:
+            step = np.tile(self.rate_limit * self.period, N)
+            first = np.concatenate([u_prev, np.zeros((N - 1) * u_prev.size)])
+            lo, hi = np.concatenate([lo, first - step]), np.concatenate([hi, first + step])
+        return lo, hi
+
+    def initial_state(self) -> np.ndarray:
+        self._solver.warm_start(x=np.zeros(self.horizon * self.strings.size))
+        return np.zeros(self.strings.size)
+
+    def update(self, k, t, q, qd, xk):
+        start = time.process_time()
+        z0 = self.L @ np.concatenate([q - self.q_ref, qd])
+        lo, hi = self.bounds(q, z0, xk)
+        self._solver.update(q=self._F @ z0, l=lo, u=hi)
+        res = self._solver.solve(raise_error=False)
+        status = int(res.info.status_val)
+        nu = self.strings.size
+        # the first move's rows are its bounds at the sampled state (no prediction in them):
+        # clipping the QP's answer there removes OSQP's tolerance-sized violations (about
+        # 1e-3 of gamma_min on the ball), so the command meets gamma_min exactly at the sample
+        if status in _SOLVED:
+            u = np.clip(self._unwhiten[:nu] @ res.x, lo[:nu], hi[:nu])
+        else:       # the clipped discrete LQR move
+            u = np.clip(-self.fallback @ z0, lo[:nu], hi[:nu])
+        self._info = {"status": status, "iterations": int(res.info.iter),
+                      "solve_time": float(res.info.run_time),
+                      "cpu_time": time.process_time() - start}
+        return u, u
+
+    def sample_info(self) -> dict:
+        """The last QP's OSQP status (1 solved, 2 solved inaccurate, else failed: the clipped
+        LQR move was used), iterations, OSQP run time [s] and the update's CPU time [s]."""
+        return dict(self._info)

@@ -1,0 +1,206 @@
+"""Sampled-data controllers: force-density commands computed at a fixed rate and held.
+
+A :class:`SampledController` runs at the sample instants ``t_k = k * period``: it reads the
+nodal state there and returns the command u_k [N/m] (the change from the operating point, read
+as for every :class:`tenscontrol.feedback.controllers.Controller`, by ``kind``), which a
+zero-order hold applies from ``t_k + delay`` to ``t_{k+1} + delay`` (a computation delay
+``0 <= delay < period``; before the first command acts, u = 0). The simulator restarts its
+integration at every sample and every delay instant, so the held command is exact
+(:mod:`tenscontrol.simulation.sampled_loop`).
+
+:class:`DiscreteFeedback` is the linear discrete-time law that
+:func:`tenscontrol.discretize` and :func:`tenscontrol.dlqr` return; subclass
+:class:`SampledController` and write :meth:`SampledController.update` for a law of your own
+(an estimator, a model predictive controller).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tenscontrol.feedback.controllers import Measurement, check_kind
+
+__all__ = ["DiscreteFeedback", "SampledController", "check_timing", "is_sampled"]
+
+
+def check_timing(period, delay, who: str) -> tuple[float, float]:
+    """(period, delay) as floats, checked: period > 0 finite, 0 <= delay < period."""
+    for name, value in (("period", period), ("delay", delay)):
+        if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.floating,
+                                                                      np.integer)):
+            raise TypeError(f"{who}: {name} must be a number of seconds, got "
+                            f"{type(value).__name__}")
+    period, delay = float(period), float(delay)
+    if not (np.isfinite(period) and period > 0):
+        raise ValueError(f"{who}: period must be a positive number of seconds, got {period}")
+    if not (np.isfinite(delay) and 0 <= delay < period):
+        raise ValueError(f"{who}: delay must satisfy 0 <= delay < period = {period:g} s, got "
+                         f"{delay}")
+    return period, delay
+
+
+def _repr(controller, *figures: str, law: str | None = None) -> str:
+    """One line: the class, its law, kind, sizes and timing."""
+    parts = ([f"law={law!r}"] if law else []) + [
+        f"kind={getattr(controller, 'kind', None)!r}",
+        f"commanded_strings={np.size(getattr(controller, 'strings', ()))}",
+        f"states={getattr(controller, 'n_states', 0)}",
+        f"period={getattr(controller, 'period', None)!r} s",
+        f"delay={getattr(controller, 'delay', None)!r} s", *figures]
+    return f"{type(controller).__name__}({', '.join(parts)})"
+
+
+def _checked_fields(obj, matrices) -> None:
+    """Store `matrices` (attribute names) as read-only float arrays, strings as int64,
+    gamma_ref and q_ref as float vectors; check the kind."""
+    who = type(obj).__name__
+    for name in (*matrices, "gamma_ref", "q_ref"):
+        value = np.array(getattr(obj, name), dtype=float)
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"{who}: {name} must be finite")
+        value.setflags(write=False)
+        object.__setattr__(obj, name, value)
+    strings = np.asarray(obj.strings).reshape(-1)
+    if strings.size and not np.issubdtype(strings.dtype, np.integer):
+        raise ValueError(f"{who}: strings must be string indices (integers), got "
+                         f"{strings.tolist()}")
+    object.__setattr__(obj, "strings", strings.astype(np.int64))
+    check_kind(obj.kind)
+    if obj.gamma_ref.shape != (strings.size,):
+        raise ValueError(f"{who}: gamma_ref must have one force density per string "
+                         f"({strings.size}), got shape {obj.gamma_ref.shape}")
+
+
+class SampledController:
+    """What the simulator needs from a sampled-data controller (subclass it for your own).
+
+    Attributes
+    ----------
+    strings : ndarray of int, shape (nu,)
+        The commanded strings, in the order of its output.
+    gamma_ref : ndarray, shape (nu,)
+        Their force densities at the operating point [N/m].
+    kind : {"passive", "control"}
+        How u is applied, as for :class:`tenscontrol.feedback.controllers.Controller`.
+    period : float
+        Sample period [s].
+    delay : float
+        Computation delay [s], ``0 <= delay < period``: u_k acts from ``t_k + delay``.
+    n_states : int
+        Size of the controller's discrete state (0 for a static law).
+    """
+
+    strings: np.ndarray
+    gamma_ref: np.ndarray
+    kind: str = "passive"
+    period: float
+    delay: float = 0.0
+    n_states: int = 0
+
+    def __repr__(self) -> str:
+        return _repr(self)
+
+    def initial_state(self) -> np.ndarray:
+        """The controller state at the first sample, shape (n_states,)."""
+        return np.zeros(self.n_states)
+
+    def update(self, k: int, t: float, q: np.ndarray, qd: np.ndarray,
+               xk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The command and the next state at sample k.
+
+        Parameters
+        ----------
+        k : int
+            Sample index; ``t = k * period``.
+        t : float
+            Sample time [s].
+        q, qd : ndarray, shape (3n,)
+            Sampled positions [m] and velocities [m/s]. A sensor-based controller forms its
+            measurements (with seeded noise) from them here.
+        xk : ndarray, shape (n_states,)
+            The controller state at sample k.
+
+        Returns
+        -------
+        u : ndarray, shape (nu,)
+            The command [N/m], held from ``t + delay`` to ``t + period + delay``.
+        x_next : ndarray, shape (n_states,)
+            The controller state at sample k + 1.
+        """
+        raise NotImplementedError("a SampledController subclass must define update")
+
+    def sample_info(self) -> dict:
+        """Optional figures of the last :meth:`update` (name -> number), kept per sample in
+        the control record (e.g. a QP's status and solve time); none by default."""
+        return {}
+
+
+def is_sampled(controller) -> bool:
+    """Whether `controller` is a sampled-data controller (has ``period`` and ``update``)."""
+    return hasattr(controller, "period") and callable(getattr(controller, "update", None))
+
+
+@dataclass(frozen=True, eq=False)
+class DiscreteFeedback(SampledController):
+    """A linear discrete-time law on the sampled state or a measurement (negative feedback).
+
+    ``xc_{k+1} = AK xc_k + BK s_k``, ``u_k = -(CK xc_k + DK s_k)`` with the signal
+    ``s_k = [q_k - q*; qd_k]`` (state feedback, ``measurement`` None) or ``s_k = y_m(q_k)``
+    (the measured deviations of a :class:`~tenscontrol.feedback.controllers.Measurement`).
+    A static state feedback ``u_k = -K (x_k - x*)`` has AK, BK, CK empty and DK = K.
+
+    Attributes
+    ----------
+    AK, BK, CK, DK : ndarray
+        (nk, nk), (nk, ns), (nu, nk), (nu, ns), ns = 2 nq or the measured signals.
+    q_ref : ndarray, shape (nq,)
+        Operating point q* [m].
+    strings, gamma_ref, kind, period, delay
+        As for every :class:`SampledController`.
+    measurement : Measurement, optional
+        The measured signals; None for state feedback.
+    """
+
+    AK: np.ndarray
+    BK: np.ndarray
+    CK: np.ndarray
+    DK: np.ndarray
+    q_ref: np.ndarray
+    strings: np.ndarray
+    gamma_ref: np.ndarray
+    kind: str = "passive"
+    period: float = 1e-3
+    delay: float = 0.0
+    measurement: Measurement | None = None
+
+    def __post_init__(self):
+        _checked_fields(self, ("AK", "BK", "CK", "DK"))
+        period, delay = check_timing(self.period, self.delay, "DiscreteFeedback")
+        object.__setattr__(self, "period", period)
+        object.__setattr__(self, "delay", delay)
+        nk, nu = self.AK.shape[0] if self.AK.ndim == 2 else 0, self.strings.size
+        ns = 2 * self.q_ref.size if self.measurement is None else self.measurement.n_signals
+        shapes = {"AK": (nk, nk), "BK": (nk, ns), "CK": (nu, nk), "DK": (nu, ns)}
+        for name, shape in shapes.items():
+            if np.shape(getattr(self, name)) != shape:
+                raise ValueError(f"DiscreteFeedback: {name} must have shape {shape}, got "
+                                 f"{np.shape(getattr(self, name))}")
+
+    @property
+    def n_states(self) -> int:
+        return self.AK.shape[0]
+
+    def __repr__(self) -> str:
+        return _repr(self, law="u_k = -(CK xc_k + DK s_k)")
+
+    def signal(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The fed-back signal s at (q, qd): ``[q - q*; qd]`` or the measurement."""
+        if self.measurement is None:
+            return np.concatenate([q - self.q_ref, qd])
+        return self.measurement(q)
+
+    def update(self, k, t, q, qd, xk):
+        s = self.signal(q, qd)
+        return -(self.CK @ xk + self.DK @ s), self.AK @ xk + self.BK @ s

@@ -1,0 +1,297 @@
+"""Sampled-data design: exact zero-order-hold models, discretized and discrete controllers.
+
+- :func:`zoh`: the exact discretization of ``x' = A x + B u`` with u held over each period,
+  with an optional computation delay (the command of sample k acts from ``t_k + delay``):
+  ``x_{k+1} = Phi x_k + Gamma0 u_k + Gamma1 u_{k-1}`` (Franklin, Powell & Workman, *Digital
+  Control of Dynamic Systems*, 3rd ed., section 4.3.3, "fractional delay").
+- :func:`discretize`: a continuous :class:`~tenscontrol.StateFeedback` sampled and held
+  (``u_k = -K (x_k - x*)``) or an :class:`~tenscontrol.OutputFeedback` discretized exactly
+  by python-control's ``c2d`` (ZOH on the measurement), as a
+  :class:`~tenscontrol.DiscreteFeedback`.
+- :func:`dlqr`: the discrete LQR on the ZOH model of the minimal (or design-order) model,
+  delay included in the model.
+- :func:`discrete_closed_loop`: a sampled controller around the ZOH model of a minimal
+  realization, the discrete loop whose spectral radius is its stability figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import control as ct
+import numpy as np
+import scipy.linalg
+
+from tenscontrol import validation
+from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback
+from tenscontrol.feedback.sampled import DiscreteFeedback, check_timing
+from tenscontrol.linear.reduction import MinimalRealization
+from tenscontrol.linear.synthesis import LQRDesign, lqr
+from tenscontrol.model.selection import Selection
+
+__all__ = ["DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
+           "gain_margin", "zoh"]
+
+
+@dataclass(frozen=True, eq=False)
+class ZOHModel:
+    """``x_{k+1} = Phi x_k + Gamma0 u_k + Gamma1 u_{k-1}``: the exact sampled model.
+
+    Attributes
+    ----------
+    Phi : ndarray, shape (n, n)
+        ``expm(A T)``.
+    Gamma0 : ndarray, shape (n, m)
+        The effect of u_k, held from ``t_k + delay`` to ``t_{k+1}``.
+    Gamma1 : ndarray, shape (n, m)
+        The effect of u_{k-1}, still held from ``t_k`` to ``t_k + delay`` (zero without delay).
+    period, delay : float
+        [s].
+    """
+
+    Phi: np.ndarray
+    Gamma0: np.ndarray
+    Gamma1: np.ndarray
+    period: float
+    delay: float
+
+    def __repr__(self) -> str:
+        n, m = self.Gamma0.shape
+        rho = float(np.abs(np.linalg.eigvals(self.Phi)).max()) if n else 0.0
+        return (f"ZOHModel(states={n}, inputs={m}, period={self.period:g} s, "
+                f"delay={self.delay:g} s, spectral radius of Phi={rho:.6g})")
+
+    def augmented(self) -> tuple[np.ndarray, np.ndarray]:
+        """(A, B) on the state ``[x_k; u_{k-1}]``: ``[[Phi, Gamma1], [0, 0]]``, ``[Gamma0; I]``
+        (without delay, just (Phi, Gamma0))."""
+        if self.delay == 0:
+            return self.Phi, self.Gamma0
+        n, m = self.Gamma0.shape
+        A = np.block([[self.Phi, self.Gamma1], [np.zeros((m, n)), np.zeros((m, m))]])
+        return A, np.vstack([self.Gamma0, np.eye(m)])
+
+
+def _held(A, B, h):
+    """(expm(A h), int_0^h expm(A s) ds B) from one exponential of [[A, B], [0, 0]] h."""
+    n, m = B.shape
+    big = np.zeros((n + m, n + m))
+    big[:n, :n], big[:n, n:] = A * h, B * h
+    E = scipy.linalg.expm(big)
+    return E[:n, :n], E[:n, n:]
+
+
+def zoh(A, B, period: float, delay: float = 0.0) -> ZOHModel:
+    """The exact zero-order-hold discretization of ``x' = A x + B u``.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+    B : array_like, shape (n, m)
+    period : float
+        Sample period T [s].
+    delay : float
+        Computation delay [s], ``0 <= delay < period``.
+
+    Returns
+    -------
+    ZOHModel
+    """
+    period, delay = check_timing(period, delay, "zoh")
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or B.ndim != 2 or B.shape[0] != A.shape[0]:
+        raise ValueError(f"zoh: A must be square (n, n) and B (n, m), got {A.shape} and {B.shape}")
+    Phi, _ = _held(A, B, period)
+    late, Gamma0 = _held(A, B, period - delay)
+    if delay == 0:
+        return ZOHModel(Phi, Gamma0, np.zeros_like(Gamma0), period, delay)
+    _, early = _held(A, B, delay)
+    return ZOHModel(Phi, Gamma0, late @ early, period, delay)
+
+
+def discretize(controller, period: float, delay: float = 0.0) -> DiscreteFeedback:
+    """A continuous controller as a sampled one at `period`, held, with a computation delay.
+
+    A :class:`~tenscontrol.StateFeedback` becomes ``u_k = -K (x_k - x*)``; an
+    :class:`~tenscontrol.OutputFeedback` ``K(s)`` is discretized exactly with its input held
+    over each period (python-control's ``c2d``, method ``"zoh"``).
+
+    Parameters
+    ----------
+    controller : StateFeedback or OutputFeedback
+    period : float
+        Sample period [s].
+    delay : float
+        Computation delay [s], ``0 <= delay < period``.
+
+    Returns
+    -------
+    DiscreteFeedback
+    """
+    period, delay = check_timing(period, delay, "discretize")
+    common = dict(strings=controller.strings if hasattr(controller, "strings") else None,
+                  gamma_ref=getattr(controller, "gamma_ref", None),
+                  kind=getattr(controller, "kind", None), period=period, delay=delay)
+    if isinstance(controller, StateFeedback):
+        nu, ns = controller.K.shape
+        return DiscreteFeedback(np.zeros((0, 0)), np.zeros((0, ns)), np.zeros((nu, 0)),
+                                controller.K, controller.q_ref, **common)
+    if isinstance(controller, OutputFeedback):
+        nk = controller.n_states
+        if nk:
+            sysd = ct.c2d(ct.ss(controller.AK, controller.BK, controller.CK, controller.DK),
+                          period, method="zoh")
+            AK, BK = np.asarray(sysd.A), np.asarray(sysd.B)
+        else:
+            AK, BK = controller.AK, controller.BK
+        return DiscreteFeedback(AK, BK, controller.CK, controller.DK,
+                                controller.measurement.q_ref, measurement=controller.measurement,
+                                **common)
+    raise TypeError(f"discretize: controller must be a StateFeedback or an OutputFeedback (what "
+                    f"lqr and hinfsyn return), got {type(controller).__name__}")
+
+
+@dataclass(frozen=True, eq=False)
+class DiscreteLQRDesign:
+    """Result of :func:`dlqr`.
+
+    Attributes
+    ----------
+    controller : DiscreteFeedback
+        ``u_k = -K (x_k - x*)`` (no delay), or with delay the law on ``[x_k; u_{k-1}]``.
+    K_reduced : ndarray, shape (nu, r) or (nu, r + nu)
+        Gain on the reduced state (and the previous command, with delay).
+    poles : ndarray
+        Eigenvalues of the discrete closed loop (``|z| < 1``), sorted by modulus.
+    spectral_radius : float
+        Their largest modulus.
+    model : ZOHModel
+        The sampled reduced model.
+    continuous : LQRDesign
+        The continuous design whose weights and minimal realization were used.
+    """
+
+    controller: DiscreteFeedback
+    K_reduced: np.ndarray
+    poles: np.ndarray
+    spectral_radius: float
+    model: ZOHModel
+    continuous: LQRDesign
+
+    def __repr__(self) -> str:
+        return (f"DiscreteLQRDesign(inputs={self.K_reduced.shape[0]}, period="
+                f"{self.model.period:g} s, delay={self.model.delay:g} s, spectral radius="
+                f"{self.spectral_radius:.6g})")
+
+
+def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
+         outputs: Selection | None = None, order=None, effort=1.0) -> DiscreteLQRDesign:
+    """Discrete LQR on the zero-order-hold model of the minimal realization.
+
+    Minimizes ``sum_k T (z_k^T Q_r z_k + u_k^T R u_k)`` (the continuous cost of :func:`lqr`
+    sampled at the period T) subject to the exact ZOH model of ``model.actuated()``'s
+    minimal (or order-`order`) realization, with the computation delay in the model.
+
+    Parameters
+    ----------
+    model : LinearModel
+    period : float
+        Sample period [s].
+    delay : float
+        Computation delay [s], ``0 <= delay < period``.
+    Q, R, outputs, order, effort
+        As for :func:`tenscontrol.lqr` (same defaults).
+
+    Returns
+    -------
+    DiscreteLQRDesign
+    """
+    period, delay = check_timing(period, delay, "dlqr")
+    cont = lqr(model, Q=Q, R=R, outputs=outputs, order=order, effort=effort)
+    mr, ctrl = cont.minimal, cont.controller
+    nu = ctrl.strings.size
+    A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
+    T, L = mr.basis, mr.left_inverse
+    Qr = T.T @ cont.Q @ T
+    disc = zoh(A, B, period, delay)
+    Ad, Bd = disc.augmented()
+    Qa = scipy.linalg.block_diag(0.5 * (Qr + Qr.T), np.zeros((Ad.shape[0] - A.shape[0],) * 2))
+    X = scipy.linalg.solve_discrete_are(Ad, Bd, period * Qa, period * cont.R)
+    Ka = np.linalg.solve(period * cont.R + Bd.T @ X @ Bd, Bd.T @ X @ Ad)
+    poles = np.linalg.eigvals(Ad - Bd @ Ka)
+    poles = poles[np.argsort(np.abs(poles))]
+    Kx = Ka[:, :A.shape[0]] @ L
+    if delay == 0:
+        law = DiscreteFeedback(np.zeros((0, 0)), np.zeros((0, Kx.shape[1])), np.zeros((nu, 0)),
+                               Kx, ctrl.q_ref, ctrl.strings, ctrl.gamma_ref, ctrl.kind, period)
+    else:   # the state is the previous command: xc_{k+1} = u_k = -(Ku xc_k + Kx s_k)
+        Ku = Ka[:, A.shape[0]:]
+        law = DiscreteFeedback(-Ku, -Kx, Ku, Kx, ctrl.q_ref, ctrl.strings, ctrl.gamma_ref,
+                               ctrl.kind, period, delay)
+    return DiscreteLQRDesign(law, Ka, poles, float(np.abs(poles).max()), disc, cont)
+
+
+def discrete_closed_loop(minimal: MinimalRealization, controller,
+                         gain: float = 1.0) -> ct.StateSpace:
+    """The sampled controller around the exact ZOH model of a minimal realization.
+
+    States ``[z_k; xc_k; u_{k-1}]`` (reduced plant, controller, the command still held during
+    the delay), inputs the disturbances d held over each period, outputs ``[y; u]``.
+
+    Parameters
+    ----------
+    minimal : MinimalRealization
+        E.g. ``lqr(...).minimal``; its inputs are the controller's strings first, then d.
+    controller : DiscreteFeedback
+    gain : float
+        Loop gain multiplying the controller's output (1: the design; see :func:`gain_margin`).
+
+    Returns
+    -------
+    control.StateSpace
+        Discrete time, ``dt = controller.period``.
+    """
+    if not isinstance(controller, DiscreteFeedback):
+        raise TypeError(f"discrete_closed_loop: controller must be a DiscreteFeedback (from "
+                        f"discretize or dlqr), got {type(controller).__name__}")
+    gain = validation.real("discrete_closed_loop: gain", gain, positive=True,
+                           expected="a positive number")
+    nu = controller.strings.size
+    A, Bfull = np.asarray(minimal.sys.A), np.asarray(minimal.sys.B)
+    C = np.asarray(minimal.sys.C)
+    n, nd = A.shape[0], Bfull.shape[1] - nu
+    plant = zoh(A, Bfull, controller.period, controller.delay)
+    P0u, P1u = plant.Gamma0[:, :nu], plant.Gamma1[:, :nu]
+    Ed = plant.Gamma0[:, nu:] + plant.Gamma1[:, nu:]           # d held over the whole period
+    Cs = minimal.basis if controller.measurement is None else \
+        controller.measurement.C @ minimal.basis               # s_k = Cs z_k
+    DKs, CK, nk = gain * controller.DK @ Cs, gain * controller.CK, controller.n_states
+    # u_k = -(CK xc_k + DKs z_k)
+    Acl = np.block([
+        [plant.Phi - P0u @ DKs, -P0u @ CK, P1u],
+        [controller.BK @ Cs, controller.AK, np.zeros((nk, nu))],
+        [-DKs, -CK, np.zeros((nu, nu))]])
+    Bcl = np.vstack([Ed, np.zeros((nk + nu, nd))])
+    Ccl = np.block([[C, np.zeros((C.shape[0], nk + nu))], [-DKs, -CK, np.zeros((nu, nu))]])
+    return ct.ss(Acl, Bcl, Ccl, 0, controller.period)
+
+
+def gain_margin(minimal: MinimalRealization, controller, upper: float = 100.0) -> float:
+    """The largest loop gain ``g <= upper`` with the discrete closed loop stable for every gain
+    in ``[1, g]`` (bisection to 1e-3 relative on the spectral radius < 1); 1.0 if the design
+    itself is unstable, `upper` if no instability was found below it (a scan of 40 gains
+    brackets the first crossing)."""
+    def stable(g):
+        sys = discrete_closed_loop(minimal, controller, g)
+        return np.abs(np.linalg.eigvals(np.asarray(sys.A))).max() < 1.0
+    if not stable(1.0):
+        return 1.0
+    grid = np.geomspace(1.0, upper, 40)
+    bad = [g for g in grid[1:] if not stable(g)]
+    if not bad:
+        return float(upper)
+    hi = bad[0]
+    lo = grid[np.searchsorted(grid, hi) - 1]
+    while hi / lo > 1 + 1e-3:
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if stable(mid) else (lo, mid)
+    return float(lo)

@@ -1,0 +1,94 @@
+"""Tension-bounded MPC: the QP's answer, the bounds in the nonlinear loop, the optional OSQP."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tenscontrol as tc
+from tenscontrol.feedback import mpc as mpc_module
+
+pytest.importorskip("osqp")
+
+
+@pytest.fixture(scope="module")
+def tbar():
+    """The README's T-bar and its passive model (outputs x, z of nodes 2 and 3)."""
+    s = tc.equilibrium(tc.catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
+    return s, tc.linearize(s, kind="passive", outputs=tc.Selection(nodes=[2, 3], axes="xz"))
+
+
+def test_without_active_bounds_the_first_move_is_the_discrete_lqr(tbar):
+    s, model = tbar
+    T = 0.005
+    m = tc.mpc(model, T, horizon=15, gamma_min=0.0, effort=1e-2)
+    d = tc.dlqr(model, T, effort=1e-2)
+    rng = np.random.default_rng(1)
+    free = s.free_coordinates
+    for _ in range(3):
+        dq = np.zeros(s.nodes.size)
+        dq[free] = 1e-4 * rng.normal(size=free.size)
+        q = s.nodes.reshape(-1) + dq
+        qd = np.zeros_like(q)
+        qd[free] = 1e-3 * rng.normal(size=free.size)
+        u, x_next = m.update(0, 0.0, q, qd, m.initial_state())
+        u_lqr, _ = d.controller.update(0, 0.0, q, qd, np.zeros(0))
+        assert m.sample_info()["status"] == 1
+        np.testing.assert_allclose(u, u_lqr, rtol=0, atol=1e-3 * np.abs(u_lqr).max())
+        np.testing.assert_array_equal(x_next, u)      # the state is the last command
+
+
+def test_doublet_that_slackens_lqr_keeps_every_string_taut(tbar):
+    s, model = tbar
+    load = tc.doublet(s, tc.Selection(2, "z"), 40.0)
+    t = np.linspace(0.0, 2.5, 501)
+    lqr = tc.simulate(s, 2.5, loads=load, controller=tc.lqr(model, effort=1e-2).controller,
+                      t_eval=t, max_step=5e-3)
+    assert lqr.control.slack_time.max() > 0.1            # the README's LQR lets a string go
+    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2)
+    run = tc.simulate(s, 2.5, loads=load, controller=m, t_eval=t, max_step=5e-3)
+    c = run.control
+    assert c.slack_time.max() == 0
+    # exact at the samples (the first move is clipped to its bounds); between samples the
+    # strings' own law moves a little
+    assert c.applied.min() > 1.0 - 1e-3
+    law = np.array([m.elastic_law(q) for q in run.nodes.reshape(t.size, -1)])
+    at_samples = np.isin(np.round(t / 0.005, 6) % 1, 0)
+    assert (law + c.u)[at_samples].min() >= 1.0 - 1e-9
+    assert set(c.sample_info["status"].tolist()) <= {1, 2}
+    assert c.sample_info["solve_time"].size == c.sample_times.size == 500
+    peak = lambda r: np.abs(r.nodes - s.nodes).max()                        # noqa: E731
+    assert peak(run) < 1.2 * peak(lqr)
+
+
+def test_rate_limit(tbar):
+    s, model = tbar
+    rate = 20.0
+    m = tc.mpc(model, 0.01, gamma_min=1.0, rate_limit=rate, effort=1e-2)
+    run = tc.simulate(s, 1.0, loads=tc.doublet(s, tc.Selection(2, "z"), 40.0, 0.5),
+                      controller=m, max_step=5e-3)
+    steps = np.abs(np.diff(np.vstack([np.zeros(4), run.control.sample_u]), axis=0))
+    assert steps.max() <= rate * 0.01 * (1 + 1e-4)
+    assert steps.max() > 0.5 * rate * 0.01          # the limit was active
+
+
+def test_bad_bounds(tbar):
+    _, model = tbar
+    with pytest.raises(ValueError, match="gamma_min of string 0 must lie in"):
+        tc.mpc(model, 0.01, gamma_min=[20.0, 1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="gamma_min"):
+        tc.mpc(model, 0.01, gamma_min=[1.0, 1.0])
+
+
+def test_missing_osqp_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "osqp", None)
+    with pytest.raises(ImportError, match=r"tenscontrol\[mpc\]"):
+        mpc_module.require_osqp()
+
+
+def test_import_does_not_load_osqp():
+    code = "import sys, tenscontrol; print('osqp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
