@@ -158,7 +158,7 @@ def test_the_dataframe_has_one_row_per_case():
 def test_without_pandas_the_dataframe_names_the_extra(monkeypatch):
     result = tc.run_study(square, tc.grid({"x": [1]}), progress=False)
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(ImportError, match=r"pip install 'tenscontrol\[studies\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'pandas>=2.2.2' .*pip install '\.\[pandas\]'"):
         result.to_dataframe()
 
 

@@ -167,3 +167,13 @@ def test_unreadable_files_are_named(tmp_path):
     (tmp_path / "s.json").write_text("{")
     with pytest.raises(tc.StudyFileError, match="s.json: not valid JSON"):
         tc.run_study_file(tmp_path / "s.json")
+
+
+def test_without_distributed_a_dask_study_names_what_to_install(monkeypatch):
+    from tenscontrol.studies import files
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    # the bare package with its floor, and the extra as it installs from a checkout
+    with pytest.raises(ImportError, match=r"pip install 'dask\[distributed\]>=2024.1' "
+                                          r".*pip install '\.\[studies\]'"):
+        files._run_on_dask(None, [], None, 1, "local", False, None)
