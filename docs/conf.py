@@ -87,9 +87,12 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
-# The tutorials print reports and tables: they get the width of the section navigation (the
-# list of tutorials is one click away, under "Tutorials" in the header and the breadcrumbs).
-html_sidebars = {"tutorials/*": []}
+# The primary sidebar lists the pages of the current section. The top-level pages have none,
+# and the tutorials print reports and tables: these pages get its width (wide equations of the
+# theory fit; the list of tutorials is one click away, under "Tutorials" in the header and the
+# breadcrumbs).
+html_sidebars = {page: [] for page in ("install", "studies", "cli", "theory", "notation", "api",
+                                       "changelog", "tutorials/*")}
 html_static_path = ["_static"]
 html_css_files = ["tenscontrol.css"]
 
