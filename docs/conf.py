@@ -7,6 +7,13 @@ Build it with warnings as errors, as CI does (.ci/run):
 The tutorials (docs/tutorials/*.md, MyST text notebooks) are executed by myst-nb on every build,
 so a tutorial that no longer runs fails the build. Set TENSCONTROL_DOCS_EXECUTION=cache to reuse
 outputs between local builds (the cache lives outside the repository).
+
+The docs extra of pyproject.toml is all the build needs (CI builds it in a virtual environment
+with nothing else). The site loads nothing from the network: MathJax is copied in from the
+sphinx-mathjax-offline package, the theme bundles its fonts, and a tutorial's animation player
+draws its icons itself. A cell that prints on stderr fails the build; each executed tutorial
+links its notebook (docs/_ext/notebook_download.py); docs/_static/tenscontrol.css gives the
+tutorials' outputs the page's width.
 """
 
 import os
@@ -18,6 +25,7 @@ from pathlib import Path
 # installed elsewhere; the notebooks' kernels inherit PYTHONPATH, and with it numba's kernel cache.
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))  # this site's own extensions
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 import tenscontrol  # noqa: E402
@@ -35,9 +43,15 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",
     "numpydoc",
     "myst_nb",
+    "notebook_download",
 ]
+
+# The site loads nothing from elsewhere, so it reads offline: MathJax 3 comes from the
+# sphinx-mathjax-offline package (the docs extra), copied into _static/mathjax.
+mathjax_path = "mathjax/tex-chtml.js"
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
 exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints"]
@@ -61,6 +75,11 @@ nb_execution_timeout = 600
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+# A cell that prints on stderr (a warning, a progress bar) fails the build (-W): the pages show
+# no builder's paths or noise.
+nb_output_stderr = "error"
+# No notebook displays ipywidgets; myst-nb would load their scripts from CDNs on such a page.
+nb_ipywidgets_js = {}
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"tenscontrol {release}"
@@ -68,7 +87,14 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
-html_static_path = []
+# The primary sidebar lists the pages of the current section. The top-level pages have none,
+# and the tutorials print reports and tables: these pages get its width (wide equations of the
+# theory fit; the list of tutorials is one click away, under "Tutorials" in the header and the
+# breadcrumbs).
+html_sidebars = {page: [] for page in ("install", "studies", "cli", "theory", "notation", "api",
+                                       "changelog", "tutorials/*")}
+html_static_path = ["_static"]
+html_css_files = ["tenscontrol.css"]
 
 
 # tenscontrol's docstrings write norms and absolute values as plain text, |x| and ||u||_2, as

@@ -293,3 +293,16 @@ def test_animation_frame_holds_every_label(run, request, tmp_path):
             and box.y1 <= frame.y1, f"{label.get_text()!r} clipped: {box} outside {frame}"
     box = ax.get_tightbbox()          # the tick labels too
     assert frame.y0 <= box.y0 and box.y1 <= frame.y1 and frame.x0 <= box.x0
+
+
+def test_the_html_player_loads_nothing_from_the_network(tbar_run):
+    # matplotlib's own player links Font Awesome from a CDN for its buttons' icons
+    html = plotting.animate(tbar_run, max_frames=2).to_jshtml()
+    assert html.count("data:image/png") == 2 and "<link" not in html
+    # the only URL left is the SVG namespace inside the icons' data: URIs
+    urls = set(re.findall(r"https?(?::|%3A)//[^\s\"')%]+", html))
+    assert urls <= {"http://www.w3.org/2000/svg", "http%3A//www.w3.org/2000/svg"}, urls
+    # every icon the buttons use has a drawing
+    icons = set(re.findall(r'<i class="fa (fa-[a-z-]+)', html))
+    assert len(icons) == 8 and all(f".animation i.{name} {{ background-image" in html
+                                   for name in icons)

@@ -101,6 +101,37 @@ def test_serial_study_records_every_case_and_its_timings():
     assert "4 cases, 4 finished, 0 failed" in str(result)
 
 
+def _fake_notebook_without_ipywidgets(monkeypatch):
+    """What tqdm.autonotebook takes for a Jupyter kernel that has no ipywidgets: importing
+    tqdm.auto there warns "IProgress not found" (the docs build's notebooks)."""
+    import types
+
+    shell = type("ZMQInteractiveShell", (), {})()
+    ipython = types.ModuleType("IPython")
+    ipython.get_ipython = lambda: shell
+    for name in ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setitem(sys.modules, "IPython", ipython)
+    monkeypatch.setitem(sys.modules, "ipykernel.zmqshell", types.ModuleType("ipykernel.zmqshell"))
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+
+
+@pytest.mark.parametrize("progress", [False, True])
+def test_a_study_in_a_notebook_without_ipywidgets_warns_nothing(monkeypatch, capsys, progress):
+    import warnings
+
+    _fake_notebook_without_ipywidgets(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = tc.run_study(square, tc.grid({"x": [1, 2]}), progress=progress)
+    assert result.complete
+    err = capsys.readouterr().err
+    assert "IProgress" not in err
+    # no bar at all without progress; with it, tqdm's text bar over the cases
+    assert ("0/2" in err) is progress
+    assert "tqdm.auto" not in sys.modules and "tqdm.notebook" not in sys.modules
+
+
 def test_failing_cases_are_listed_and_the_others_finish(tmp_path):
     result = tc.run_study(fragile, tc.grid({"x": list(range(8))}), out=tmp_path, progress=False)
     assert [r.index for r in result.records] == [0, 2, 6, 7]
@@ -127,7 +158,7 @@ def test_the_dataframe_has_one_row_per_case():
 def test_without_pandas_the_dataframe_names_the_extra(monkeypatch):
     result = tc.run_study(square, tc.grid({"x": [1]}), progress=False)
     monkeypatch.setitem(sys.modules, "pandas", None)
-    with pytest.raises(ImportError, match=r"pip install 'tenscontrol\[studies\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'pandas>=2.2.2' .*pip install '\.\[pandas\]'"):
         result.to_dataframe()
 
 

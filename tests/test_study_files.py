@@ -176,3 +176,13 @@ def test_every_catalog_structure_can_be_named_in_a_study_file(tmp_path):
     assert set(tc.catalog.STRUCTURES) <= set(CATALOG)
     pipeline, *_ = read_study_file(_write(tmp_path, dict(STUDY, structure={"catalog": "icosahedron"})))
     assert pipeline.structure.n_nodes == 12
+
+
+def test_without_distributed_a_dask_study_names_what_to_install(monkeypatch):
+    from tenscontrol.studies import files
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    # the bare package with its floor, and the extra as it installs from a checkout
+    with pytest.raises(ImportError, match=r"pip install 'dask\[distributed\]>=2024.1' "
+                                          r".*pip install '\.\[studies\]'"):
+        files._run_on_dask(None, [], None, 1, "local", False, None)

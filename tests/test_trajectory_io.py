@@ -97,7 +97,7 @@ def test_dataframe_without_pandas_says_how_to_install_it(open_loop, monkeypatch)
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pandas)
-    with pytest.raises(ImportError, match="pip install pandas"):
+    with pytest.raises(ImportError, match=r"pip install 'pandas>=2.2.2' .*pip install '\.\[pandas\]'"):
         open_loop.to_dataframe()
 
 

@@ -1,10 +1,13 @@
 """Animation of a trajectory: the structure moving in 3-D, members coloured by force density,
-slack strings dashed; saved as GIF (pillow) or MP4 (ffmpeg)."""
+slack strings dashed; saved as GIF (pillow) or MP4 (ffmpeg), or played in a notebook by an HTML
+player that needs no network."""
 
 from __future__ import annotations
 
 import math
 import pathlib
+import re
+import urllib.parse
 
 import numpy as np
 from matplotlib import animation, colormaps
@@ -78,6 +81,42 @@ def member_force_densities(traj: Trajectory, indices=None):
     return gamma, psi, slack
 
 
+# matplotlib's HTML player (to_jshtml) links Font Awesome from a CDN for its buttons' icons:
+# offline, or on a site that loads nothing from elsewhere, the buttons are blank. The player of
+# `animate` draws them as inline SVG (16 x 16 shapes, data: URIs in a <style>) instead.
+_FONT_AWESOME = re.compile(r"<link[^>]*font-awesome[^>]*>")
+_ICONS = {
+    "minus": "<rect x='2' y='7' width='12' height='2'/>",
+    "plus": "<path d='M7 2h2v5h5v2H9v5H7V9H2V7h5z'/>",
+    "play": "<path d='M4 2l10 6-10 6z'/>",
+    "pause": "<rect x='3' y='2' width='4' height='12'/><rect x='9' y='2' width='4' height='12'/>",
+    "step-forward": "<path d='M2 2l9 6-9 6z'/><rect x='11' y='2' width='3' height='12'/>",
+    "step-backward": "<path d='M14 2L5 8l9 6z'/><rect x='2' y='2' width='3' height='12'/>",
+    "fast-forward": "<path d='M1 2l6 6-6 6zM7 2l6 6-6 6z'/>"
+                    "<rect x='13' y='2' width='2' height='12'/>",
+    "fast-backward": "<path d='M15 2L9 8l6 6zM9 2L3 8l6 6z'/>"
+                     "<rect x='1' y='2' width='2' height='12'/>",
+}
+_ICON_STYLE = "\n".join(
+    [".animation i.fa { display: inline-block; width: 1em; height: 1em; vertical-align: -0.125em;"
+     " background: no-repeat center / contain; }",
+     ".animation i.fa-flip-horizontal { transform: scaleX(-1); }"]
+    + [f".animation i.fa-{name} {{ background-image: url(\"data:image/svg+xml,"
+       + urllib.parse.quote(f"<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16' "
+                            f"fill='#333'>{shape}</svg>") + "\"); }"
+       for name, shape in _ICONS.items()])
+
+
+class _Player(animation.FuncAnimation):
+    """The FuncAnimation of :func:`animate`, whose HTML player (``to_jshtml()``, and a
+    notebook's display with ``rcParams["animation.html"] = "jshtml"``) loads nothing from the
+    network: its button icons are inline SVG instead of Font Awesome from a CDN."""
+
+    def to_jshtml(self, fps=None, embed_frames=True, default_mode=None):
+        html = super().to_jshtml(fps=fps, embed_frames=embed_frames, default_mode=default_mode)
+        return _FONT_AWESOME.sub(lambda m: f"<style>\n{_ICON_STYLE}\n</style>", html, count=1)
+
+
 def _color_scale(gamma, psi):
     """(cmap, norm): diverging around 0 when compressible bars push, else 0..max tension."""
     top = max(float(gamma.max(initial=0.0)), 1e-12)
@@ -129,7 +168,9 @@ def animate(traj: Trajectory, *, fps: float = 20, speed: float = 1.0, max_frames
     matplotlib.animation.FuncAnimation
         In a notebook: ``from IPython.display import HTML; HTML(anim.to_jshtml())`` shows a
         player (or set ``matplotlib.rcParams["animation.html"] = "jshtml"`` and leave ``anim``
-        as the cell's value). Save it with :func:`save_animation` (``.gif`` or ``.mp4``).
+        as the cell's value), self-contained: frames and button icons are in the HTML, so it
+        plays offline and in a saved notebook or web page. Save it with
+        :func:`save_animation` (``.gif`` or ``.mp4``).
 
     Raises
     ------
@@ -185,8 +226,7 @@ def animate(traj: Trajectory, *, fps: float = 20, speed: float = 1.0, max_frames
         return strings, bars, nodes, caption
 
     update(0)
-    return animation.FuncAnimation(fig, update, frames=len(idx), interval=1000.0 / fps,
-                                   blit=False, repeat=True)
+    return _Player(fig, update, frames=len(idx), interval=1000.0 / fps, blit=False, repeat=True)
 
 
 def save_animation(anim: animation.Animation, path) -> pathlib.Path:

@@ -193,8 +193,8 @@ def trajectory_dataframe(traj: Trajectory):
     try:
         import pandas as pd
     except ImportError:
-        raise ImportError("Trajectory.to_dataframe needs pandas: pip install pandas (or "
-                          "pip install 'tenscontrol[pandas]')") from None
+        raise ImportError("Trajectory.to_dataframe needs pandas: pip install 'pandas>=2.2.2' "
+                          "(or, in a checkout of tenscontrol, pip install '.[pandas]')") from None
     nt, n = len(traj.t), traj.structure.n_nodes
     names = [f"{a}{i}" for i in range(n) for a in "xyz"]
     columns = {name: traj.nodes.reshape(nt, -1)[:, c] for c, name in enumerate(names)}

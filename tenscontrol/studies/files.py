@@ -367,7 +367,8 @@ def _run_on_dask(pipeline, cases, folder, workers: int, address: str, progress: 
         import distributed
     except ImportError:
         raise ImportError("a Dask executor needs dask.distributed: pip install "
-                          "'tenscontrol[studies]'") from None
+                          "'dask[distributed]>=2024.1' (or, in a checkout of tenscontrol, "
+                          "pip install '.[studies]')") from None
     if address == "local":
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                       dashboard_address=":0") as cluster, \

@@ -187,7 +187,8 @@ class StudyResult(Presentable):
             import pandas
         except ImportError:
             raise ImportError("StudyResult.to_dataframe needs pandas: pip install "
-                              "'tenscontrol[studies]'") from None
+                              "'pandas>=2.2.2' (or, in a checkout of tenscontrol, pip install "
+                              "'.[pandas]')") from None
         rows = [{"index": r.index, **r.parameters, **r.figures, "status": "ok", "error": "",
                  "wall_time": r.wall_time, "cpu_time": r.cpu_time, "worker": r.worker}
                 for r in self.records]

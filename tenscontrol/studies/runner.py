@@ -125,10 +125,28 @@ def _manifest(name: str, definition, cases) -> dict:
             "cases": [{"index": c.index, "parameters": c.parameters} for c in cases]}
 
 
-def _progress(enabled: bool, total: int, initial: int, name: str):
-    from tqdm.auto import tqdm
+class _NoProgress:
+    """The progress bar of a study run without one: shows nothing, imports nothing."""
 
-    return tqdm(total=total, initial=initial, disable=not enabled, unit="case",
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(enabled: bool, total: int, initial: int, name: str):
+    """tqdm's text bar on stderr over the cases, or a silent stand-in when not `enabled`.
+
+    tqdm is imported only for a bar that shows, and its plain text bar (``tqdm.std``) rather
+    than ``tqdm.auto``, which in a notebook without ipywidgets prints a warning on stderr
+    ("IProgress not found") when it is imported.
+    """
+    if not enabled:
+        return _NoProgress()
+    from tqdm.std import tqdm
+
+    return tqdm(total=total, initial=initial, unit="case",
                 desc=name if len(name) <= 30 else name[-30:], leave=False)
 
 
