@@ -206,6 +206,64 @@ def tower_table(stages_list, limit):
             last = (s.n_bars, cpu)
 
 
+def _straight_path(kind, stages, t, q=None):
+    """static_equilibrium of the tower under t times gravity from q (the public API only)."""
+    base = _tower(kind, stages).with_gravity((0.0, 0.0, 0.0))
+    s = base.with_gravity(tuple(t * g for g in G))
+    return tc.static_equilibrium(s, q=q)
+
+
+def _top_height(r):
+    return float(r.q.reshape(-1, 3)[-3:, 2].mean())
+
+
+def buckling_table(stages_list, h=0.01):
+    """The physical verdict, independent of the path following: the straight path of
+    equilibria under t times gravity, solved at fixed t from the unloaded equilibrium (t = 0),
+    and its smallest reduced tangent stiffness lambda(t) (the result's min_stiffness). The
+    load fraction t* where lambda crosses zero, by two secant steps on lambda(t) (linear in t
+    on these towers) from t = 0 and h; the equilibria at 0.95 t* (stable) and 1.05 t*
+    (unstable) bracket it. A limit point would make the load-displacement slope dz/dt of the
+    top ring infinite at t*; its central difference there, against the secant from t = 0 to h,
+    tells a bifurcation (finite slope, the straight path goes on) from a fold. At <= 200
+    free coordinates the stability test is a dense eigensolve already; at 192 bars the
+    sparse value at 1.05 t* is checked against a dense eigensolve of the same matrix."""
+    print(f"\nthe straight path under t x gravity: where the smallest reduced stiffness "
+          f"crosses zero (h = {h:g})")
+    print(f"{'tower':<8}{'bars':>6}{'lam(0) [N/m]':>14}{'t*':>10}{'lam(.95t*)':>12}"
+          f"{'lam(1.05t*)':>13}{'dense diff':>12}{'dz/dt 0..h':>12}{'dz/dt at t*':>13}"
+          f"{'CPU [s]':>9}  verdict")
+    for kind in ("nylon", "steel"):
+        for stages in stages_list:
+            t0 = time.process_time()
+            r0 = _straight_path(kind, stages, 0.0)
+            lam0 = r0.min_stiffness
+            if lam0 <= 0:
+                print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}  unstable without gravity")
+                continue
+            rh = _straight_path(kind, stages, h, r0.q)
+            star = h * lam0 / (lam0 - rh.min_stiffness)
+            rs = _straight_path(kind, stages, star, r0.q)
+            pair = (h, rh.min_stiffness) if abs(h - star) < star else (0.0, lam0)
+            star = star - rs.min_stiffness * (star - pair[0]) / (rs.min_stiffness - pair[1])
+            below = _straight_path(kind, stages, 0.95 * star, rs.q)
+            above = _straight_path(kind, stages, 1.05 * star, rs.q)
+            diff = float("nan")
+            if 3 * stages == 192:
+                _, rd = _result_cpu(above.structure, None,
+                                    above.q, False)
+                diff = abs(rd.min_stiffness - above.min_stiffness) / abs(rd.min_stiffness)
+            slope0 = (_top_height(rh) - _top_height(r0)) / h
+            slope = (_top_height(above) - _top_height(below)) / (0.1 * star)
+            fold = not (below.stable and not above.stable) or abs(slope) > 10 * abs(slope0)
+            verdict = (f"no bifurcation bracketed" if fold else
+                       f"buckles at {star:.3g} of its weight (bifurcation; straight path "
+                       "goes on, unstable)")
+            print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}{star:>10.4g}"
+                  f"{below.min_stiffness:>12.3g}{above.min_stiffness:>13.3g}{diff:>12.1e}"
+                  f"{slope0:>12.3g}{slope:>13.3g}{time.process_time() - t0:>9.1f}  {verdict}")
+
+
 def _result_cpu(structure, loads, q, sparse):
     """CPU of the final certification (solve._result: residual, reactions, stability test) at
     q, on the sparse or the dense path, and its min stiffness."""
@@ -270,6 +328,14 @@ if __name__ == "__main__":
         stages = ([int(v) for v in args[args.index("--stages") + 1].split(",")]
                   if "--stages" in args else [32, 64, 128, 256])
         result_table(stages)
+        sys.exit()
+    if "--buckling" in sys.argv:
+        import warnings
+        warnings.simplefilter("ignore")
+        args = sys.argv[1:]
+        stages = ([int(v) for v in args[args.index("--stages") + 1].split(",")]
+                  if "--stages" in args else [10, 32, 64, 128, 256])
+        buckling_table(stages)
         sys.exit()
     if "--towers" in sys.argv:
         import warnings

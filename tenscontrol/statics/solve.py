@@ -551,12 +551,12 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
     path's steps fail."""
     r0 = _forces(p, q0, np.zeros(p.free.size))[0]
     q, t, dt = q0, 0.0, 0.5  # the full step already failed
-    if _reduced_eigenvalues(p, q0, 0.0, r0)[0] > 0:
+    if _path_stiffness(p, q0, 0.0, r0) > 0:
         q, t, fold = _follow_path(p, q0, r0, tol, max_iterations, log)
         if t == 1.0:
             return q
         if fold is not None:
-            raise _limit_point(p, t, _reduced_eigenvalues(p, q, t, r0)[0], log)
+            raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log)
         dt = 1.0 - t
     q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
     if q_end is not None:
@@ -643,14 +643,11 @@ def _check_mechanism(p: _Problem, q, q_new, target, r0, log: _Log) -> None:
         raise error
 
 
-def _reduced_eigenvalues(p: _Problem, q, t, r0) -> np.ndarray:
-    """The eigenvalues [N/m], ascending, of the tangent stiffness at (q, t) reduced to the
-    admissible motions (dense: called at the start of the path and at a limit point)."""
-    psi = _forces(p, q, (1.0 - t) * r0)[3]
-    K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
-    Z = _admissible(p, q)
-    Kr = Z.T @ K @ Z
-    return np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
+def _path_stiffness(p: _Problem, q, t, r0) -> float:
+    """The smallest reduced tangent stiffness [N/m] at (q, t) on the path (the stability
+    test's, :func:`_min_stiffness`: sparse from SPARSE_MIN_FREE free coordinates)."""
+    r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
+    return _min_stiffness(p, q, gamma, psi, float(np.abs(r).max(initial=0.0)))
 
 
 def _limit_point(p: _Problem, t, stiffness, log: _Log) -> StaticsError:
