@@ -12,6 +12,11 @@ Usage: python benchmarks/bench_statics.py [--quick]   (--quick skips the simulat
        (issue 20: static_equilibrium under gravity on prism towers of 30 .. 768 bars, the
        catalog's nylon tower at rest fraction 0.95 and a steel-string tower prestressed at
        200 N/m; each case stops after --limit CPU seconds, default 120)
+       python benchmarks/bench_statics.py --buckling [--stages 10,32,...]
+       (issue 20: the physical verdict on the same towers, independent of the solver's path
+       following: the load fraction where the straight path's smallest reduced stiffness
+       crosses zero, bracketed by a stable and an unstable equilibrium, a dense check at 192
+       bars, and the load-displacement slope there, finite for a bifurcation)
        python benchmarks/bench_statics.py --result [--stages 32,64,...]
        (issue 20: CPU of the result's stability test, dense null space against sparse
        Lanczos, and of the whole static_equilibrium on either path)
@@ -144,66 +149,59 @@ def _tower(kind, stages):
     return tc.equilibrium(s, gamma_min=200.0).structure.with_gravity(G)
 
 
-def _trials(history):
-    """Line-search trial points: the history's count, or, on versions without it, counted
-    from the step lengths of the backtracking (1, 1/2, 1/4, ...; 12 when it gave up)."""
-    if hasattr(history, "line_search_trials"):
-        return history.line_search_trials
-    return _trials.counted
-
-
-def _count_trials():
-    """On versions without the counter: wrap the line search to count its halvings."""
-    from tenscontrol.statics import solve
-    if hasattr(tc.static_equilibrium(tc.catalog.prism(3)).history, "line_search_trials"):
-        return
-    inner = solve._line_search
-
-    def counted(*args, **kwargs):
-        found = inner(*args, **kwargs)
-        _trials.counted += 12 if found is None else 1 + round(-math.log2(found[0]))
-        return found
-    solve._line_search = counted
+def _outcome(error):
+    """The StaticsError's verdict in a few words: where the path lost stability and turned."""
+    import re
+    text = str(error)
+    found = [f"{what} {m.group(1)}" for what, pattern in
+             (("buckles at", r"loses stability at ([\d.e-]+)"),
+              ("turns back at", r"turns back at ([\d.e-]+)"),
+              ("failed at", r"Newton failed at load factor ([\d.e-]+)"))
+             for m in [re.search(pattern, text)] if m]
+    return f"{type(error).__name__}: " + (", ".join(found) if found else text[:60])
 
 
 def tower_table(stages_list, limit):
-    """Newton iterations, trial points, load steps and CPU of the towers; the growth exponent
-    of the CPU time between consecutive sizes."""
-    _count_trials()
+    """Newton iterations, line-search trial points, load steps and CPU of the towers under
+    gravity, the outcome (stable or unstable equilibrium, or the error's verdict), and the
+    growth exponent of the CPU time from 96 bars to the largest size that solved."""
     signal.signal(signal.SIGPROF, lambda *_: (_ for _ in ()).throw(_OutOfTime()))
     print(f"static_equilibrium under gravity, prism towers (CPU limit {limit:g} s a case)")
-    print(f"{'tower':<8}{'bars':>6}{'its':>6}{'trials':>8}{'steps':>7}{'failed':>8}"
-          f"{'CPU [s]':>9}{'exponent':>10}{'rel. res.':>11}{'stable':>8}{'sag [m]':>9}")
+    print(f"{'tower':<7}{'bars':>5}{'its':>6}{'trials':>8}{'trials/it':>10}{'steps':>7}"
+          f"{'failed':>7}{'CPU [s]':>9}{'rel. res.':>10}  outcome")
     for kind in ("nylon", "steel"):
-        last = None
+        solved = {}
         for stages in stages_list:
             s = _tower(kind, stages)
-            _trials.counted = 0
             signal.setitimer(signal.ITIMER_PROF, limit)
             t0 = time.process_time()
             try:
                 r = tc.static_equilibrium(s)
+                h, res = r.history, f"{r.relative_residual:>10.1e}"
+                outcome = "stable" if r.stable else "unstable (warned)"
+                solved[s.n_bars] = None
             except (_OutOfTime, tc.StaticsError) as error:
+                h, res = getattr(error, "history", None), f"{'':>10}"
+                outcome = (f"no answer in {limit:g} s" if isinstance(error, _OutOfTime)
+                           else _outcome(error))
+            finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
-                cpu = time.process_time() - t0
-                what = "no answer" if isinstance(error, _OutOfTime) else type(error).__name__
-                h = getattr(error, "history", None)
-                its, trials = ((h.iterations, _trials(h)) if h is not None
-                               else ("", _trials.counted))
-                print(f"{kind:<8}{s.n_bars:>6}{its:>6}{trials:>8}{'':>15}{cpu:>9.2f}"
-                      f"  {what} after {cpu:.0f} s")
-                last = None
-                continue
-            signal.setitimer(signal.ITIMER_PROF, 0)
             cpu = time.process_time() - t0
-            h = r.history
-            exponent = (math.log(cpu / last[1]) / math.log(s.n_bars / last[0]) if last
-                        else float("nan"))
-            print(f"{kind:<8}{s.n_bars:>6}{h.iterations:>6}{_trials(h):>8}"
-                  f"{len(h.load_steps):>7}{len(h.failed_load_steps):>8}{cpu:>9.2f}"
-                  f"{exponent:>10.2f}{r.relative_residual:>11.1e}{str(r.stable):>8}"
-                  f"{r.displacement:>9.3f}")
-            last = (s.n_bars, cpu)
+            if s.n_bars in solved:
+                solved[s.n_bars] = cpu
+            its, trials = (h.iterations, int(h.trials.sum())) if h is not None else (0, 0)
+            steps, failed = ((len(h.load_steps), len(h.failed_load_steps)) if h is not None
+                             else (0, 0))
+            print(f"{kind:<7}{s.n_bars:>5}{its:>6}{trials:>8}{trials / max(its, 1):>10.2f}"
+                  f"{steps:>7}{failed:>7}{cpu:>9.2f}{res}  {outcome}")
+        sizes = sorted(n for n in solved if n >= 96)
+        if len(sizes) >= 2:
+            a, b = sizes[0], sizes[-1]
+            exponent = math.log(solved[b] / solved[a]) / math.log(b / a)
+            print(f"{kind}: CPU growth exponent {a} -> {b} bars (the largest that solved): "
+                  f"{exponent:.2f}")
+        else:
+            print(f"{kind}: fewer than two sizes from 96 bars solved: no exponent")
 
 
 def _straight_path(kind, stages, t, q=None):

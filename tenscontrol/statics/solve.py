@@ -290,6 +290,8 @@ class _Log:
     rows: list
     load_steps: list
     failed: list
+    # the path's steps (t, q) on either side of where it lost stability (path following)
+    unstable: tuple | None = None
 
     def frozen(self) -> NewtonHistory:
         cols = list(zip(*self.rows)) if self.rows else [()] * 6
@@ -556,7 +558,8 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
         if t == 1.0:
             return q
         if fold is not None:
-            raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log)
+            raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log,
+                               _buckling(p, r0, log))
         dt = 1.0 - t
     q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
     if q_end is not None:
@@ -604,6 +607,8 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
             ds, grow = 0.5 * ds, False
             continue
         new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
+        if log.unstable is None and _unstable(p, q_new, t_new, r0):
+            log.unstable = ((t, q), (float(t_new), q_new))  # from a stable start: buckled
         if new[1] <= 0.0:
             return q_new, t_new, (q_new, t_new)
         q, t, tangent, slope = q_new, float(t_new), new, new_slope
@@ -650,15 +655,43 @@ def _path_stiffness(p: _Problem, q, t, r0) -> float:
     return _min_stiffness(p, q, gamma, psi, float(np.abs(r).max(initial=0.0)))
 
 
-def _limit_point(p: _Problem, t, stiffness, log: _Log) -> StaticsError:
+def _unstable(p: _Problem, q, t, r0) -> bool:
+    """Whether the path's point (q, t) is unstable: the sparse inertia count (one LDL^T, no
+    eigenvalue) from SPARSE_MIN_FREE free coordinates, else the reduced stiffness < 0."""
+    if p.free.size >= spectrum.SPARSE_MIN_FREE:
+        r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
+        K, X = _sparse_tangent(p, q, gamma, psi)
+        C = _stability_constraints(p, q, K, X, float(np.abs(r).max(initial=0.0)))
+        count = None if C is None else spectrum.admissible_negative_count(K, C)
+        if count is not None:
+            return count > 0
+    return _path_stiffness(p, q, t, r0) < 0.0
+
+
+def _buckling(p: _Problem, r0, log: _Log) -> str:
+    """Where the followed path lost stability (the reduced stiffness, interpolated linearly
+    between the steps on either side, passes zero: a bifurcation, where the structure
+    buckles, or a fold), as a clause of the limit point's message; '' if it never did."""
+    if log.unstable is None:
+        return ""
+    (ta, qa), (tb, qb) = log.unstable
+    la, lb = _path_stiffness(p, qa, ta, r0), _path_stiffness(p, qb, tb, r0)
+    t = ta + (tb - ta) * la / (la - lb) if la > 0 > lb else tb
+    return (f"loses stability at {t:.4g} of the load (the reduced tangent stiffness passes "
+            "zero: the structure buckles there), and the path followed ")
+
+
+def _limit_point(p: _Problem, t, stiffness, log: _Log, buckling: str = "") -> StaticsError:
     """The StaticsError of a path that turns back at load factor t (a fold: past it, no
-    nearby equilibrium carries more load); `stiffness` the reduced stiffness there [N/m]."""
+    nearby equilibrium carries more load); `stiffness` the reduced stiffness there [N/m];
+    `buckling` where the path lost stability before (:func:`_buckling`)."""
     peak = max([t, *log.load_steps])
     return StaticsError(
         f"{p.structure.name}: no equilibrium under the full load near the start: the path of "
-        f"equilibria turns back at {peak:.4g} of the load (a limit point: the structure "
-        f"buckles or snaps under it; the reduced tangent stiffness there is {stiffness:.3g} "
-        "N/m). Stiffen or prestress the structure, or give smaller loads", log.frozen())
+        f"equilibria {buckling}turns back at {peak:.4g} of the load (a limit point: the "
+        f"structure buckles or snaps under it; the reduced tangent stiffness there is "
+        f"{stiffness:.3g} N/m). Stiffen or prestress the structure, or give smaller loads",
+        log.frozen())
 
 
 def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid", q=None,
