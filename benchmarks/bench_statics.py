@@ -215,7 +215,7 @@ def _top_height(r):
     return float(r.q.reshape(-1, 3)[-3:, 2].mean())
 
 
-def buckling_table(stages_list, h=0.01):
+def buckling_table(stages_list):
     """The physical verdict, independent of the path following: the straight path of
     equilibria under t times gravity, solved at fixed t from the unloaded equilibrium (t = 0),
     and its smallest reduced tangent stiffness lambda(t) (the result's min_stiffness). The
@@ -225,21 +225,29 @@ def buckling_table(stages_list, h=0.01):
     top ring infinite at t*; its central difference there, against the secant from t = 0 to h,
     tells a bifurcation (finite slope, the straight path goes on) from a fold. At <= 200
     free coordinates the stability test is a dense eigensolve already; at 192 bars the
-    sparse value at 1.05 t* is checked against a dense eigensolve of the same matrix."""
-    print(f"\nthe straight path under t x gravity: where the smallest reduced stiffness "
-          f"crosses zero (h = {h:g})")
+    sparse value at 1.05 t* is checked against a dense eigensolve of the same matrix. The
+    first fraction h = 0.01 (32 / stages)^3 at most 0.01 (self-weight buckling loads of a
+    column fall as its length cubed): only the secant's start, t* does not depend on it."""
+    print("\nthe straight path under t x gravity: where the smallest reduced stiffness "
+          "crosses zero")
     print(f"{'tower':<8}{'bars':>6}{'lam(0) [N/m]':>14}{'t*':>10}{'lam(.95t*)':>12}"
           f"{'lam(1.05t*)':>13}{'dense diff':>12}{'dz/dt 0..h':>12}{'dz/dt at t*':>13}"
           f"{'CPU [s]':>9}  verdict")
     for kind in ("nylon", "steel"):
         for stages in stages_list:
-            t0 = time.process_time()
+            t0, h = time.process_time(), 0.01 * min(1.0, (32 / stages) ** 3)
             r0 = _straight_path(kind, stages, 0.0)
             lam0 = r0.min_stiffness
             if lam0 <= 0:
                 print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}  unstable without gravity")
                 continue
             rh = _straight_path(kind, stages, h, r0.q)
+            if rh.min_stiffness >= lam0:
+                r1 = _straight_path(kind, stages, 1.0, rh.q)
+                print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}  lam({h:g}) = "
+                      f"{rh.min_stiffness:.4g}, lam(1) = {r1.min_stiffness:.4g} N/m: stiffens "
+                      "under its weight, stands")
+                continue
             star = h * lam0 / (lam0 - rh.min_stiffness)
             rs = _straight_path(kind, stages, star, r0.q)
             pair = (h, rh.min_stiffness) if abs(h - star) < star else (0.0, lam0)
@@ -254,7 +262,8 @@ def buckling_table(stages_list, h=0.01):
             slope0 = (_top_height(rh) - _top_height(r0)) / h
             slope = (_top_height(above) - _top_height(below)) / (0.1 * star)
             fold = not (below.stable and not above.stable) or abs(slope) > 10 * abs(slope0)
-            verdict = (f"no bifurcation bracketed" if fold else
+            verdict = ("no bifurcation bracketed" if fold else
+                       f"stands: stable up to {star:.3g} of its weight" if star > 1.0 else
                        f"buckles at {star:.3g} of its weight (bifurcation; straight path "
                        "goes on, unstable)")
             print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}{star:>10.4g}"
