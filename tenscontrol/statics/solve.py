@@ -329,9 +329,11 @@ def _backtrack(p, q, dq, r, offset, merit, interpolate: bool):
         ns = p.structure.n_strings
         d, l = (a[ns:] for a in _members(p, q))
         slope = np.einsum("ij,ij->i", d, p.mats.differences(dq)[ns:]) / l
+    bend = _bend(p, q, dq)
     while alpha >= _SMALLEST_STEP:
         p.counts["trials"] += 1
-        trial = _project(p, q + alpha * dq, None if l is None else l + alpha * slope)
+        trial = _project(p, q + alpha * dq + alpha ** 2 * bend,
+                         None if l is None else l + alpha * slope)
         shrink = 0.5
         if np.all(_members(p, trial)[1] > 0):
             state = _forces(p, trial, offset)
@@ -351,6 +353,18 @@ def _backtrack(p, q, dq, r, offset, merit, interpolate: bool):
                 return alpha, trial, state
         alpha *= shrink if interpolate else 0.5
     return None
+
+
+def _bend(p: _Problem, q, dq) -> np.ndarray:
+    """The second-order correction c (3n,) of a step dq that keeps the rigid bars' lengths
+    (``X^T dq = 0``): their squared lengths change by ``alpha^2 |Dd_b|^2`` along q + alpha dq,
+    and by O(alpha^3) along q + alpha dq + alpha^2 c. The projection of a trial point then
+    starts nearer the bar lengths (11 chord iterations a trial on the towers before)."""
+    c = np.zeros_like(q)
+    if p.rigid and p.mats.nba:
+        dd = p.mats.differences(dq)[p.structure.n_strings:][p.mats.bar_active]
+        c[p.free] = _gram(p, q).min_norm_step(-0.5 * np.einsum("ij,ij->i", dd, dd))
+    return c
 
 
 def _interpolate(change: float, slope: float, alpha: float) -> float:
