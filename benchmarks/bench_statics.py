@@ -154,7 +154,8 @@ def _outcome(error):
     import re
     text = str(error)
     found = [f"{what} {m.group(1)}" for what, pattern in
-             (("buckles at", r"loses stability at ([\d.e-]+)"),
+             (("buckles near", r"loses stability between [\d.e-]+ and [\d.e-]+ of the load "
+                                 r"\(near ([\d.e-]+)"),
               ("turns back at", r"turns back at ([\d.e-]+)"),
               ("failed at", r"Newton failed at load factor ([\d.e-]+)"))
              for m in [re.search(pattern, text)] if m]
