@@ -12,6 +12,11 @@ Usage: python benchmarks/bench_statics.py [--quick]   (--quick skips the simulat
        (issue 20: static_equilibrium under gravity on prism towers of 30 .. 768 bars, the
        catalog's nylon tower at rest fraction 0.95 and a steel-string tower prestressed at
        200 N/m; each case stops after --limit CPU seconds, default 120)
+       python benchmarks/bench_statics.py --buckling [--stages 10,32,...]
+       (issue 20: the physical verdict on the same towers, independent of the solver's path
+       following: the load fraction where the straight path's smallest reduced stiffness
+       crosses zero, bracketed by a stable and an unstable equilibrium, a dense check at 192
+       bars, and the load-displacement slope there, finite for a bifurcation)
        python benchmarks/bench_statics.py --result [--stages 32,64,...]
        (issue 20: CPU of the result's stability test, dense null space against sparse
        Lanczos, and of the whole static_equilibrium on either path)
@@ -144,66 +149,127 @@ def _tower(kind, stages):
     return tc.equilibrium(s, gamma_min=200.0).structure.with_gravity(G)
 
 
-def _trials(history):
-    """Line-search trial points: the history's count, or, on versions without it, counted
-    from the step lengths of the backtracking (1, 1/2, 1/4, ...; 12 when it gave up)."""
-    if hasattr(history, "line_search_trials"):
-        return history.line_search_trials
-    return _trials.counted
-
-
-def _count_trials():
-    """On versions without the counter: wrap the line search to count its halvings."""
-    from tenscontrol.statics import solve
-    if hasattr(tc.static_equilibrium(tc.catalog.prism(3)).history, "line_search_trials"):
-        return
-    inner = solve._line_search
-
-    def counted(*args, **kwargs):
-        found = inner(*args, **kwargs)
-        _trials.counted += 12 if found is None else 1 + round(-math.log2(found[0]))
-        return found
-    solve._line_search = counted
+def _outcome(error):
+    """The StaticsError's verdict in a few words: where the path lost stability and turned."""
+    import re
+    text = str(error)
+    found = [f"{what} {m.group(1)}" for what, pattern in
+             (("buckles near", r"loses stability between [\d.e-]+ and [\d.e-]+ of the load "
+                                 r"\(near ([\d.e-]+)"),
+              ("turns back at", r"turns back at ([\d.e-]+)"),
+              ("failed at", r"Newton failed at load factor ([\d.e-]+)"))
+             for m in [re.search(pattern, text)] if m]
+    return f"{type(error).__name__}: " + (", ".join(found) if found else text[:60])
 
 
 def tower_table(stages_list, limit):
-    """Newton iterations, trial points, load steps and CPU of the towers; the growth exponent
-    of the CPU time between consecutive sizes."""
-    _count_trials()
+    """Newton iterations, line-search trial points, load steps and CPU of the towers under
+    gravity, the outcome (stable or unstable equilibrium, or the error's verdict), and the
+    growth exponent of the CPU time from 96 bars to the largest size that solved."""
     signal.signal(signal.SIGPROF, lambda *_: (_ for _ in ()).throw(_OutOfTime()))
     print(f"static_equilibrium under gravity, prism towers (CPU limit {limit:g} s a case)")
-    print(f"{'tower':<8}{'bars':>6}{'its':>6}{'trials':>8}{'steps':>7}{'failed':>8}"
-          f"{'CPU [s]':>9}{'exponent':>10}{'rel. res.':>11}{'stable':>8}{'sag [m]':>9}")
+    print(f"{'tower':<7}{'bars':>5}{'its':>6}{'trials':>8}{'trials/it':>10}{'steps':>7}"
+          f"{'failed':>7}{'CPU [s]':>9}{'rel. res.':>10}  outcome")
     for kind in ("nylon", "steel"):
-        last = None
+        solved = {}
         for stages in stages_list:
             s = _tower(kind, stages)
-            _trials.counted = 0
             signal.setitimer(signal.ITIMER_PROF, limit)
             t0 = time.process_time()
             try:
                 r = tc.static_equilibrium(s)
+                h, res = r.history, f"{r.relative_residual:>10.1e}"
+                outcome = "stable" if r.stable else "unstable (warned)"
+                solved[s.n_bars] = None
             except (_OutOfTime, tc.StaticsError) as error:
+                h, res = getattr(error, "history", None), f"{'':>10}"
+                outcome = (f"no answer in {limit:g} s" if isinstance(error, _OutOfTime)
+                           else _outcome(error))
+            finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
-                cpu = time.process_time() - t0
-                what = "no answer" if isinstance(error, _OutOfTime) else type(error).__name__
-                h = getattr(error, "history", None)
-                its, trials = ((h.iterations, _trials(h)) if h is not None
-                               else ("", _trials.counted))
-                print(f"{kind:<8}{s.n_bars:>6}{its:>6}{trials:>8}{'':>15}{cpu:>9.2f}"
-                      f"  {what} after {cpu:.0f} s")
-                last = None
-                continue
-            signal.setitimer(signal.ITIMER_PROF, 0)
             cpu = time.process_time() - t0
-            h = r.history
-            exponent = (math.log(cpu / last[1]) / math.log(s.n_bars / last[0]) if last
-                        else float("nan"))
-            print(f"{kind:<8}{s.n_bars:>6}{h.iterations:>6}{_trials(h):>8}"
-                  f"{len(h.load_steps):>7}{len(h.failed_load_steps):>8}{cpu:>9.2f}"
-                  f"{exponent:>10.2f}{r.relative_residual:>11.1e}{str(r.stable):>8}"
-                  f"{r.displacement:>9.3f}")
-            last = (s.n_bars, cpu)
+            if s.n_bars in solved:
+                solved[s.n_bars] = cpu
+            its, trials = (h.iterations, int(h.trials.sum())) if h is not None else (0, 0)
+            steps, failed = ((len(h.load_steps), len(h.failed_load_steps)) if h is not None
+                             else (0, 0))
+            print(f"{kind:<7}{s.n_bars:>5}{its:>6}{trials:>8}{trials / max(its, 1):>10.2f}"
+                  f"{steps:>7}{failed:>7}{cpu:>9.2f}{res}  {outcome}")
+        sizes = sorted(n for n in solved if n >= 96)
+        if len(sizes) >= 2:
+            a, b = sizes[0], sizes[-1]
+            exponent = math.log(solved[b] / solved[a]) / math.log(b / a)
+            print(f"{kind}: CPU growth exponent {a} -> {b} bars (the largest that solved): "
+                  f"{exponent:.2f}")
+        else:
+            print(f"{kind}: fewer than two sizes from 96 bars solved: no exponent")
+
+
+def _straight_path(kind, stages, t, q=None):
+    """static_equilibrium of the tower under t times gravity from q (the public API only)."""
+    base = _tower(kind, stages).with_gravity((0.0, 0.0, 0.0))
+    s = base.with_gravity(tuple(t * g for g in G))
+    return tc.static_equilibrium(s, q=q)
+
+
+def _top_height(r):
+    return float(r.q.reshape(-1, 3)[-3:, 2].mean())
+
+
+def buckling_table(stages_list):
+    """The physical verdict, independent of the path following: the straight path of
+    equilibria under t times gravity, solved at fixed t from the unloaded equilibrium (t = 0),
+    and its smallest reduced tangent stiffness lambda(t) (the result's min_stiffness). The
+    load fraction t* where lambda crosses zero, by two secant steps on lambda(t) (linear in t
+    on these towers) from t = 0 and h; the equilibria at 0.95 t* (stable) and 1.05 t*
+    (unstable) bracket it. A limit point would make the load-displacement slope dz/dt of the
+    top ring infinite at t*; its central difference there, against the secant from t = 0 to h,
+    tells a bifurcation (finite slope, the straight path goes on) from a fold. At <= 200
+    free coordinates the stability test is a dense eigensolve already; at 192 bars the
+    sparse value at 1.05 t* is checked against a dense eigensolve of the same matrix. The
+    first fraction h = 0.01 (32 / stages)^3 at most 0.01 (self-weight buckling loads of a
+    column fall as its length cubed): only the secant's start, t* does not depend on it."""
+    print("\nthe straight path under t x gravity: where the smallest reduced stiffness "
+          "crosses zero")
+    print(f"{'tower':<8}{'bars':>6}{'lam(0) [N/m]':>14}{'t*':>10}{'lam(.95t*)':>12}"
+          f"{'lam(1.05t*)':>13}{'dense diff':>12}{'dz/dt 0..h':>12}{'dz/dt at t*':>13}"
+          f"{'CPU [s]':>9}  verdict")
+    for kind in ("nylon", "steel"):
+        for stages in stages_list:
+            t0, h = time.process_time(), 0.01 * min(1.0, (32 / stages) ** 3)
+            r0 = _straight_path(kind, stages, 0.0)
+            lam0 = r0.min_stiffness
+            if lam0 <= 0:
+                print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}  unstable without gravity")
+                continue
+            rh = _straight_path(kind, stages, h, r0.q)
+            if rh.min_stiffness >= lam0:
+                r1 = _straight_path(kind, stages, 1.0, rh.q)
+                print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}  lam({h:g}) = "
+                      f"{rh.min_stiffness:.4g}, lam(1) = {r1.min_stiffness:.4g} N/m: stiffens "
+                      "under its weight, stands")
+                continue
+            star = h * lam0 / (lam0 - rh.min_stiffness)
+            rs = _straight_path(kind, stages, star, r0.q)
+            pair = (h, rh.min_stiffness) if abs(h - star) < star else (0.0, lam0)
+            star = star - rs.min_stiffness * (star - pair[0]) / (rs.min_stiffness - pair[1])
+            below = _straight_path(kind, stages, 0.95 * star, rs.q)
+            above = _straight_path(kind, stages, 1.05 * star, rs.q)
+            diff = float("nan")
+            if 3 * stages == 192:
+                _, rd = _result_cpu(above.structure, None,
+                                    above.q, False)
+                diff = abs(rd.min_stiffness - above.min_stiffness) / abs(rd.min_stiffness)
+            slope0 = (_top_height(rh) - _top_height(r0)) / h
+            slope = (_top_height(above) - _top_height(below)) / (0.1 * star)
+            fold = not (below.stable and not above.stable) or abs(slope) > 10 * abs(slope0)
+            verdict = ("no bifurcation bracketed" if fold else
+                       f"stands: stable up to {star:.3g} of its weight" if star > 1.0 else
+                       f"buckles at {star:.3g} of its weight (bifurcation; straight path "
+                       "goes on, unstable)")
+            print(f"{kind:<8}{3 * stages:>6}{lam0:>14.4g}{star:>10.4g}"
+                  f"{below.min_stiffness:>12.3g}{above.min_stiffness:>13.3g}{diff:>12.1e}"
+                  f"{slope0:>12.3g}{slope:>13.3g}{time.process_time() - t0:>9.1f}  {verdict}")
 
 
 def _result_cpu(structure, loads, q, sparse):
@@ -270,6 +336,14 @@ if __name__ == "__main__":
         stages = ([int(v) for v in args[args.index("--stages") + 1].split(",")]
                   if "--stages" in args else [32, 64, 128, 256])
         result_table(stages)
+        sys.exit()
+    if "--buckling" in sys.argv:
+        import warnings
+        warnings.simplefilter("ignore")
+        args = sys.argv[1:]
+        stages = ([int(v) for v in args[args.index("--stages") + 1].split(",")]
+                  if "--stages" in args else [10, 32, 64, 128, 256])
+        buckling_table(stages)
         sys.exit()
     if "--towers" in sys.argv:
         import warnings

@@ -229,6 +229,9 @@ def test_path_tangent_matches_finite_differences_of_the_path():
     steps = r.history.load_steps
     assert r.history.failed_load_steps[0] == 1.0 and len(steps) > 2 and steps[-1] == 1.0
     assert np.all(np.diff(steps) > 0) and r.relative_residual <= 1e-10 and r.stable
+    # from this stable start the full load is tried by the potential's Newton only (20 rows),
+    # not then by the |r| Newton too (20 more rows that never converged)
+    assert np.argmax(r.history.load_factor < 1.0) == 20
     # dq/dt of the predictor against central differences of equilibria at t -+ h
     p = solve._problem(s, None, "rigid")
     q0 = s.nodes.reshape(-1)
@@ -246,8 +249,13 @@ def test_path_tangent_matches_finite_differences_of_the_path():
 
 @pytest.mark.slow
 def test_tower_that_buckles_under_its_weight_is_a_limit_point():
-    # 128-stage (384-bar) steel tower: stable without gravity, its path of equilibria turns
-    # back at 0.0335 of its weight (measured: the reduced stiffness passes zero there)
+    # 128-stage (384-bar) steel tower: stable without gravity, it buckles at 0.0183 of its
+    # weight (benchmarks/bench_statics.py --buckling: the smallest reduced stiffness of the
+    # straight path, solved at fixed fractions of gravity, passes zero there, by secant on
+    # lambda(t); the straight path goes on, unstable: a bifurcation), and the path followed
+    # turns back at 0.0335
     s = steel_tower(128).with_gravity(G)
-    with pytest.raises(tc.StaticsError, match=r"turns back at 0\.03\d* of the load"):
+    verdict = (r"loses stability between 0\.01\d* and 0\.0\d* of the load \(near 0\.018\d*:"
+               r".*turns back at 0\.03\d* of the load")
+    with pytest.raises(tc.StaticsError, match=verdict):
         tc.static_equilibrium(s)

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.sparse
 
 import tenscontrol as tc
 from tenscontrol.statics import solve, spectrum
@@ -98,6 +99,18 @@ def test_inertia_counts_the_eigenvalues_below_the_shift():
     shifts = np.concatenate([[w[0] - 1.0], 0.5 * (w[1:] + w[:-1])[::7], [w[-1] + 1.0]])
     counts = [spectrum._count_below(K, C, sigma) for sigma in shifts]
     assert counts == [int(np.sum(w < sigma)) for sigma in shifts]
+
+
+def test_negative_count_is_the_number_of_negative_reduced_eigenvalues():
+    # the path following's stability check (unshifted): K - sigma I for sigma half-way
+    # between consecutive eigenvalues of the reduced K has exactly that many below zero
+    K, C = _tangent_and_constraints(_prestressed(3).with_gravity(G))
+    Z = scipy.linalg.null_space(C.toarray().T)
+    w = np.linalg.eigvalsh(Z.T @ K.toarray() @ Z)
+    assert w[0] > 0 and spectrum.admissible_negative_count(K, C) == 0
+    for j in (1, 3, 5):  # not 2: w[1] = w[2] (a double eigenvalue), the shift on it
+        shifted = (K - 0.5 * (w[j - 1] + w[j]) * scipy.sparse.identity(K.shape[0])).tocsc()
+        assert spectrum.admissible_negative_count(shifted, C) == j
 
 
 def test_sparse_tangent_is_the_dense_one():

@@ -97,6 +97,24 @@ class _BandedCholesky:
         return x
 
 
+class _Columns:
+    """A sparse (nf, n) matrix held as its COO entries, for the products ``X @ v`` and
+    ``X.T @ f`` of a :class:`BarGram` on a banded factor: a snapshot of the refilled pattern
+    without a scipy.sparse copy (whose construction checks were a third of a trial's cost)."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, values: np.ndarray,
+                 shape: tuple[int, int]):
+        self.rows, self.cols, self.values, self.shape = rows, cols, values, shape
+
+    @property
+    def T(self) -> "_Columns":
+        return _Columns(self.cols, self.rows, self.values, self.shape[::-1])
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        return np.bincount(self.rows, weights=self.values * v[self.cols],
+                           minlength=self.shape[0])
+
+
 class BarGram:
     """Solves with the normal equations ``G = X^T X`` of the bar columns X (nf, n_bars).
 
@@ -357,7 +375,8 @@ class MemberMatrices:
             try:
                 factor = _BandedCholesky(band, self.order, diagonal)
                 if factor.ok:
-                    return BarGram(X.copy(), factor=factor)
+                    return BarGram(_Columns(self.x_rows, self.x_cols, values.copy(),
+                                            X.shape), factor=factor)
             except np.linalg.LinAlgError:  # not positive definite: the general path decides
                 pass
         return BarGram(X.copy(), self.G.fill(products).copy())

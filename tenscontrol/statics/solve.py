@@ -290,6 +290,8 @@ class _Log:
     rows: list
     load_steps: list
     failed: list
+    # the path's steps (t, q) on either side of where it lost stability (path following)
+    unstable: tuple | None = None
 
     def frozen(self) -> NewtonHistory:
         cols = list(zip(*self.rows)) if self.rows else [()] * 6
@@ -327,9 +329,11 @@ def _backtrack(p, q, dq, r, offset, merit, interpolate: bool):
         ns = p.structure.n_strings
         d, l = (a[ns:] for a in _members(p, q))
         slope = np.einsum("ij,ij->i", d, p.mats.differences(dq)[ns:]) / l
+    bend = _bend(p, q, dq)
     while alpha >= _SMALLEST_STEP:
         p.counts["trials"] += 1
-        trial = _project(p, q + alpha * dq, None if l is None else l + alpha * slope)
+        trial = _project(p, q + alpha * dq + alpha ** 2 * bend,
+                         None if l is None else l + alpha * slope)
         shrink = 0.5
         if np.all(_members(p, trial)[1] > 0):
             state = _forces(p, trial, offset)
@@ -349,6 +353,18 @@ def _backtrack(p, q, dq, r, offset, merit, interpolate: bool):
                 return alpha, trial, state
         alpha *= shrink if interpolate else 0.5
     return None
+
+
+def _bend(p: _Problem, q, dq) -> np.ndarray:
+    """The second-order correction c (3n,) of a step dq that keeps the rigid bars' lengths
+    (``X^T dq = 0``): their squared lengths change by ``alpha^2 |Dd_b|^2`` along q + alpha dq,
+    and by O(alpha^3) along q + alpha dq + alpha^2 c. The projection of a trial point then
+    starts nearer the bar lengths (11 chord iterations a trial on the towers before)."""
+    c = np.zeros_like(q)
+    if p.rigid and p.mats.nba:
+        dd = p.mats.differences(dq)[p.structure.n_strings:][p.mats.bar_active]
+        c[p.free] = _gram(p, q).min_norm_step(-0.5 * np.einsum("ij,ij->i", dd, dd))
+    return c
 
 
 def _interpolate(change: float, slope: float, alpha: float) -> float:
@@ -539,7 +555,25 @@ def _corrector(p: _Problem, q, t, start, tangent, ds, r0, tol, scale, log: _Log)
     return False, q, t
 
 
-def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
+def _full_load(p: _Problem, q0, tol, max_iterations, log: _Log):
+    """(converged, q, whether the start is stable or None if not tested): :func:`_solve` at
+    the full load, but from a stable start without the |r| Newton after the potential's has
+    failed: the path following from there finds the loaded equilibrium on the loading path,
+    and those 50 iterations at the full load were a sixth of the steel towers' (384, 768
+    bars) iterations, none of them converged."""
+    zero = np.zeros(p.free.size)
+    if not (p.rigid or not p.structure.n_bars):
+        return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), None)
+    ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log, energy=True)
+    if ok:
+        return ok, q, None
+    stable = _path_stiffness(p, q0, 0.0, _forces(p, q0, zero)[0]) > 0
+    if stable:
+        return False, q, stable
+    return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), stable)
+
+
+def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None):
     """From t = 0 (q0 balanced by the offset) to t = 1; returns q at t = 1.
 
     From a stable start the path of equilibria is followed (:func:`_follow_path`); a path
@@ -548,15 +582,16 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log):
     path is no loading history (the nylon towers' turns back at 0.64 of the load, unstable
     all along, while Newton reaches an equilibrium at the full load on another branch):
     load steps by Newton at fixed t (:func:`_load_steps`), as they also go on from where the
-    path's steps fail."""
+    path's steps fail. `stable`: whether the start is stable, if known."""
     r0 = _forces(p, q0, np.zeros(p.free.size))[0]
     q, t, dt = q0, 0.0, 0.5  # the full step already failed
-    if _reduced_eigenvalues(p, q0, 0.0, r0)[0] > 0:
+    if _path_stiffness(p, q0, 0.0, r0) > 0 if stable is None else stable:
         q, t, fold = _follow_path(p, q0, r0, tol, max_iterations, log)
         if t == 1.0:
             return q
         if fold is not None:
-            raise _limit_point(p, t, _reduced_eigenvalues(p, q, t, r0)[0], log)
+            raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log,
+                               _buckling(p, r0, log))
         dt = 1.0 - t
     q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
     if q_end is not None:
@@ -604,6 +639,8 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
             ds, grow = 0.5 * ds, False
             continue
         new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
+        if log.unstable is None and _unstable(p, q_new, t_new, r0):
+            log.unstable = ((t, q), (float(t_new), q_new))  # from a stable start: buckled
         if new[1] <= 0.0:
             return q_new, t_new, (q_new, t_new)
         q, t, tangent, slope = q_new, float(t_new), new, new_slope
@@ -643,25 +680,54 @@ def _check_mechanism(p: _Problem, q, q_new, target, r0, log: _Log) -> None:
         raise error
 
 
-def _reduced_eigenvalues(p: _Problem, q, t, r0) -> np.ndarray:
-    """The eigenvalues [N/m], ascending, of the tangent stiffness at (q, t) reduced to the
-    admissible motions (dense: called at the start of the path and at a limit point)."""
-    psi = _forces(p, q, (1.0 - t) * r0)[3]
-    K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
-    Z = _admissible(p, q)
-    Kr = Z.T @ K @ Z
-    return np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
+def _path_stiffness(p: _Problem, q, t, r0) -> float:
+    """The smallest reduced tangent stiffness [N/m] at (q, t) on the path (the stability
+    test's, :func:`_min_stiffness`: sparse from SPARSE_MIN_FREE free coordinates)."""
+    r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
+    return _min_stiffness(p, q, gamma, psi, float(np.abs(r).max(initial=0.0)))
 
 
-def _limit_point(p: _Problem, t, stiffness, log: _Log) -> StaticsError:
+def _unstable(p: _Problem, q, t, r0) -> bool:
+    """Whether the path's point (q, t) is unstable: the sparse inertia count (one LDL^T, no
+    eigenvalue; at every size, the dense test per path step was a quarter of the 96-bar
+    tower's solve) rules it stable, and a negative or untrusted count is confirmed by the
+    reduced stiffness (a nylon tower's 3e-5 N/m is 1e-10 of its strings' stiffness, at the
+    rounding of the unpivoted factor)."""
+    r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
+    K, X = _sparse_tangent(p, q, gamma, psi)
+    C = _stability_constraints(p, q, K, X, float(np.abs(r).max(initial=0.0)))
+    if C is not None and spectrum.admissible_negative_count(K, C) == 0:
+        return False
+    return _path_stiffness(p, q, t, r0) < 0.0
+
+
+def _buckling(p: _Problem, r0, log: _Log) -> str:
+    """Where the followed path lost stability (the reduced stiffness passes zero: a
+    bifurcation, where the structure buckles, or a fold), as a clause of the limit point's
+    message: between the steps on either side, and where the reduced stiffness interpolated
+    linearly between them passes zero (good for short steps: the steel towers' agree with an
+    independent solve to 0.7 %); '' if it never lost stability."""
+    if log.unstable is None:
+        return ""
+    (ta, qa), (tb, qb) = log.unstable
+    la, lb = _path_stiffness(p, qa, ta, r0), _path_stiffness(p, qb, tb, r0)
+    t = ta + (tb - ta) * la / (la - lb) if la > 0 > lb else tb
+    return (f"loses stability between {ta:.4g} and {tb:.4g} of the load (near {t:.4g}: the "
+            "reduced tangent stiffness passes zero, the structure buckles there), and the path "
+            "followed ")
+
+
+def _limit_point(p: _Problem, t, stiffness, log: _Log, buckling: str = "") -> StaticsError:
     """The StaticsError of a path that turns back at load factor t (a fold: past it, no
-    nearby equilibrium carries more load); `stiffness` the reduced stiffness there [N/m]."""
+    nearby equilibrium carries more load); `stiffness` the reduced stiffness there [N/m];
+    `buckling` where the path lost stability before (:func:`_buckling`)."""
     peak = max([t, *log.load_steps])
     return StaticsError(
         f"{p.structure.name}: no equilibrium under the full load near the start: the path of "
-        f"equilibria turns back at {peak:.4g} of the load (a limit point: the structure "
-        f"buckles or snaps under it; the reduced tangent stiffness there is {stiffness:.3g} "
-        "N/m). Stiffen or prestress the structure, or give smaller loads", log.frozen())
+        f"equilibria {buckling}turns back at {peak:.4g} of the load (a limit point: the "
+        f"structure buckles or snaps under it; the reduced tangent stiffness there is "
+        f"{stiffness:.3g} N/m). Stiffen or prestress the structure, or give smaller loads",
+        log.frozen())
 
 
 def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid", q=None,
@@ -732,12 +798,12 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     _check_rigid_motion(p)
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
-    ok, q_end = _solve(p, q0, 1.0, np.zeros(p.free.size), tol, max_iterations, log)
+    ok, q_end, stable = _full_load(p, q0, tol, max_iterations, log)
     if ok:
         log.load_steps.append(1.0)
     else:
         log.failed.append(1.0)
-        q_end = _continuation(p, q0, tol, max_iterations, log)
+        q_end = _continuation(p, q0, tol, max_iterations, log, stable)
     result = _result(p, q_end, log)
     if not result.stable:
         warnings.warn(f"{structure.name}: the equilibrium found is unstable (the reduced tangent "

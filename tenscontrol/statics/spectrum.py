@@ -34,7 +34,8 @@ import scipy.sparse.linalg
 
 from tenscontrol.statics.linalg import unpivoted_lu
 
-__all__ = ["SPARSE_MIN_FREE", "admissible_zero_modes", "smallest_admissible_eigenvalue"]
+__all__ = ["SPARSE_MIN_FREE", "admissible_zero_modes", "admissible_negative_count",
+           "smallest_admissible_eigenvalue"]
 
 #: Problems with fewer free coordinates take the dense path (exact, and faster there); tests
 #: lower it to run the sparse path on small structures.
@@ -137,6 +138,14 @@ def smallest_admissible_eigenvalue(K, C) -> float | None:
             return None
     theta = float(theta.max())
     return sigma + 1.0 / theta if theta > 0.0 else None
+
+
+def admissible_negative_count(K, C) -> int | None:
+    """The number of negative eigenvalues of K on null(C^T) (an unstable equilibrium has at
+    least one), by the inertia count of one sparse ``L D L^T``; None when it cannot be
+    trusted (a pivot too small for its sign: the caller's dense path). No shift: a slender
+    tower's bending stiffness is 1e-9 of its strings' (-_SHIFT max|K| would hide it)."""
+    return _count_below(K, _unit_columns(C), 0.0) if K.nnz else None
 
 
 def _kkt_matrix(K, C, sigma: float) -> scipy.sparse.csc_matrix:
