@@ -160,3 +160,19 @@ def test_newton_failures_reach_the_stats(monkeypatch):
     tr = tc.simulate(tc.catalog.tbar("stedy", damping=1.0, bar_material="hdpe"), 0.05,
                      bars="compressible")
     assert tr.stats.newton_failures == 1
+
+
+def test_the_compiled_loop_takes_the_python_loops_steps_through_the_fallbacks(monkeypatch):
+    # the compiled loop starts without the fallbacks and repeats the attempt that needs one in
+    # the variant with them (rigid_loop.FALLBACK): the steps must be the Python loop's
+    qd = np.zeros((3, 3))
+    qd[1, 1] = 1e-3
+    runs = {}
+    for compiled in (True, False):
+        monkeypatch.setattr(rigid_loop, "ENABLED", compiled)
+        runs[compiled], _ = _run(_toggle(), 0.01, qd=qd)
+    a, b = runs[True], runs[False]
+    for field in ("accepted_steps", "rejected_steps", "rhs_evaluations", "correction_iterations",
+                  "dependent_constraint_solves", "svd_correction_steps"):
+        assert getattr(a.stats, field) == getattr(b.stats, field), field
+    np.testing.assert_allclose(a.nodes, b.nodes, rtol=0, atol=1e-12)

@@ -18,7 +18,7 @@ import importlib
 import os
 from types import ModuleType
 
-from tenscontrol.mechanics.kernels import cache
+from tenscontrol.mechanics.kernels import cache, notice
 
 __all__ = ["SOURCES", "refresh", "source_files"]
 
@@ -72,3 +72,4 @@ def refresh() -> list[str]:
 
 
 refresh()
+notice.install()  # a line on stderr while a kernel compiles for more than a second

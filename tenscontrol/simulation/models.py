@@ -106,7 +106,7 @@ class RigidRun(Run):
         self.tol, self.max_iterations, self.failures = tol, max_iterations, 0
         self.project = None if correction == "none" else self._correct
 
-    kernel_rhs = staticmethod(K.rhs)
+    kernel_rhs = staticmethod(K.rhs_lazily)
 
     def start(self, y0, fext, loop):
         m = self.model
@@ -131,7 +131,8 @@ class RigidRun(Run):
                 + float(K.spring_potential(q, m.members)))
 
     def _correct(self, t, y):
-        it, ok, svd = K.correct(y[:self.nb], self.E0, self.correction_record, self.kernel)
+        it, ok, svd = K.correct_lazily(y[:self.nb], self.E0, self.correction_record,
+                                       self.kernel)
         if svd:
             self.counts["svd_correction_steps"] += svd
         if not ok:

@@ -92,15 +92,20 @@ def feedback_forces(y, fb, out):
     return True
 
 
-@njit(cache=CACHE)
-def derivative(y, fext, fb, force, model, dy):
+@njit(cache=CACHE, inline="always")
+def derivative(y, fext, fb, force, model, dy, fallback):
     """dy = the rigid model's derivative at y under the loads fext (3n,) plus the feedback's
     forces (`force` is work space); -1 if the command is not finite, else what K.rhs returns
-    (1 when the accelerations took the dependent-rows least squares, 0 otherwise)."""
+    (1 when the accelerations took the dependent-rows least squares, 0 otherwise,
+    K.FALLBACK_NEEDED when they would and `fallback` is None: see K.rhs).
+
+    fb None (open loop) leaves the feedback out of the compiled code (numba prunes it)."""
+    if fb is None:
+        return K.rhs(y, fext, model, dy, fallback)
     if fb.actuators.lower.shape[0] == 0:
-        return K.rhs(y, fext, model, dy)
+        return K.rhs(y, fext, model, dy, fallback)
     if not feedback_forces(y, fb, force):
         return -1
     for a in range(force.shape[0]):
         force[a] = fext[a] + force[a]
-    return K.rhs(y, force, model, dy)
+    return K.rhs(y, force, model, dy, fallback)

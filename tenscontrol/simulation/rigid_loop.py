@@ -54,8 +54,12 @@ ENABLED = True
 # the dense SVD step
 T_REACHED, FIRST_FAILURE, COMMAND_FAILURE = 2, 3, 4
 FAILURES, N_OUT, NEXT_EVAL, DEPENDENT, SVD = 5, 6, 7, 8, 9
-# the loop's own status: the feedback's command is not finite (clock[COMMAND_FAILURE]: when)
-NONFINITE_COMMAND = 6
+# the loop's own statuses: the feedback's command is not finite (clock[COMMAND_FAILURE]: when);
+# a fallback is needed that this variant was compiled without (the state is as at the start
+# of the attempt: run the variant with fallbacks from there)
+NONFINITE_COMMAND, FALLBACK = 6, 7
+# what _correct returns when the correction needs the SVD step it was compiled without
+_NEEDS_SVD = -2
 
 
 def applies(run, integrator: str, loads, loop) -> bool:
@@ -65,11 +69,14 @@ def applies(run, integrator: str, loads, loop) -> bool:
             and compiled_feedback(loop) and not callable(loads))
 
 
-@njit(cache=CACHE)
-def _correct(y, t, E0, correction, model, clock, counts):
+@njit(cache=CACHE, inline="always")
+def _correct(y, t, E0, correction, model, clock, counts, fallback):
     """The run's correction of y in place (as RigidRun._correct): returns its iterations, or
-    -1 if the corrected state is not finite; counts a failure to converge and SVD steps."""
-    it, ok, svd = K.correct(y, E0, correction, model)
+    -1 if the corrected state is not finite (_NEEDS_SVD if it needs the SVD step and
+    `fallback` is None); counts a failure to converge and SVD steps."""
+    it, ok, svd = K.correct(y, E0, correction, model, fallback)
+    if svd < 0:
+        return _NEEDS_SVD
     counts[SVD] += svd
     if not ok:
         if counts[FAILURES] == 0:
@@ -81,12 +88,12 @@ def _correct(y, t, E0, correction, model, clock, counts):
     return it
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, inline="always")
 def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval, T, Y, clock,
-            counts):
+            counts, fallback):
     """Keep the step's end point, or its dense output at the t_eval entries it covers
     (corrected as the steps are), in the rows of the run's :class:`Recorder` as its Python
-    call does; returns a status (chunked.DONE, ...)."""
+    call does; returns a status (chunked.DONE, ..., FALLBACK)."""
     t1 = t0 + h
     n = counts[N_OUT]
     for i in range(y1.shape[0]):
@@ -103,8 +110,12 @@ def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval,
             row = Y[n + k - k0]
             theta = min(max((t_eval[k] - t0) / h, 0.0), 1.0)
             dense_state(y0, y1, y_unc, Kst, h, theta, row)
-            if corrected and _correct(row, t_eval[k], E0, correction, model, clock, counts) < 0:
-                return NONFINITE_CORRECTED
+            if corrected:
+                it = _correct(row, t_eval[k], E0, correction, model, clock, counts, fallback)
+                if it == _NEEDS_SVD:
+                    return FALLBACK
+                if it < 0:
+                    return NONFINITE_CORRECTED
             T[n + k - k0] = t_eval[k]
         counts[N_OUT] = n + k1 - k0  # all of the step's outputs at once, or none
         counts[NEXT_EVAL] = k1
@@ -114,13 +125,17 @@ def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval,
 
 @njit(cache=CACHE)
 def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, force, rtol, atol,
-            t_final, max_step, limit, t_eval, T, Y, clock, counts):
+            t_final, max_step, limit, t_eval, T, Y, clock, counts, fallback):
     """Dormand-Prince steps of the rigid-bar run from (clock[T], y) until t_final or `limit`
     attempts, as Dopri54 with RigidRun's correction and Recorder; returns a status
     (:mod:`tenscontrol.integrate.chunked`: DONE, CHUNK, FULL, STEP_SIZE, ...; or
     NONFINITE_COMMAND).
 
-    fb is the state feedback's record (no strings: open loop). Writes in place: y, f (the
+    fb is the state feedback's record (None or no strings: open loop). With `fallback` None
+    the rank-safe least squares and the SVD correction step are left out of the compiled code
+    (numba prunes them, see :mod:`tenscontrol.mechanics.rigid.kernels`): an attempt that
+    needs one returns FALLBACK with every array as at its start, and the caller goes on with
+    ``fallback=True``, the variant compiled on first use. Writes in place: y, f (the
     derivative at y), clock [t, h, t reached by the output, times of the first correction
     failure and of a non-finite command], counts [accepted, rejected, rhs evaluations, correction
     iterations, rejected-last flag, correction failures, output rows, next t_eval entry,
@@ -129,6 +144,7 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
     work space.
     """
     t, h = clock[0], clock[1]
+    f0, clock0, counts0 = np.empty_like(f), np.empty_like(clock), np.empty_like(counts)
     while t < t_final:
         if counts[ACCEPTED] + counts[REJECTED] >= limit:
             return CHUNK
@@ -136,11 +152,17 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
             return FULL
         if step_too_small(h, t, t_final):
             return STEP_SIZE
+        if fallback is None:  # the attempt's start, to return to if it needs a fallback
+            f0[:] = f
+            clock0[:] = clock
+            counts0[:] = counts
         h, last = attempt(t, h, t_final)
         Kst[0] = f
         for s in range(1, 7):
             stage_state(y, Kst, s, h, ys)
-            code = derivative(ys, fext, fb, force, model, Kst[s])
+            code = derivative(ys, fext, fb, force, model, Kst[s], fallback)
+            if code == K.FALLBACK_NEEDED:
+                return _restart(f, f0, clock, clock0, counts, counts0)
             if code < 0:
                 clock[COMMAND_FAILURE] = t + C[s] * h
                 return NONFINITE_COMMAND
@@ -157,12 +179,16 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
         y_unc[:] = ys
         f[:] = Kst[6]
         if corrected:
-            it = _correct(ys, t_new, E0, correction, model, clock, counts)
+            it = _correct(ys, t_new, E0, correction, model, clock, counts, fallback)
+            if it == _NEEDS_SVD:
+                return _restart(f, f0, clock, clock0, counts, counts0)
             if it < 0:
                 return NONFINITE_CORRECTED
             counts[CORRECTIONS] += it
             if it > 0:
-                code = derivative(ys, fext, fb, force, model, f)
+                code = derivative(ys, fext, fb, force, model, f, fallback)
+                if code == K.FALLBACK_NEEDED:
+                    return _restart(f, f0, clock, clock0, counts, counts0)
                 if code < 0:
                     clock[COMMAND_FAILURE] = t_new
                     return NONFINITE_COMMAND
@@ -171,7 +197,9 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
         h_next = grown_step(h, err, counts[REJECTED_LAST] == 1, max_step)
         counts[REJECTED_LAST] = 0
         status = _record(t, h, y, ys, y_unc, Kst, corrected, E0, correction, model, t_eval, T,
-                         Y, clock, counts)
+                         Y, clock, counts, fallback)
+        if status == FALLBACK:
+            return _restart(f, f0, clock, clock0, counts, counts0)
         y[:] = ys
         t, h = t_new, h_next
         clock[0], clock[1] = t, h
@@ -179,6 +207,16 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
             return status
         counts[ACCEPTED] += 1
     return DONE
+
+
+@njit(cache=CACHE, inline="always")
+def _restart(f, f0, clock, clock0, counts, counts0):
+    """Put f, clock and counts back as at the attempt's start; returns FALLBACK (y and the
+    recorded rows are only written once an attempt is through)."""
+    f[:] = f0
+    clock[:] = clock0
+    counts[:] = counts0
+    return FALLBACK
 
 
 class LoopRecorder(Recorder):
@@ -218,7 +256,10 @@ class RigidLoop(ChunkedDopri54):
         self.corrected = run.correction != "none"
         # the loop's state, extended past ChunkedDopri54's (see the index constants above)
         self._clock, self._counts = np.zeros(5), np.zeros(10, dtype=np.int64)
-        self.feedback = feedback_record(run.loop, self.fext.size)
+        # open loop: None, which leaves the feedback out of the compiled loop
+        self.feedback = None if run.loop is None else feedback_record(run.loop, self.fext.size)
+        # None until an attempt needs a fallback: the loop compiled without them (see advance)
+        self.fallback = None
         self.force = np.empty(self.fext.size)
         self.output = LoopRecorder(self.y, t_eval, self._clock, self._counts)
         self._warned = False
@@ -236,7 +277,10 @@ class RigidLoop(ChunkedDopri54):
                              run.correction_record, run.E0, self.y, self.f, self.K, self.ys,
                              self.y_unc, self.force, self.rtol, self.atol, self.t_final,
                              self.max_step, limit, out.t_eval, out.T, out.Y, self.clock,
-                             self.counts)
+                             self.counts, self.fallback)
+            if status == FALLBACK:  # the same attempt again, in the variant with fallbacks
+                self.fallback = True
+                continue
             if self.counts[FAILURES] and not self._warned:
                 self._warned = True
                 warnings.warn(f"correction did not converge in {run.max_iterations} iterations "

@@ -16,7 +16,8 @@ solve guaranteed. When B shows (nearly) dependent rows (a pivot under 1e-10 of i
 terms), the iteration takes the SVD least squares on the dense A instead, as before.
 
 Called as ``correct(y, E0, correction, model)`` (re-exported by
-:mod:`~tenscontrol.mechanics.rigid.kernels`).
+:mod:`~tenscontrol.mechanics.rigid.kernels`); ``correct(..., fallback=None)`` compiles without
+the SVD step (see there).
 """
 
 from __future__ import annotations
@@ -273,7 +274,7 @@ def _energy_floor(y, E0, model):
 
 
 @njit(cache=_CACHE)
-def correct(y, E0, correction, model):
+def correct(y, E0, correction, model, fallback=True):
     """Direct correction of y onto the bar-length, velocity and energy constraints, in place.
 
     Implements docs/theory.md, "The direct correction with the energy row": repeated minimum-norm
@@ -285,7 +286,10 @@ def correct(y, E0, correction, model):
     The energy row's tolerance is ``correction.energy_tol`` but not below 8 eps of the energy
     content at y (the residual's own rounding), which loads and controllers change as the run
     goes. Returns (iterations, converged, svd_steps): svd_steps counts the iterations that took
-    the dense SVD step because B showed dependent rows (simulate() reports them).
+    the dense SVD step because B showed dependent rows (simulate() reports them). With
+    `fallback` None the SVD step is left out of the compiled code: where it would be taken,
+    returns svd_steps = -1 with y partly corrected (the caller corrects its copy of y again
+    with ``fallback=True``).
     """
     with_energy, eps_p, eps_v, eps_E, max_iter = correction
     floored = not with_energy  # the floor is computed once, and only when it may matter
@@ -304,6 +308,8 @@ def correct(y, E0, correction, model):
         if it == max_iter or (nc == 0 and not with_energy):
             break
         if not _normal_step(y, E0, with_energy, model, gamma, dx):
+            if fallback is None:  # numba prunes the SVD step from this variant
+                return it, False, -1
             _svd_step(y, E0, with_energy, model, gamma, dx)
             svd += 1
         y[:2 * nq] += dx[:2 * nq]

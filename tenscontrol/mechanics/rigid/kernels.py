@@ -15,11 +15,21 @@ gravity, free_column, bars, members, kkt, normal), or the leaf records
 :class:`~tenscontrol.mechanics.kernels.records.RigidBars`; the loops unpack them into the theory's symbols (G; bi, bj the constrained bars; si, sj, sk,
 sl0, sc, ssp the members)::
 
-    rhs(y, fext, model, dy)                dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd];
+    rhs(y, fext, model, dy[, fallback])    dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd];
                                            returns 1 if the least-squares fallback ran, else 0
-    accelerations(q, qd, fext, model, qdd, lam, gamma)     -> (power, fallback)
-    correct(y, E0, correction, model)      correction: a records.Correction;
+                                           (FALLBACK_NEEDED: see below)
+    accelerations(q, qd, fext, model, qdd, lam, gamma[, fallback])  -> (power, fallback code)
+    correct(y, E0, correction, model[, fallback])   correction: a records.Correction;
                                            -> (iterations, converged, SVD steps)
+
+The fallbacks (the rank-safe least squares of the accelerations, the SVD step of the
+correction) are taken only when the bar rows are (nearly) dependent, which most runs never
+meet, yet numba compiles everything a kernel may call: they are most of the first run's
+compile time (np.linalg.lstsq alone about 8 s of CPU). With ``fallback=None`` numba prunes
+them from the compiled code: :func:`rhs` then returns :data:`FALLBACK_NEEDED` (dy unfinished)
+and :func:`correct` a negative SVD count (y partly corrected) where they would run, and the
+caller repeats the call with ``fallback=True`` (the default), the variant that compiles them,
+on first use only.
     total_energy(q, qd, model), energies(Y, model)
     member_forces(q, qd, members, gamma, out), elastic_forces(q, members, gamma, out)
     bar_violations(Y, bars)                bars: a records.RigidBars
@@ -44,12 +54,17 @@ from tenscontrol.mechanics.rigid.correction import correct
 from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
                                                 member_forces, spring_potential, total_energy)
 
-__all__ = ["member_forces", "elastic_forces", "spring_potential", "mass_times", "kinetic_energy",
+__all__ = ["FALLBACK_NEEDED", "accelerations_lazily", "correct_lazily", "rhs_lazily",
+           "member_forces", "elastic_forces", "spring_potential", "mass_times", "kinetic_energy",
            "total_energy", "accelerations", "rhs", "correct", "energies", "bar_violations"]
+
+#: What :func:`rhs` and :func:`accelerations` return, with ``fallback=None``, where the
+#: least squares would run: the caller repeats the call with ``fallback=True``.
+FALLBACK_NEEDED = 2
 
 
 @njit(cache=_CACHE)
-def accelerations(q, qd, fext, model, qdd, lam, gamma):
+def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     """Constrained accelerations of the rigid-bar model (Hsu et al. (2021), eqs. (21)-(23)).
 
     Fills `qdd` (3n,), the bar-row multipliers `lam` (nc,) and the member force densities
@@ -59,7 +74,9 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma):
     coordinates with the envelope LDL^T of the model's ordering (linear in the bars for a
     bounded band); when a constraint pivot shows (nearly) dependent bar rows, falls back to the
     rank-safe least squares on S = J W J^T (:func:`_dependent_rows`). Returns (power [W],
-    fallback): fallback is True when the least squares ran (simulate() counts it).
+    code): code 1 when the least squares ran (simulate() counts it), 0 otherwise, and
+    :data:`FALLBACK_NEEDED` (qdd, lam unfinished) when it would run but `fallback` is None
+    (the variant compiled without it).
     """
     bi, bj, _ = model.bars
     position, bar_position, first, negative, band = model.kkt
@@ -92,14 +109,16 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma):
                 A[p, w - p + c] -= 2.0 * b
         z[p] = -h
     if ldl_factor(A, first, negative, 1e-12) >= 0:
+        if fallback is None:  # numba prunes the least squares from this variant
+            return power, FALLBACK_NEEDED
         _dependent_rows(q, qd, xi, model, qdd, lam)
-        return power, True
+        return power, 1
     ldl_solve(A, first, z)
     for a in range(nq):
         qdd[a] = z[position[a]] if position[a] >= 0 else 0.0
     for r in range(nc):
         lam[r] = -z[bar_position[r]]
-    return power, False
+    return power, 0
 
 
 @njit(cache=_CACHE)
@@ -167,20 +186,23 @@ def _dependent_rows(q, qd, xi, model, qdd, lam):
 
 
 @njit(cache=_CACHE)
-def rhs(y, fext, model, dy):
+def rhs(y, fext, model, dy, fallback=True):
     """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w]; returns 1 when the
-    accelerations took the dependent-rows least squares, else 0."""
+    accelerations took the dependent-rows least squares, else 0 (:data:`FALLBACK_NEEDED`,
+    dy unfinished, when they would take it and `fallback` is None)."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
     lam = np.empty(model.bars.i.shape[0])
     gamma = np.empty(model.members.i.shape[0])
-    power, fallback = accelerations(q, qd, fext, model, qdd, lam, gamma)
+    power, code = accelerations(q, qd, fext, model, qdd, lam, gamma, fallback)
+    if code == FALLBACK_NEEDED:
+        return code
     dy[:nq] = qd
     dy[nq:2 * nq] = qdd
     dy[2 * nq] = power
-    return 1 if fallback else 0
+    return code
 
 
 @njit(cache=_CACHE)
@@ -207,3 +229,30 @@ def bar_violations(Y, bars):
                 l2 += (Y[t, j3 + a] - Y[t, i3 + a]) ** 2
             out[t, k] = np.sqrt(l2) - lengths[k]
     return out
+
+
+# Called from Python: the variant without the fallbacks first, the one with them only where
+# they are needed (so that numba compiles them on first use only).
+
+def rhs_lazily(y, fext, model, dy) -> int:
+    """:func:`rhs` (the same return), compiling its least squares on first use only."""
+    code = rhs(y, fext, model, dy, None)
+    return rhs(y, fext, model, dy) if code == FALLBACK_NEEDED else code
+
+
+def accelerations_lazily(q, qd, fext, model, qdd, lam, gamma):
+    """:func:`accelerations` (the same return), compiling its least squares on first use only."""
+    power, code = accelerations(q, qd, fext, model, qdd, lam, gamma, None)
+    if code == FALLBACK_NEEDED:
+        return accelerations(q, qd, fext, model, qdd, lam, gamma)
+    return power, code
+
+
+def correct_lazily(y, E0, correction, model):
+    """:func:`correct` (the same return), compiling its SVD step on first use only."""
+    start = y.copy()
+    result = correct(y, E0, correction, model, None)
+    if result[2] >= 0:
+        return result
+    y[:] = start  # the variant with the SVD step corrects from the same state
+    return correct(y, E0, correction, model)

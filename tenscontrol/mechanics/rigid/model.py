@@ -289,7 +289,7 @@ def accelerations_at(model: RigidBarModel, q, qd, f):
     qdd = np.empty_like(q)
     lam = np.empty(len(model.constrained_bars))
     gamma = np.empty(model.structure.n_strings)
-    _, dependent = K.accelerations(q, qd, f, model.kernel, qdd, lam, gamma)
+    _, dependent = K.accelerations_lazily(q, qd, f, model.kernel, qdd, lam, gamma)
     if dependent:
         warnings.warn(f"{model.structure.name}: the bar constraints are (nearly) dependent at q; "
                       "the accelerations come from rank-truncated least squares (singular values "
