@@ -26,6 +26,7 @@ from tenscontrol.model.structure import Bar, PointMass, String, Structure
 from tenscontrol.mechanics.compressible.model import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, force_densities, gravity_vector
+from tenscontrol.mechanics.sensors import SensorSet, sensors
 # statics: structures at rest
 from tenscontrol.statics.prestress import Equilibrium, PrestressError, equilibrium
 from tenscontrol.statics.result import (MechanismError, NewtonHistory, StaticEquilibrium,
@@ -35,6 +36,7 @@ from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffn
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
+from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
 from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.simulator import simulate
@@ -58,17 +60,20 @@ __all__ = [
     # mechanics
     "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
     "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
-    "jacobians", "mass_matrix", "tangent_stiffness", "total_energy",
+    "jacobians", "mass_matrix", "tangent_stiffness", "total_energy", "SensorSet", "sensors",
     "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
     "static_equilibrium",
     # feedback and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
+    "DiscreteKalman", "DiscreteLQG", "SensorMeasurement",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
     "minimal_realization", "save_mat",
+    "LQGDesign", "Observability", "Placement", "discrete_lqg", "lqg", "observability",
+    "place_sensors",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -90,6 +95,10 @@ _LAZY = {
     "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
     "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
     "to_iosystem": "simulation.iosystem",
+    "LQGDesign": "linear.estimation", "discrete_lqg": "linear.estimation",
+    "lqg": "linear.estimation",
+    "Observability": "linear.observability", "Placement": "linear.observability",
+    "observability": "linear.observability", "place_sensors": "linear.observability",
     "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",

@@ -186,7 +186,26 @@ BUILDERS = {
     "StudyInterrupted": lambda c: tc.StudyInterrupted(_study(c)),
     "StudyFolderError": lambda c: tc.StudyFolderError("out: " + "/very/long/folder" * 20),
     "StudyFileError": lambda c: tc.StudyFileError("study.toml: key 'x': " + "wrong " * 50),
+    # sensors and estimation
+    "SensorSet": lambda c: _sensors(c),
+    "SensorMeasurement": lambda c: _lqg(c).controller.measurement,
+    "LQGDesign": lambda c: _lqg(c),
+    "DiscreteLQG": lambda c: tc.discrete_lqg(_model(c), _sensors(c), 0.005, process_noise=4.0),
+    "DiscreteKalman": lambda c: tc.discrete_lqg(_model(c), _sensors(c), 0.005,
+                                                process_noise=4.0).kalman,
+    "Observability": lambda c: tc.observability(_model(c), _sensors(c)),
+    "Placement": lambda c: tc.place_sensors(_model(c), _sensors(c), 2, criterion="logdet"),
 }
+
+
+def _sensors(c):
+    s = _equilibrium(c).structure
+    return _shared(c, "sensors", lambda c: tc.sensors(s, string_lengths=range(s.n_strings),
+                                                      bar_rates=[0, 1], std=1e-3))
+
+
+def _lqg(c):
+    return _shared(c, "lqg", lambda c: tc.lqg(_model(c), _sensors(c), process_noise=4.0))
 
 
 def _cases(c):

@@ -101,7 +101,7 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             continue
         check_repr(worst, f"{name} with extreme numbers")
     # they validate their fields on construction
-    assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal"}
+    assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal", "DiscreteLQG"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):
