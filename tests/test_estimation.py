@@ -220,3 +220,12 @@ def test_ball_filter_and_placement():
     wide = sensors(s, string_lengths=range(32), std=0.01 * s.string_lengths, rate=200.0)
     p = place_sensors(model, wide, 16, process_noise=100.0)
     assert p.full / p.figure > 0.9
+
+
+def test_lqg_controller_files_refused_with_a_message(tbar, tmp_path):
+    s, model = tbar
+    d = est.lqg(model, lengths_and_rates(s), process_noise=4.0)
+    with pytest.raises(TypeError, match="save_controller: the controller measures"):
+        tc.save_controller(d.controller, tmp_path / "lqg.npz")
+    with pytest.raises(TypeError, match="save_mat: the controller measures"):
+        tc.save_mat(d.controller, tmp_path / "lqg.mat")

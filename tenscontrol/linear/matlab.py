@@ -81,6 +81,10 @@ def _state_feedback_arrays(ctrl: StateFeedback) -> dict:
 
 def _output_feedback_arrays(ctrl: OutputFeedback) -> dict:
     m = ctrl.measurement
+    if not hasattr(m, "coordinates"):
+        raise TypeError(f"save_mat: the controller measures {type(m).__name__} signals (a "
+                        "SensorSet, tenscontrol.lqg), which the .mat layout does not hold; "
+                        "save AK, BK, CK, DK with scipy.io.savemat")
     states = [f"xc{k}" for k in range(ctrl.n_states)]
     # the command map y_m -> u = -(CK xc + DK y_m), as D = -K for StateFeedback (and 1.0)
     return {"A": ctrl.AK, "B": ctrl.BK, "C": -ctrl.CK, "D": -ctrl.DK,
