@@ -185,3 +185,16 @@ def test_bad_arguments(tbar):
         tc.linearize(tbar).with_sensors(tc.Selection())
     with pytest.raises(ValueError, match="not on this model's structure"):
         tc.linearize(tbar).with_sensors(sensors(tc.catalog.prism(3), string_lengths=[0]))
+
+
+def test_save_mat_carries_the_sensors_feedthrough(tbar, tmp_path):
+    import scipy.io
+
+    ss = sensors(tbar, string_tensions=[1, 2], bar_rates=[0])
+    model = tc.linearize(tbar, kind="control").with_sensors(ss)
+    tc.save_mat(model, tmp_path / "m.mat")
+    data = scipy.io.loadmat(tmp_path / "m.mat")
+    nu = model.B.shape[1]
+    np.testing.assert_allclose(data["D"][:, :nu], model.D)
+    np.testing.assert_allclose(data["C"], model.C)
+    assert [str(u[0]) for u in data["OutputUnit"].ravel()][:3] == ["N", "N", "rad/s"]
