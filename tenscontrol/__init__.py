@@ -26,6 +26,7 @@ from tenscontrol.model.structure import Bar, PointMass, String, Structure
 from tenscontrol.mechanics.compressible.model import bar_force_densities
 from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix, total_energy
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, force_densities, gravity_vector
+from tenscontrol.mechanics.sensors import SensorSet, sensors
 # statics: structures at rest
 from tenscontrol.statics.prestress import Equilibrium, PrestressError, equilibrium
 from tenscontrol.statics.result import (MechanismError, NewtonHistory, StaticEquilibrium,
@@ -40,6 +41,7 @@ from tenscontrol.feedback.allocation import (AllocatedController, Allocation, Se
 from tenscontrol.feedback.shape import ShapeTracking
 from tenscontrol.feedback.mpc import PredictiveController
 from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
+from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
 from tenscontrol.feedback.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.sampled_loop import SampledControlRecord
@@ -66,7 +68,7 @@ __all__ = [
     # mechanics
     "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
     "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
-    "jacobians", "mass_matrix", "tangent_stiffness", "total_energy",
+    "jacobians", "mass_matrix", "tangent_stiffness", "total_energy", "SensorSet", "sensors",
     "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
     "static_equilibrium",
     # feedback and simulation
@@ -76,6 +78,7 @@ __all__ = [
     "AllocatedController", "Allocation", "SelfStress", "allocated", "self_stress",
     "ShapeTracking",
     "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
+    "DiscreteKalman", "DiscreteLQG", "SensorMeasurement",
     # linear
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
@@ -83,6 +86,8 @@ __all__ = [
     "ShapeChange", "ShapePath", "shape_change", "shape_path",
     "DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
     "gain_margin", "mpc", "zoh",
+    "LQGDesign", "Observability", "Placement", "discrete_lqg", "lqg", "observability",
+    "place_sensors",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -109,6 +114,10 @@ _LAZY = {
     "discrete_closed_loop": "linear.discrete", "discretize": "linear.discrete",
     "dlqr": "linear.discrete", "gain_margin": "linear.discrete", "zoh": "linear.discrete",
     "mpc": "linear.predictive",
+    "LQGDesign": "linear.estimation", "discrete_lqg": "linear.estimation",
+    "lqg": "linear.estimation",
+    "Observability": "linear.observability", "Placement": "linear.observability",
+    "observability": "linear.observability", "place_sensors": "linear.observability",
     "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",

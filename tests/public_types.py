@@ -212,6 +212,15 @@ BUILDERS = {
     "ShapeTracking": lambda c: _shape_change(c).controller,
     "ShapeChangeReport": lambda c: tc.verify_shape_change(_shape_change(c), T_FINAL,
                                                           t_eval=GRID),
+    # sensors and estimation
+    "SensorSet": lambda c: _sensors(c),
+    "SensorMeasurement": lambda c: _lqg(c).controller.measurement,
+    "LQGDesign": lambda c: _lqg(c),
+    "DiscreteLQG": lambda c: tc.discrete_lqg(_model(c), _sensors(c), 0.005, process_noise=4.0),
+    "DiscreteKalman": lambda c: tc.discrete_lqg(_model(c), _sensors(c), 0.005,
+                                                process_noise=4.0).kalman,
+    "Observability": lambda c: tc.observability(_model(c), _sensors(c)),
+    "Placement": lambda c: tc.place_sensors(_model(c), _sensors(c), 2, criterion="logdet"),
 }
 
 
@@ -234,6 +243,17 @@ BUILDERS.update({
 OPTIONAL = {"PredictiveController": "osqp"}
 if importlib.util.find_spec("osqp") is not None:
     BUILDERS["PredictiveController"] = lambda c: tc.mpc(_model(c), 0.01)
+
+
+def _sensors(c):
+    s = _equilibrium(c).structure
+    return _shared(c, "sensors", lambda c: tc.sensors(s, string_lengths=range(s.n_strings),
+                                                      bar_rates=[0, 1], std=1e-3))
+
+
+def _lqg(c):
+    return _shared(c, "lqg", lambda c: tc.lqg(_model(c), _sensors(c), process_noise=4.0))
+
 
 def _cases(c):
     return _shared(c, "cases", lambda c: tc.samples(

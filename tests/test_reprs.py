@@ -100,9 +100,9 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             refused.add(name)
             continue
         check_repr(worst, f"{name} with extreme numbers")
-    # they validate their fields on construction (DiscreteFeedback: period > 0)
+    # they validate their fields on construction (DiscreteFeedback: period > 0; DiscreteLQG: delay)
     assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal",
-                       "ShapeTracking", "DiscreteFeedback"}
+                       "ShapeTracking", "DiscreteFeedback", "DiscreteLQG"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):

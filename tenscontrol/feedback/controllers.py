@@ -176,8 +176,9 @@ class Measurement(Presentable):
             ("coordinates", f"{self.coordinates.size}"), ("string lengths", f"{self.strings.size}"),
             ("names", textwrap.shorten(" ".join(self.names), 70, placeholder=" ..."))])
 
-    def __call__(self, q: np.ndarray) -> np.ndarray:
-        """The measured deviations at positions q (3n,), shape (ny,) [m]."""
+    def __call__(self, q: np.ndarray, qd: np.ndarray | None = None) -> np.ndarray:
+        """The measured deviations at positions q (3n,), shape (ny,) [m] (velocities qd are
+        not measured here; the argument is the measurements' common signature)."""
         pos = q[self.coordinates] - self.q_ref[self.coordinates]
         if self.strings.size == 0:
             return pos
@@ -310,7 +311,11 @@ class OutputFeedback(Controller):
     ----------
     AK, BK, CK, DK : ndarray
         (nk, nk), (nk, ny), (nu, nk), (nu, ny).
-    measurement : Measurement
+    measurement : Measurement or SensorMeasurement
+        ``y_m = measurement(q, qd)``: node coordinates and string lengths
+        (:func:`measurement`) or a sensor set's signals
+        (:class:`tenscontrol.feedback.estimators.SensorMeasurement`, from
+        :func:`tenscontrol.lqg`); ``measurement.C`` is its linearization.
     strings, gamma_ref, kind
         As for every :class:`Controller`.
     """
@@ -347,10 +352,10 @@ class OutputFeedback(Controller):
                                  law="u = -(CK xc + DK y_m)")
 
     def force_densities(self, t, q, qd, xc):
-        return -(self.CK @ xc + self.DK @ self.measurement(q))
+        return -(self.CK @ xc + self.DK @ self.measurement(q, qd))
 
     def state_derivative(self, t, q, qd, xc):
-        return self.AK @ xc + self.BK @ self.measurement(q)
+        return self.AK @ xc + self.BK @ self.measurement(q, qd)
 
     @property
     def sys(self):

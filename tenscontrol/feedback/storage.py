@@ -56,8 +56,12 @@ def controller_arrays(controller) -> dict:
     if isinstance(controller, StateFeedback):
         out.update(K=controller.K, q_ref=controller.q_ref)
         return out
-    out.update(AK=controller.AK, BK=controller.BK, CK=controller.CK, DK=controller.DK)
     m = controller.measurement
+    if not isinstance(m, Measurement):
+        raise TypeError(f"save_controller: the controller measures {type(m).__name__} signals "
+                        "(a SensorSet, tenscontrol.lqg); the controller file holds node "
+                        "coordinates and string lengths only: save AK, BK, CK, DK with numpy")
+    out.update(AK=controller.AK, BK=controller.BK, CK=controller.CK, DK=controller.DK)
     for name in _MEASUREMENT_FIELDS:
         value = getattr(m, name)
         out[f"measurement_{name}"] = np.array(value, dtype=str) if name == "names" else value

@@ -34,6 +34,7 @@ from tenscontrol.mechanics.rigid.model import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
 from tenscontrol.mechanics.laws import active_set, elastic_densities, material_coefficients
 from tenscontrol.mechanics.scales import force_rounding
+from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.statics.stiffness import string_activity
 from tenscontrol.model.selection import AXES as _AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
@@ -109,7 +110,11 @@ class LinearModel(Presentable):
     structure : Structure
     state_names, input_names, disturbance_names, output_names : tuple of str
         ``"x2"``/``"vx2"`` (position/velocity of node 2 along x), ``"gamma3"`` (string 3),
-        ``"psi1"`` (bar 1), ``"fz2"`` (force on node 2 along z); outputs as the states.
+        ``"psi1"`` (bar 1), ``"fz2"`` (force on node 2 along z); outputs as the states, or
+        the sensors' signal names (:meth:`with_sensors`).
+    D : ndarray, shape (ny, nu), or None
+        Feedthrough ``y = C dx + D du`` of sensor outputs (:meth:`with_sensors`: a load cell
+        reads the commanded force density times the length); None means zero.
     """
 
     A: np.ndarray
@@ -135,6 +140,7 @@ class LinearModel(Presentable):
     input_names: tuple
     disturbance_names: tuple
     output_names: tuple
+    D: np.ndarray | None = None
 
     def __post_init__(self):
         for f in fields(self):
@@ -174,8 +180,11 @@ class LinearModel(Presentable):
         import control  # only here: importing tenscontrol must not import python-control
 
         m = self.B.shape[1] + self.E.shape[1]
+        D = np.zeros((self.C.shape[0], m))
+        if self.D is not None:
+            D[:, :self.B.shape[1]] = self.D
         return control.ss(self.A, np.hstack([self.B, self.E]), self.C,
-                          np.zeros((self.C.shape[0], m)), states=list(self.state_names),
+                          D, states=list(self.state_names),
                           inputs=list(self.input_names + self.disturbance_names),
                           outputs=list(self.output_names), name=self.structure.name)
 
@@ -197,7 +206,8 @@ class LinearModel(Presentable):
             return self
         grad = self.force_density_gradient
         gain = np.hstack([grad, np.zeros_like(grad)])
-        return replace(self, A=self.A + self.B @ gain,
+        C = self.C if self.D is None else self.C + self.D @ gain  # sensors on the law, too
+        return replace(self, A=self.A + self.B @ gain, C=C,
                        stiffness=self.stiffness - self.force_input @ grad, kind="passive")
 
     def actuated(self, strings=None) -> LinearModel:
@@ -240,7 +250,10 @@ class LinearModel(Presentable):
             gain = np.hstack([grad, np.zeros_like(grad)])
             model = replace(self, A=self.A + self.B[:, drop] @ gain,
                             stiffness=self.stiffness - self.force_input[:, drop] @ grad)
+            if self.D is not None:
+                model = replace(model, C=self.C + self.D[:, drop] @ gain)
         return replace(model, B=self.B[:, keep], force_input=self.force_input[:, keep],
+                       D=None if self.D is None else self.D[:, keep],
                        force_density_gradient=self.force_density_gradient[keep],
                        input_names=names)
 
@@ -267,8 +280,48 @@ class LinearModel(Presentable):
         rows = outputs.coordinates(self.structure, "outputs")
         if velocities:
             rows = np.concatenate([rows, self.q.size + rows])
-        return replace(self, C=np.eye(self.A.shape[0])[rows],
+        return replace(self, C=np.eye(self.A.shape[0])[rows], D=None,
                        output_names=tuple(self.state_names[r] for r in rows))
+
+    def with_sensors(self, sensors: SensorSet) -> LinearModel:
+        """The same model with outputs y = the sensors' signals: ``y = C dx + D du``.
+
+        Parameters
+        ----------
+        sensors : SensorSet
+            Sensors of this model's structure (:func:`tenscontrol.sensors`).
+
+        Notes
+        -----
+        ``C = [dh/dq, dh/dqd]`` and ``D = dh/du`` are the sensors' analytic Jacobians
+        (:meth:`tenscontrol.mechanics.sensors.SensorSet.output_matrices`) at the operating
+        point: the strings that follow their law (every string in the passive model, the
+        strings that are not inputs in the control model) add their law's slope to a tension
+        row, the inputs' force densities are held at ``gamma`` and feed through ``D`` (the
+        length ``l_k`` for the load cell of commanded string k; zero on bar inputs).
+        :meth:`passive` and :meth:`actuated` keep C and D consistent.
+        """
+        if not isinstance(sensors, SensorSet):
+            raise TypeError(f"with_sensors: sensors must be a tenscontrol SensorSet "
+                            f"(tenscontrol.sensors(structure, ...)), got {type(sensors).__name__}")
+        st = self.structure
+        if sensors.structure.n_nodes != st.n_nodes or sensors.structure.n_strings != st.n_strings:
+            raise ValueError(f"with_sensors: the sensors are on {sensors.structure.name!r}, not on "
+                             f"this model's structure {st.name!r}")
+        inputs = np.array([int(n[5:]) for n in self.input_names if n.startswith("gamma")],
+                          dtype=np.int64)
+        Cq, Cv, Dall = sensors.output_matrices(self.q, self.qd, self.gamma, held=np.arange(
+            st.n_strings))
+        follow = (np.ones(st.n_strings, dtype=bool) if self.kind == "passive" else
+                  ~np.isin(np.arange(st.n_strings), inputs))
+        pairs, l = st.string_nodes, _string_lengths(st, self.q)
+        live = active_set(l, st.string_rest_lengths, st.string_is_spring) & follow
+        grad = (material_coefficients(st.string_stiffness, st.string_rest_lengths, l)
+                * live)[:, None] * member_columns(pairs, self.q).T
+        D = np.zeros((sensors.n_signals, self.B.shape[1]))
+        D[:, :inputs.size] = Dall[:, inputs]
+        return replace(self, C=np.hstack([Cq + Dall @ grad, Cv]), D=D,
+                       output_names=sensors.names)
 
 
 # ---- member data ---------------------------------------------------------------------------

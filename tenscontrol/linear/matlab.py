@@ -27,9 +27,10 @@ __all__ = ["mat_arrays", "save_mat"]
 
 
 def _unit(name: str) -> str:
-    """The unit of a signal from its name (x2, vx2, gamma3, psi1, fz2, l5)."""
+    """The unit of a signal from its name (x2, vx2, gamma3, psi1, fz2, l5; the sensors' T5,
+    ux1, wz1)."""
     for prefix, unit in (("gamma", "N/m"), ("psi", "N/m"), ("v", "m/s"), ("f", "N"),
-                         ("l", "m")):
+                         ("l", "m"), ("T", "N"), ("u", "1"), ("w", "rad/s")):
         if name.startswith(prefix):
             return unit
     return "m"
@@ -52,10 +53,13 @@ def _signals(states, inputs, outputs) -> dict:
 def _model_arrays(model: LinearModel) -> dict:
     inputs = model.input_names + model.disturbance_names
     nu = model.B.shape[1]
+    D = np.zeros((model.C.shape[0], len(inputs)))
+    if getattr(model, "D", None) is not None:      # sensors' feedthrough (with_sensors)
+        D[:, :nu] = model.D
     return {
         # ss(A, B, C, D) over [u; d]: B is [B E] here, and the split kept as Bu and E
         "A": model.A, "B": np.hstack([model.B, model.E]), "C": model.C,
-        "D": np.zeros((model.C.shape[0], len(inputs))), "Bu": model.B, "E": model.E,
+        "D": D, "Bu": model.B, "E": model.E,
         "n_force_density_inputs": nu,
         **_signals(model.state_names, inputs, model.output_names),
         "q_ref": model.q, "qd_ref": model.qd, "loads_ref": model.loads, "gamma_ref": model.gamma,
@@ -81,6 +85,10 @@ def _state_feedback_arrays(ctrl: StateFeedback) -> dict:
 
 def _output_feedback_arrays(ctrl: OutputFeedback) -> dict:
     m = ctrl.measurement
+    if not hasattr(m, "coordinates"):
+        raise TypeError(f"save_mat: the controller measures {type(m).__name__} signals (a "
+                        "SensorSet, tenscontrol.lqg), which the .mat layout does not hold; "
+                        "save AK, BK, CK, DK with scipy.io.savemat")
     states = [f"xc{k}" for k in range(ctrl.n_states)]
     # the command map y_m -> u = -(CK xc + DK y_m), as D = -K for StateFeedback (and 1.0)
     return {"A": ctrl.AK, "B": ctrl.BK, "C": -ctrl.CK, "D": -ctrl.DK,

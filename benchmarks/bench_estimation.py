@@ -1,0 +1,223 @@
+"""Sensors and estimation (issue 23): the figures the issue asks for.
+
+1. Every analytic output matrix against central differences of h (step 1e-6), T-bar and
+   3-prism, at a moving point (sensor Jacobians) and at the equilibrium (LinearModel.C, D of
+   with_sensors: passive, control with two commanded strings, compressible bars).
+2. The ball (c = 1 N s/m, prestress >= 40 N/m under gravity), open loop under the
+   30 sin t loads of catalog.ball_load, sampled at 200 Hz, the 32 string lengths read with
+   white noise: DiscreteKalman (discrete_lqg's filter, inputs known: zero) estimate error,
+   RMS over the free coordinates and time, relative to the bar length (1 m).
+3. The ball in closed loop, 10 s of the same loads: continuous LQG (lqg; measuring the noiseless
+   h(q, qd) of the 32 length sensors) against full-state LQR (same Q, R): peak payload deflection.
+4. Half the sensors (16 of 32): H2 of the LQG loop with the set chosen by place_sensors (H2
+   and log det) against random halves. H2 = ||T_zw||_2, w = [nodal-force noise W^-1/2;
+   sensor noise V^-1/2], z = [Q_r^1/2 z; R^1/2 u] (separation: trace(S E W E^T) + trace(P
+   K^T R K)); performance = H2(full) / H2(set).
+
+Run: PYTHONPATH=. python benchmarks/bench_estimation.py [--tables 1,2,3,4] [--efforts 1,0.01]
+(a few CPU seconds for tables 1, 2, 4; table 3 simulates with a Python controller: minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+import tenscontrol as tc
+from tenscontrol.linear import estimation as est
+
+H = 1e-6
+PERIOD = 1.0 / 200.0
+PROCESS_NOISE = (1.0, 10.0, 100.0, 1000.0)   # N^2 s, the filter's force-noise density
+
+
+def print_table(head, rows) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    for row in [head, ["-" * w for w in widths]] + rows:
+        print("  ".join(str(x).rjust(w) for x, w in zip(row, widths)))
+
+
+def central(f, x):
+    return np.array([(f(x + H * e) - f(x - H * e)) / (2 * H) for e in np.eye(x.size)]).T
+
+
+def rel(a, b):
+    scale = np.abs(b).max()
+    return np.abs(a - b).max() / scale if scale > 0 else np.abs(a).max()
+
+
+def every_sensor(s):
+    return tc.sensors(s, string_lengths=range(s.n_strings), string_tensions=range(s.n_strings),
+                      node_positions=tc.Selection(), bar_directions=range(s.n_bars),
+                      bar_rates=range(s.n_bars))
+
+
+def table_fd() -> None:
+    print("\n1. Output matrices against central differences (max |analytic - FD| / max |FD|)")
+    rows = []
+    for name, s in (("T-bar", tc.equilibrium(tc.catalog.tbar(damping=1.0), gamma_min=10.0)),
+                    ("3-prism", tc.equilibrium(tc.catalog.prism(3, damping=0.5), gamma_min=5.0))):
+        s = s.structure
+        ss = every_sensor(s)
+        rng = np.random.default_rng(0)
+        q = s.nodes.reshape(-1) + 0.01 * rng.standard_normal(3 * s.n_nodes)
+        qd = rng.standard_normal(3 * s.n_nodes)
+        g, held = np.linspace(5, 20, s.n_strings), [0, 2]
+        Cq, Cv, D = ss.output_matrices(q, qd, g, held)
+        for kind in tc.mechanics.sensors.KINDS:
+            r = np.flatnonzero([ss.kinds[i] == kind for i in ss.signal_sensor])
+            fq = central(lambda x: ss.outputs(x, qd, g, held)[r], q)
+            fv = central(lambda x: ss.outputs(q, x, g, held)[r], qd)
+            fg = central(lambda x: ss.outputs(q, qd, x, held)[r], g)
+            rows.append([name, kind, "moving point", f"{rel(Cq[r], fq):.1e}",
+                         f"{rel(Cv[r], fv):.1e}", f"{rel(D[r], fg):.1e}"])
+        qs, z = s.nodes.reshape(-1), np.zeros(3 * s.n_nodes)
+        nq = qs.size
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")           # the prism's compressible bars: no equilibrium
+            for label, model, held in (
+                    ("passive", tc.linearize(s).with_sensors(ss), None),
+                    ("control, strings 0 1", tc.linearize(s, kind="control").actuated([0, 1])
+                     .with_sensors(ss), [0, 1]),
+                    ("compressible control", tc.linearize(s, kind="control", bars="compressible")
+                     .with_sensors(ss), list(range(s.n_strings)))):
+                gg = model.gamma if held is not None else None
+                fq = central(lambda x: ss.outputs(x, z, gg, held), qs)
+                fv = central(lambda x: ss.outputs(qs, x, gg, held), z)
+                fd = (central(lambda u: ss.outputs(qs, z, gg + np.bincount(
+                    held, u, s.n_strings), held), np.zeros(len(held)))
+                      if held is not None else np.zeros((ss.n_signals, 0)))
+                rows.append([name, "LinearModel.C, D", label, f"{rel(model.C[:, :nq], fq):.1e}",
+                             f"{rel(model.C[:, nq:], fv):.1e}",
+                             f"{rel(model.D[:, :fd.shape[1]], fd):.1e}" if fd.size else "-"])
+    print_table(["structure", "sensors", "where", "dh/dq", "dh/dqd", "dh/dgamma (D)"], rows)
+
+
+def ball():
+    s = tc.equilibrium(tc.catalog.ball(damping=1.0), gamma_min=40.0).structure
+    return s, tc.linearize(s, kind="passive")
+
+
+def table_filter(s, model) -> dict:
+    t_final = 5.0
+    t = np.arange(0.0, t_final + PERIOD / 2, PERIOD)
+    cpu = time.process_time()
+    traj = tc.simulate(s, t_final, loads=tc.catalog.ball_load(30.0), t_eval=t)
+    nq, free = 3 * s.n_nodes, s.free_coordinates
+    Q, V = traj.nodes.reshape(t.size, -1), traj.velocities.reshape(t.size, -1)
+    lengths = tc.sensors(s, string_lengths=range(s.n_strings)).measure(traj)
+    excursion = np.abs(lengths - s.string_lengths).max(axis=0)
+    bar = float(s.bar_lengths.max())
+    motion = np.sqrt(np.mean((Q - s.nodes.reshape(-1))[:, free] ** 2)) / bar
+    print(f"\n2. Ball open loop, 30 sin t loads, {t_final:g} s sampled at {1 / PERIOD:g} Hz, "
+          f"32 string lengths; RMS motion of the free coordinates {motion:.3e} bar lengths; "
+          f"largest length excursion {excursion.max():.3e} m (simulation "
+          f"{time.process_time() - cpu:.1f} s CPU)")
+    rows = []
+    for noise_name, std in (("1 % of length", 0.01 * s.string_lengths),
+                            ("1 % of the largest excursion", 0.01 * excursion.max())):
+        ss = tc.sensors(s, string_lengths=range(s.n_strings), std=std, rate=1 / PERIOD)
+        for w in PROCESS_NOISE:
+            k = tc.discrete_lqg(model, ss, PERIOD, process_noise=w).kalman
+            Y = np.array([k.measurement.read(Q[i], V[i], np.random.default_rng([0, i]))
+                          for i in range(t.size)])
+            X = k.states(k.filter(Y))
+            err = X[:, :nq] - (Q - s.nodes.reshape(-1))
+            verr = X[:, nq:] - V
+            rows.append([noise_name, f"{w:g}",
+                         f"{np.sqrt(np.mean(err[:, free] ** 2)) / bar:.3e}",
+                         f"{np.sqrt(np.mean(err[:, free] ** 2)) / bar / motion:.3f}",
+                         f"{np.sqrt(np.mean(verr[:, free] ** 2)):.3e}"])
+    print_table(["sensor noise std", "W [N^2 s]", "RMS position error / bar",
+                 "/ RMS motion", "RMS velocity error [m/s]"], rows)
+    return {"excursion": excursion}
+
+
+def table_closed_loop(s, model, excursion, efforts) -> None:
+    print("\n3. Ball closed loop, 30 sin t loads, 10 s: continuous LQG (measuring the noiseless "
+          "lengths h(q, qd) of the 32 strings; filter designed for the noise std given, 200 Hz, "
+          "W = 100 N^2 s) against full-state LQR (same Q, R: lqr's defaults with effort); "
+          "payload node 12")
+    head = ["effort", "controller", "filter noise", "open peak [m]", "closed peak [m]",
+            "reduction [%]", "linear error [%]", "max|u| [N/m]", "CPU [s]"]
+    print("  ".join(head))
+    for effort in efforts:
+        designs = [("1 % of length", 0.01 * s.string_lengths),
+                   ("1 % of largest excursion", 0.01 * excursion.max())]
+        for i, (noise, std) in enumerate(designs):
+            ss = tc.sensors(s, string_lengths=range(s.n_strings), std=std, rate=1 / PERIOD)
+            design = tc.lqg(model, ss, process_noise=100.0, effort=effort)
+            runs = ([("LQR (state)", "-", design.lqr.controller)] if i == 0 else []) + [
+                ("LQG (32 lengths)", noise, design.controller)]
+            for name, label, ctrl in runs:
+                cpu = time.process_time()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = tc.verify(s, ctrl, tc.catalog.ball_load(30.0), 10.0,
+                                  outputs=tc.Selection(nodes=[12]))
+                print("  ".join([f"{effort:g}", name, label, f"{r.open.peak:.4e}",
+                                 f"{r.closed.peak:.4e}", f"{100 * r.peak_reduction:.1f}",
+                                 f"{100 * r.linear_error:.2f}", f"{r.closed.effort_peak:.4g}",
+                                 f"{time.process_time() - cpu:.1f}"]), flush=True)
+
+
+def table_placement(s, model) -> None:
+    ss = tc.sensors(s, string_lengths=range(s.n_strings), std=0.01 * s.string_lengths,
+                    rate=1 / PERIOD)
+    w = 100.0
+    full = tc.lqg(model, ss, process_noise=w)
+    A, B, E = est.reduced_model(full.lqr)
+    lqr_part = np.sqrt(np.trace(np.asarray(full.lqr.riccati.X) @ E @ full.W @ E.T))
+    print(f"\n4. Ball, 16 of 32 string-length sensors (1 % of length, 200 Hz, W = {w:g} N^2 s)."
+          f" H2 of the LQG loop (H2 of full-state LQR under the same W: {lqr_part:.6g}; "
+          "estimation part = sqrt(H2^2 - LQR^2))")
+    rows = []
+
+    def row(name, sensors, cpu=None):
+        d = tc.lqg(model, sensors, process_noise=w)
+        o = tc.observability(model, sensors)
+        part = np.sqrt(max(d.h2**2 - lqr_part**2, 0.0))
+        rows.append([name, sensors.n_sensors, f"{d.h2:.6g}", f"{100 * full.h2 / d.h2:.2f}",
+                     f"{part:.4g}", f"{o.rank}/{o.order}", f"{o.min_eigenvalue:.3g}",
+                     "-" if cpu is None else f"{cpu:.2f}"])
+    row("full set", ss)
+    for criterion in ("h2", "logdet"):
+        cpu = time.process_time()
+        p = tc.place_sensors(model, ss, 16, criterion=criterion, process_noise=w)
+        row(f"placed ({criterion})", p.sensors, time.process_time() - cpu)
+    rng = np.random.default_rng(2026)
+    rand = []
+    for _ in range(20):
+        d = tc.lqg(model, ss.select(rng.choice(32, 16, replace=False)), process_noise=w)
+        rand.append(d.h2)
+    rand = np.array(rand)
+    for name, v in (("random: best of 20", rand.min()), ("random: median", np.median(rand)),
+                    ("random: worst", rand.max())):
+        rows.append([name, 16, f"{v:.6g}", f"{100 * full.h2 / v:.2f}",
+                     f"{np.sqrt(max(v**2 - lqr_part**2, 0.0)):.4g}", "", "", ""])
+    print_table(["sensor set", "n", "H2", "performance [% of full]", "estimation part",
+                 "rank", "min eig Gramian", "placement CPU [s]"], rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", default="1,2,3,4", help="which tables, e.g. 1,2,4")
+    parser.add_argument("--efforts", default="1,0.01", help="lqr efforts of table 3")
+    args = parser.parse_args()
+    tables = {int(t) for t in args.tables.split(",")}
+    if 1 in tables:
+        table_fd()
+    s, model = ball()
+    figures = table_filter(s, model) if tables & {2, 3} else {}
+    if 4 in tables:
+        table_placement(s, model)
+    if 3 in tables:
+        table_closed_loop(s, model, figures["excursion"],
+                          [float(e) for e in args.efforts.split(",")])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""Kalman filters and LQG controllers from sensors (docs/theory.md, "Control on force
+densities"; control-notes 5).
+
+Both designs work on the reduced coordinates z of the LQR design's minimal realization
+(``x - x* ~= basis @ z``): the LQR gain is :func:`tenscontrol.lqr`'s, the filter is designed on
+``z' = A_r z + B_r u + E_r d``, ``y_m = C basis z + v`` with C the sensors' output matrix
+(:meth:`tenscontrol.LinearModel.with_sensors`), white nodal-force noise d of spectral density
+``process_noise`` on every free coordinate and white sensor noise v from the sensors' noise
+model. The separation principle makes the loop's H2 norm
+
+    ||T_zw||_2^2 = trace(S_r E_r W E_r^T) + trace(P K_r^T R K_r)
+
+with S_r the LQR Riccati solution, P the filter's error covariance, w = [d; v] normalized by
+``W^1/2``, ``V^1/2`` and z = [Q_r^1/2 z; R^1/2 u] (:func:`loop_h2`).
+
+- :func:`lqg`: a continuous :class:`tenscontrol.OutputFeedback` (python-control's ``lqe``),
+  measuring the sensors' noiseless ``h(q, qd)`` through a
+  :class:`tenscontrol.feedback.estimators.SensorMeasurement`; sensor noise enters the filter as
+  spectral density ``std^2 / rate`` (``std^2`` [unit^2 s] for a continuous sensor).
+- :func:`discrete_lqg`: a :class:`tenscontrol.feedback.estimators.DiscreteLQG` for the sampled
+  loop (zero-order hold, computation delay; ``dlqe`` and ``dlqr`` on the exact
+  discretization, process noise by Van Loan's integral).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import control as ct
+import numpy as np
+import scipy.linalg
+
+from tenscontrol import validation
+from tenscontrol.feedback.controllers import OutputFeedback
+from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.linear.norms import h2_norm
+from tenscontrol.linear.synthesis import LQRDesign, lqr
+from tenscontrol.mechanics.sensors import SensorSet
+
+__all__ = ["LQGDesign", "closed_loop", "discrete_lqg", "kalman_gain", "lqg", "loop_h2",
+           "loop_h2_direct", "noise_density", "reduced_model", "sensor_measurement"]
+
+
+def _sqrtm(X: np.ndarray) -> np.ndarray:
+    w, V = np.linalg.eigh(0.5 * (X + X.T))
+    return (V * np.sqrt(np.clip(w, 0.0, None))) @ V.T
+
+
+def _check(model, sensors, who: str) -> None:
+    if not isinstance(sensors, SensorSet):
+        raise TypeError(f"{who}: sensors must be a tenscontrol SensorSet "
+                        f"(tenscontrol.sensors(structure, ...)), got {type(sensors).__name__}")
+    if not hasattr(model, "with_sensors"):
+        raise TypeError(f"{who}: model must be a tenscontrol LinearModel, got "
+                        f"{type(model).__name__}")
+
+
+def sensor_measurement(model, sensors: SensorSet) -> SensorMeasurement:
+    """The measurement ``y_m = h(q, qd) - h(q*, 0)`` of `sensors` about `model`'s operating
+    point (the commanded strings of a control model held at their force densities).
+
+    Parameters
+    ----------
+    model : LinearModel
+        Its actuated strings (``model.actuated()``) are the controller's commands.
+    sensors : SensorSet
+    """
+    _check(model, sensors, "sensor_measurement")
+    model = model.actuated()
+    inputs = np.array([int(n[5:]) for n in model.input_names if n.startswith("gamma")],
+                      dtype=np.int64)
+    held = inputs if model.kind == "control" else np.zeros(0, dtype=np.int64)
+    gamma = np.asarray(model.gamma, dtype=float)
+    y_ref = (sensors.outputs(model.q, model.qd, gamma, held) if held.size
+             else sensors.outputs(model.q, model.qd))
+    return SensorMeasurement(sensors, model.with_sensors(sensors).C, model.q, y_ref, held,
+                             gamma)
+
+
+def noise_density(sensors: SensorSet, who: str) -> np.ndarray:
+    """Spectral density of each signal's white noise [unit^2 s]: std^2 / rate."""
+    s = sensors.signal_sensor
+    std, rate = sensors.std[s], sensors.rate[s]
+    if np.any(std <= 0):
+        bad = sensors.names[int(np.flatnonzero(std <= 0)[0])]
+        raise ValueError(f"{who}: every sensor needs a noise std > 0 for a Kalman filter; "
+                         f"signal {bad} has 0 (give sensors(..., std=...))")
+    return std**2 / np.where(np.isfinite(rate), rate, 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class LQGDesign:
+    """Result of :func:`lqg`.
+
+    Attributes
+    ----------
+    controller : OutputFeedback
+        ``xc' = (A_r - B_r K_r - L C_r) xc + L y_m``, ``u = -K_r xc``.
+    lqr : LQRDesign
+        The state-feedback half (its ``minimal`` holds the reduced model).
+    L : ndarray, shape (r, ny)
+        Kalman gain.
+    P : ndarray, shape (r, r)
+        Steady estimation-error covariance of z.
+    Cr : ndarray, shape (ny, r)
+        ``C @ basis``: the sensors on the reduced coordinates.
+    W, V : ndarray
+        Process-noise (nq, nq) [N^2 s] and sensor-noise (ny, ny) [unit^2 s] spectral densities.
+    h2 : float
+        H2 norm of the loop (module docstring).
+    """
+
+    controller: OutputFeedback
+    lqr: LQRDesign
+    L: np.ndarray
+    P: np.ndarray
+    Cr: np.ndarray
+    W: np.ndarray
+    V: np.ndarray
+    h2: float
+
+    def __repr__(self) -> str:
+        return (f"LQGDesign(states={self.L.shape[0]}, signals={self.L.shape[1]}, "
+                f"inputs={self.lqr.K.shape[0]}, h2={self.h2:.6g})")
+
+
+def reduced_model(design: LQRDesign):
+    """(A_r, B_r, E_r) of an LQR design's minimal realization [1/s, ...]."""
+    sys, nu = design.minimal.sys, design.K.shape[0]
+    A, B = np.asarray(sys.A, dtype=float), np.asarray(sys.B, dtype=float)
+    return A, B[:, :nu], B[:, nu:]
+
+
+def _weights(design: LQRDesign):
+    T = design.minimal.basis
+    return T.T @ design.Q @ T, design.R
+
+
+def loop_h2(design: LQRDesign, Cr, P, W) -> float:
+    """H2 norm of the LQG loop by the separation formula (module docstring)."""
+    _, _, E = reduced_model(design)
+    S, K, R = np.asarray(design.riccati.X), design.K_reduced, design.R
+    J = np.trace(S @ E @ W @ E.T) + np.trace(P @ K.T @ R @ K)
+    return float(np.sqrt(max(J, 0.0)))
+
+
+def kalman_gain(A, E, Cr, W, V):
+    """(L, P) of the continuous Kalman filter (python-control's ``lqe``) for process noise
+    ``E W E^T`` and sensor noise V (spectral densities)."""
+    G = E @ W @ E.T
+    L, P, _ = ct.lqe(A, np.eye(A.shape[0]), Cr, 0.5 * (G + G.T), V)   # symmetric to the bit
+    return np.asarray(L, dtype=float), np.asarray(P, dtype=float)
+
+
+def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
+        order=None) -> LQGDesign:
+    """Continuous LQG: :func:`tenscontrol.lqr` and a Kalman filter on the sensors.
+
+    Parameters
+    ----------
+    model : LinearModel
+        Linearization at an equilibrium (as for :func:`tenscontrol.lqr`).
+    sensors : SensorSet
+        The measured signals; every sensor needs ``std > 0``.
+    process_noise : float
+        Spectral density of the white force on every free coordinate [N^2 s].
+    Q, R, effort, order
+        As for :func:`tenscontrol.lqr`.
+
+    Returns
+    -------
+    LQGDesign
+    """
+    _check(model, sensors, "lqg")
+    w = validation.real("lqg: process_noise", process_noise, positive=True,
+                        expected="a positive spectral density [N^2 s]")
+    design = lqr(model, Q=Q, R=R, effort=effort, order=order)
+    meas = sensor_measurement(model, sensors)
+    A, B, E = reduced_model(design)
+    Cr = meas.C @ design.minimal.basis
+    W = w * np.eye(E.shape[1])
+    V = np.diag(noise_density(sensors, "lqg"))
+    L, P = kalman_gain(A, E, Cr, W, V)
+    K = design.K_reduced
+    ctrl = OutputFeedback(AK=A - B @ K - L @ Cr, BK=L, CK=K, DK=np.zeros((K.shape[0], Cr.shape[0])),
+                          measurement=meas, strings=design.controller.strings,
+                          gamma_ref=design.controller.gamma_ref, kind=design.controller.kind)
+    return LQGDesign(ctrl, design, L, P, Cr, W, V, loop_h2(design, Cr, P, W))
+
+
+def closed_loop(design: LQGDesign) -> ct.StateSpace:
+    """The LQG loop on [z; z_hat] from w = [d W^-1/2; v V^-1/2] to [Q_r^1/2 z; R^1/2 u]
+    (the system whose H2 norm is ``design.h2``)."""
+    A, B, E = reduced_model(design.lqr)
+    K, L, Cr = design.lqr.K_reduced, design.L, design.Cr
+    Qr, R = _weights(design.lqr)
+    n, ny = A.shape[0], Cr.shape[0]
+    Acl = np.block([[A, -B @ K], [L @ Cr, A - B @ K - L @ Cr]])
+    Bcl = np.block([[E @ _sqrtm(design.W), np.zeros((n, ny))],
+                    [np.zeros((n, E.shape[1])), L @ _sqrtm(design.V)]])
+    Ccl = np.block([[_sqrtm(Qr), np.zeros((n, n))], [np.zeros((K.shape[0], n)), -_sqrtm(R) @ K]])
+    return ct.ss(Acl, Bcl, Ccl, 0)
+
+
+def loop_h2_direct(design: LQGDesign) -> float:
+    """``design.h2`` computed on :func:`closed_loop` by :func:`tenscontrol.h2_norm`."""
+    return h2_norm(closed_loop(design))
+
+
+# ---- sampled ---------------------------------------------------------------------------------
+
+
+def _hold(A, B, t) -> tuple:
+    """(e^{A t}, int_0^t e^{A s} ds B) by one matrix exponential."""
+    n, m = B.shape
+    F = scipy.linalg.expm(np.block([[A, B], [np.zeros((m, n + m))]]) * t)
+    return F[:n, :n], F[:n, n:]
+
+
+def _van_loan(A, G, period) -> np.ndarray:
+    """``int_0^T e^{A s} G G^T e^{A^T s} ds`` (Van Loan, 1978)."""
+    n = A.shape[0]
+    F = scipy.linalg.expm(np.block([[-A, G @ G.T], [np.zeros((n, n)), A.T]]) * period)
+    Phi = F[n:, n:].T
+    Qd = Phi @ F[:n, n:]
+    return 0.5 * (Qd + Qd.T)
+
+
+def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
+                 R=None, effort=1.0, order=None, seed=0, noise=True) -> DiscreteLQG:
+    """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
+
+    Parameters
+    ----------
+    model, sensors, process_noise, Q, R, effort, order
+        As for :func:`lqg`; the sensors are read once per period with their noise std per
+        sample (a sensor whose rate is below ``1 / period`` is refused).
+    period : float
+        Sample period [s].
+    delay : float
+        Computation delay, 0 <= delay < period [s]: u_k acts from ``t_k + delay``.
+    seed : int
+        Seed of the readings' noise (``default_rng([seed, k])`` at sample k).
+    noise : bool
+        Read with the sensors' noise model (True) or noiseless.
+
+    Returns
+    -------
+    DiscreteLQG
+
+    Notes
+    -----
+    With ``Phi, Gamma0, Gamma1`` the hold of u_k and u_k-1 over one period, the LQR gain is
+    python-control's ``dlqr`` on ``[z; u_prev]`` with weights ``Q_r period``, ``R period`` (the
+    rectangle rule of the continuous cost), the filter gain from ``dlqe`` with the process
+    noise ``int e^{As} E W E^T e^{A^T s} ds``.
+    """
+    _check(model, sensors, "discrete_lqg")
+    T = validation.real("discrete_lqg: period", period, positive=True,
+                        expected="a positive sample period [s]")
+    d = validation.real("discrete_lqg: delay", delay, expected="a delay [s]")
+    if not 0.0 <= d < T:
+        raise ValueError(f"discrete_lqg: delay must be in [0, period) = [0, {T:g}), got {d:g}")
+    slow = sensors.rate * T < 1.0 - 1e-9
+    if np.any(slow):
+        raise ValueError(f"discrete_lqg: sensor {int(np.flatnonzero(slow)[0])} samples at "
+                         f"{sensors.rate[slow][0]:g} Hz, slower than the controller "
+                         f"(1/period = {1 / T:g} Hz); raise its rate or the period")
+    w = validation.real("discrete_lqg: process_noise", process_noise, positive=True,
+                        expected="a positive spectral density [N^2 s]")
+    if np.any(sensors.std <= 0):
+        noise_density(sensors, "discrete_lqg")
+    design = lqr(model, Q=Q, R=R, effort=effort, order=order)
+    meas = sensor_measurement(model, sensors)
+    A, B, E = reduced_model(design)
+    n, nu = B.shape
+    Phi, Gamma0 = _hold(A, B, T - d)
+    Phi_d, G_d = _hold(A, B, d)
+    Phi = Phi @ Phi_d
+    Gamma1 = _hold(A, B, T - d)[0] @ G_d
+    Cr = meas.C @ design.minimal.basis
+    Qd = _van_loan(A, E * np.sqrt(w), T)
+    V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
+    _, P, _ = ct.dlqe(Phi, np.eye(n), Cr, Qd, V)
+    P = np.asarray(P, dtype=float)
+    M = P @ Cr.T @ np.linalg.inv(Cr @ P @ Cr.T + V)
+    Qr, R = _weights(design)
+    Pa = np.block([[Phi, Gamma1], [np.zeros((nu, n + nu))]])
+    Ga = np.vstack([Gamma0, np.eye(nu)])
+    K, _, _ = ct.dlqr(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T)
+    kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, design.minimal.basis, meas, T, d)
+    ctrl = design.controller
+    return DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, np.asarray(K, float),
+                       kalman, int(seed), bool(noise))
+

@@ -1,0 +1,252 @@
+"""Observability of a sensor set and sensor placement (docs/theory.md, "Minimal realization").
+
+:func:`observability` works on the exact elastic model (structural projection: constraint and
+rigid-body modes are not part of it), scaled as the minimal realization is (time by the
+reference frequency w, positions by the structure's size L, velocities by ``L w``) and each
+signal divided by its noise std (by 1 where the std is 0), so that the rank decision and the
+Gramian compare signal-to-noise, not units. :func:`place_sensors` chooses k of a candidate set
+greedily: by the Gramian (``"logdet"``: ``log det(W_o + eps I)``, eps = 1e-9 trace of the
+candidates' Gramian; ``"trace"``) or by the H2 norm of the LQG loop
+(:func:`tenscontrol.linear.estimation.loop_h2`, ``"h2"``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from tenscontrol import validation
+from tenscontrol.linear import norms
+from tenscontrol.linear.estimation import kalman_gain, noise_density, reduced_model, loop_h2
+from tenscontrol.linear.reduction import elastic_model
+from tenscontrol.linear.synthesis import lqr
+from tenscontrol.mechanics.sensors import SensorSet
+
+__all__ = ["Observability", "Placement", "observability", "place_sensors"]
+
+_RANK_TOL = 1e-9   # PBH tolerance on rows scaled by their Cartesian size
+_LOGDET_EPS = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class Observability:
+    """Result of :func:`observability`.
+
+    Attributes
+    ----------
+    rank, order : int
+        Dimension of the observable subspace (PBH, cluster by cluster) and of the elastic model.
+    gramian : ndarray, shape (order, order)
+        Observability Gramian of the scaled elastic model [dimensionless].
+    min_eigenvalue, trace, log_det : float
+        Of `gramian` (log_det of ``gramian + eps I``, eps = 1e-9 trace).
+    """
+
+    rank: int
+    order: int
+    gramian: np.ndarray
+    min_eigenvalue: float
+    trace: float
+    log_det: float
+
+    @property
+    def observable(self) -> bool:
+        return self.rank == self.order
+
+    def __repr__(self) -> str:
+        return (f"Observability(rank={self.rank}, order={self.order}, "
+                f"min_eigenvalue={self.min_eigenvalue:.4g}, trace={self.trace:.4g})")
+
+
+def _scaled_elastic(model, sensors: SensorSet, who: str):
+    """(A, C, row scale) of the scaled elastic model with the sensors' rows divided by their
+    std; the row scale is each row's size on the Cartesian (unprojected) state."""
+    if not isinstance(sensors, SensorSet):
+        raise TypeError(f"{who}: sensors must be a tenscontrol SensorSet, got "
+                        f"{type(sensors).__name__}")
+    sensed = model.actuated().with_sensors(sensors)
+    em = elastic_model(sensed)
+    std = np.where(sensors.std > 0, sensors.std, 1.0)[sensors.signal_sensor]
+    C = em.C / std[:, None]
+    N = np.asarray(model.q, dtype=float).reshape(-1, 3)
+    L = float(np.sqrt(np.mean(np.sum((N - N.mean(axis=0)) ** 2, axis=1)))) or 1.0
+    w = _frequency(em)
+    s = np.concatenate([np.full(em.n_e, L), np.full(em.n_e, L * w)])
+    nq = sensed.q.size
+    rows = (np.linalg.norm(sensed.C[:, :nq], axis=1) * L
+            + np.linalg.norm(sensed.C[:, nq:], axis=1) * L * w) / std
+    return em.A * s[None, :] / s[:, None] / w, C * s[None, :], rows
+
+
+def _rank(A, C, rows) -> int:
+    """Observable modes: per eigenvalue cluster (1e-6 ||A||), the rank of C V (V its
+    orthonormal eigenvectors, C's rows divided by their Cartesian size) at 1e-9."""
+    if A.shape[0] == 0:
+        return 0
+    Cn = C / np.where(rows > 0, rows, 1.0)[:, None]
+    lam, V = np.linalg.eig(A)
+    radius, rank, done = 1e-6 * np.linalg.norm(A), 0, np.zeros(lam.size, dtype=bool)
+    for i in range(lam.size):
+        if done[i]:
+            continue
+        idx = np.flatnonzero(~done & (np.abs(lam - lam[i]) <= radius))
+        done[idx] = True
+        Q = np.linalg.qr(V[:, idx])[0]
+        sv = np.linalg.svd(Cn @ Q, compute_uv=False)
+        rank += int(np.sum(sv > _RANK_TOL))
+    return rank
+
+
+def _frequency(em) -> float:
+    if em.n_e == 0:
+        return 1.0
+    mag = np.abs(scipy.linalg.eigvalsh(0.5 * (em.K_e + em.K_e.T), em.M_e))
+    mag = mag[mag > 1e-12 * mag.max()] if mag.max() > 0 else mag[:0]
+    return float(np.sqrt(np.sqrt(mag.min() * mag.max()))) if mag.size else 1.0
+
+
+def _gramian(A, C) -> np.ndarray:
+    if not norms.is_hurwitz(A):
+        raise ValueError("observability: the elastic model is not asymptotically stable "
+                         "(add damping to the strings), so it has no observability Gramian")
+    X = scipy.linalg.solve_continuous_lyapunov(A.T, -C.T @ C)
+    return 0.5 * (X + X.T)
+
+
+def _log_det(X, eps) -> float:
+    return float(np.linalg.slogdet(X + eps * np.eye(X.shape[0]))[1])
+
+
+def observability(model, sensors: SensorSet) -> Observability:
+    """Rank and Gramian of the elastic model observed through `sensors`.
+
+    Parameters
+    ----------
+    model : LinearModel
+        At an equilibrium; its strings follow their laws (passive) or the commands (control).
+    sensors : SensorSet
+
+    Returns
+    -------
+    Observability
+        The rank counts the modes the sensors see (a PBH test on each eigenvalue cluster of the
+        scaled model: singular values of C V above 1e-9, each row of C divided by its size on
+        the Cartesian state, so a sensor the constraints blind counts 0); the Gramian needs a
+        damped model.
+    """
+    A, C, rows = _scaled_elastic(model, sensors, "observability")
+    n = A.shape[0]
+    rank = _rank(A, C, rows)
+    X = _gramian(A, C)
+    ev = np.linalg.eigvalsh(X)
+    tr = float(np.trace(X))
+    return Observability(rank, n, X, float(ev.min()) if n else 0.0, tr,
+                         _log_det(X, _LOGDET_EPS * tr))
+
+
+@dataclass(frozen=True, eq=False)
+class Placement:
+    """Result of :func:`place_sensors`.
+
+    Attributes
+    ----------
+    sensors : SensorSet
+        The chosen sensors, in the order they were picked.
+    indices : tuple of int
+        Their indices in the candidate set.
+    criterion : str
+    figure : float
+        The criterion of the chosen set (log det, trace, or the loop's H2 norm).
+    full : float
+        The same figure with every candidate.
+    history : tuple of float
+        The figure after each pick.
+    """
+
+    sensors: SensorSet
+    indices: tuple
+    criterion: str
+    figure: float
+    full: float
+    history: tuple
+
+    def __repr__(self) -> str:
+        return (f"Placement(criterion={self.criterion!r}, chosen={len(self.indices)}, "
+                f"figure={self.figure:.6g}, full={self.full:.6g})")
+
+
+def _greedy(n: int, k: int, score) -> tuple:
+    """Indices picked one by one, each maximizing score(set); and the scores."""
+    chosen, history = [], []
+    for _ in range(k):
+        best = max((i for i in range(n) if i not in chosen), key=lambda i: score(chosen + [i]))
+        chosen.append(best)
+        history.append(score(chosen))
+    return tuple(chosen), tuple(history)
+
+
+def place_sensors(model, candidates: SensorSet, k: int, *, criterion="h2",
+                  process_noise=None, Q=None, R=None, effort=1.0, order=None) -> Placement:
+    """Choose `k` sensors of `candidates` greedily.
+
+    Parameters
+    ----------
+    model : LinearModel
+        At an equilibrium, damped.
+    candidates : SensorSet
+        The sensors to choose from (their noise std weighs them).
+    k : int
+        How many to choose (1 <= k <= candidates.n_sensors).
+    criterion : {"h2", "logdet", "trace"}
+        ``"h2"`` minimizes the LQG loop's H2 norm (needs `process_noise` [N^2 s] and the
+        sensors' std; Q, R, effort, order as for :func:`tenscontrol.lqr`); ``"logdet"`` and
+        ``"trace"`` maximize the scaled observability Gramian's log det / trace (the Gramian of
+        a set is the sum of its sensors').
+
+    Returns
+    -------
+    Placement
+    """
+    validation.choice("place_sensors: criterion", criterion, ("h2", "logdet", "trace"))
+    k = validation.integer("place_sensors: k", k, minimum=1,
+                           maximum=getattr(candidates, "n_sensors", None), error=ValueError)
+    n = candidates.n_sensors if isinstance(candidates, SensorSet) else 0
+    if criterion == "h2":
+        score, full = _h2_score(model, candidates, process_noise, Q, R, effort, order)
+    else:
+        A, C, _ = _scaled_elastic(model, candidates, "place_sensors")
+        parts = [_gramian(A, C[candidates.rows(i)]) for i in range(n)]
+        eps = _LOGDET_EPS * sum(np.trace(X) for X in parts)
+        figure = ((lambda X: _log_det(X, eps)) if criterion == "logdet"
+                  else (lambda X: float(np.trace(X))))
+        score = lambda S: figure(sum(parts[i] for i in S))                  # noqa: E731
+        full = score(list(range(n)))
+    chosen, history = _greedy(n, k, score)
+    sign = -1.0 if criterion == "h2" else 1.0
+    return Placement(candidates.select(list(chosen)), chosen, criterion, sign * history[-1],
+                     sign * full, tuple(sign * h for h in history))
+
+
+def _h2_score(model, candidates, process_noise, Q, R, effort, order):
+    """score(S) = -H2 of the LQG loop with sensors S, and the full set's score."""
+    from tenscontrol.linear.estimation import sensor_measurement
+
+    if process_noise is None:
+        raise ValueError("place_sensors: criterion='h2' needs process_noise, the spectral "
+                         "density of the nodal forces [N^2 s]")
+    w = validation.real("place_sensors: process_noise", process_noise, positive=True,
+                        expected="a positive spectral density [N^2 s]")
+    design = lqr(model, Q=Q, R=R, effort=effort, order=order)
+    A, _, E = reduced_model(design)
+    W = w * np.eye(E.shape[1])
+    Cr = sensor_measurement(model, candidates).C @ design.minimal.basis
+    V = noise_density(candidates, "place_sensors")
+    rows = [candidates.rows(i) for i in range(candidates.n_sensors)]
+
+    def score(S):
+        r = np.concatenate([rows[i] for i in S])
+        P = kalman_gain(A, E, Cr[r], W, np.diag(V[r]))[1]
+        return -loop_h2(design, Cr[r], P, W)
+    return score, score(list(range(candidates.n_sensors)))

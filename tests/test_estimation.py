@@ -1,0 +1,231 @@
+"""Kalman filters, LQG (continuous and sampled), observability and sensor placement
+(tenscontrol.linear.estimation, .observability, tenscontrol.feedback.estimators)."""
+
+import control as ct
+import numpy as np
+import pytest
+import scipy.linalg
+
+import tenscontrol as tc
+from tenscontrol.linear import estimation as est
+from tenscontrol.linear.observability import observability, place_sensors
+from tenscontrol.mechanics.sensors import sensors
+
+
+@pytest.fixture(scope="module")
+def tbar():
+    s = tc.equilibrium(tc.catalog.tbar(damping=1.0), gamma_min=10.0).structure
+    return s, tc.linearize(s)
+
+
+def lengths_and_rates(s, std=1e-3):
+    return (sensors(s, string_lengths=range(s.n_strings), std=std, rate=200.0)
+            + sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=200.0))
+
+
+def test_lqg_h2_separation_formula_matches_the_closed_loop_norm(tbar):
+    s, model = tbar
+    d = est.lqg(model, lengths_and_rates(s), process_noise=4.0)
+    # trace(S E W E^T) + trace(P K^T R K) against h2_norm of the explicit loop
+    assert d.h2 == pytest.approx(est.loop_h2_direct(d), rel=1e-8)
+    assert np.linalg.eigvals(est.closed_loop(d).A).real.max() < 0
+    # the Kalman gain solves the filter Riccati equation (python-control's lqe)
+    A, _, E = est.reduced_model(d.lqr)
+    res = A @ d.P + d.P @ A.T + E @ d.W @ E.T - d.P @ d.Cr.T @ np.linalg.solve(d.V, d.Cr @ d.P)
+    assert np.abs(res).max() < 1e-9 * np.abs(E @ d.W @ E.T).max()
+    np.testing.assert_allclose(d.L, d.P @ d.Cr.T @ np.linalg.inv(d.V), rtol=1e-9, atol=0)
+
+
+def test_lqg_closes_the_nonlinear_loop_as_the_linear_prediction(tbar):
+    s, model = tbar
+    d = est.lqg(model, lengths_and_rates(s), process_noise=4.0)
+    assert d.controller.measurement(s.nodes.reshape(-1), None) == pytest.approx(0.0, abs=1e-14)
+    loads = tc.doublet(s, tc.Selection(2, "x"), amplitude=20.0, half_period=0.1)
+    r = tc.verify(s, d.controller, loads, 2.0, outputs=tc.Selection(nodes=[2, 3], axes="xz"),
+                  t_eval=np.linspace(0.0, 2.0, 201))
+    assert r.closed.peak < r.open.peak
+    assert r.linear_error < 0.05     # the sensors' C in verify's linear prediction
+
+
+def test_discrete_model_is_the_zero_order_hold_and_splits_with_a_delay(tbar):
+    s, model = tbar
+    ss = lengths_and_rates(s)
+    T = 0.005
+    dl = est.discrete_lqg(model, ss, T, process_noise=4.0)
+    A, B, _ = est.reduced_model(est.lqr(model))
+    zoh = ct.c2d(ct.ss(A, B, np.eye(A.shape[0]), 0), T, method="zoh")
+    np.testing.assert_allclose(dl.kalman.Phi, zoh.A, atol=1e-12)
+    np.testing.assert_allclose(dl.kalman.Gamma0, zoh.B, atol=1e-12 * np.abs(zoh.B).max())
+    assert np.all(dl.kalman.Gamma1 == 0)
+    late = est.discrete_lqg(model, ss, T, process_noise=4.0, delay=0.4 * T)
+    np.testing.assert_allclose(late.kalman.Phi, zoh.A, atol=1e-12)
+    np.testing.assert_allclose(late.kalman.Gamma0 + late.kalman.Gamma1, zoh.B,
+                               atol=1e-12 * np.abs(zoh.B).max())
+    # the a-priori covariance solves the DARE, M is the current-estimate gain
+    k = dl.kalman
+    V = np.diag(ss.std[ss.signal_sensor] ** 2)
+    Qd = k.P - k.Phi @ (k.P - k.P @ k.Cr.T @ np.linalg.solve(k.Cr @ k.P @ k.Cr.T + V,
+                                                             k.Cr @ k.P)) @ k.Phi.T
+    assert np.linalg.eigvalsh(0.5 * (Qd + Qd.T)).min() > -1e-9 * np.abs(k.P).max()
+    # the augmented loop of a delayed LQG is stable
+    n, nu = k.Phi.shape[0], k.Gamma0.shape[1]
+    Pa = np.block([[late.kalman.Phi, late.kalman.Gamma1], [np.zeros((nu, n + nu))]])
+    Ga = np.vstack([late.kalman.Gamma0, np.eye(nu)])
+    assert np.abs(np.linalg.eigvals(Pa - Ga @ late.K)).max() < 1.0
+
+
+def test_discrete_filter_converges_on_the_linear_model(tbar):
+    s, model = tbar
+    ss = lengths_and_rates(s)
+    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0)
+    k = dl.kalman
+    rng = np.random.default_rng(1)
+    z = 1e-3 * rng.standard_normal(k.Phi.shape[0])
+    Y, Z = [], []
+    for _ in range(400):                # noiseless, open loop: the error dies out
+        Z.append(z)
+        Y.append(k.Cr @ z)
+        z = k.Phi @ z
+    est_z = k.filter(np.array(Y))
+    err = np.abs(est_z - np.array(Z)).max(axis=1)
+    assert err[-1] < 1e-6 * err[0]
+
+
+def test_sampled_controller_protocol(tbar):
+    s, model = tbar
+    ss = lengths_and_rates(s)
+    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001, seed=7)
+    x0 = dl.initial_state()
+    assert x0.shape == (dl.n_states,) and dl.n_states == dl.K.shape[1]
+    q = s.nodes.reshape(-1) + 1e-3 * np.eye(12)[8]
+    qd = np.zeros(12)
+    u1, x1 = dl.update(3, 0.015, q, qd, x0)
+    u2, x2 = dl.update(3, 0.015, q, qd, x0)
+    np.testing.assert_array_equal(u1, u2)             # the reading of sample k is seeded by k
+    u3, _ = dl.update(4, 0.020, q, qd, x0)
+    assert not np.array_equal(u1, u3)
+    assert u1.shape == (dl.strings.size,) and x1.shape == x0.shape
+    np.testing.assert_array_equal(x1[-u1.size:], u1)   # u_k is kept for the delayed hold
+    quiet = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, noise=False)
+    u, _ = quiet.update(0, 0.0, s.nodes.reshape(-1), qd, quiet.initial_state())
+    assert np.abs(u).max() == 0.0
+    assert dl.kind == "passive" and dl.period == 0.005 and dl.delay == 0.001
+
+
+def test_observability_rank_and_gramian(tbar):
+    s, model = tbar
+    full = observability(model, lengths_and_rates(s))
+    assert full.observable and full.min_eigenvalue > 0
+    # string 0 joins the two pinned nodes: its length never changes
+    blind = observability(model, sensors(s, string_lengths=[0], std=1e-3))
+    assert blind.rank == 0 and blind.trace < 1e-12 * full.trace
+    one = observability(model, sensors(s, string_lengths=[1], std=1e-3))
+    assert 0 < one.rank <= one.order
+    # the Gramian of a set is the sum of its sensors' (linear in C^T C)
+    a = observability(model, sensors(s, string_lengths=[1, 2], std=1e-3))
+    b = observability(model, sensors(s, string_lengths=[2], std=1e-3))
+    np.testing.assert_allclose(a.gramian, one.gramian + b.gramian,
+                               atol=1e-9 * np.abs(a.gramian).max())
+
+
+def test_placement_by_gramian_and_h2(tbar):
+    s, model = tbar
+    cand = lengths_and_rates(s)
+    tr = place_sensors(model, cand, 2, criterion="trace")
+    single = [observability(model, cand.select([i])).trace for i in range(cand.n_sensors)]
+    assert set(tr.indices) == set(np.argsort(single)[-2:].tolist())   # trace is modular
+    ld = place_sensors(model, cand, 3, criterion="logdet")
+    assert 0 not in ld.indices and ld.figure <= ld.full + 1e-9
+    h2 = place_sensors(model, cand, 3, process_noise=4.0)
+    assert h2.figure == pytest.approx(est.lqg(model, h2.sensors, process_noise=4.0).h2,
+                                      rel=1e-9)
+    assert h2.full <= h2.figure and list(h2.history) == sorted(h2.history, reverse=True)
+    every = place_sensors(model, cand, cand.n_sensors, process_noise=4.0)
+    assert every.figure == pytest.approx(every.full, rel=1e-12)
+
+
+def test_bad_arguments(tbar):
+    s, model = tbar
+    exact = sensors(s, string_lengths=[1, 2])
+    with pytest.raises(ValueError, match="noise std > 0"):
+        est.lqg(model, exact, process_noise=1.0)
+    ss = sensors(s, string_lengths=[1, 2], std=1e-3, rate=50.0)
+    with pytest.raises(ValueError, match="slower than the controller"):
+        est.discrete_lqg(model, ss, 0.005, process_noise=1.0)
+    with pytest.raises(ValueError, match="delay must be in"):
+        est.discrete_lqg(model, ss, 0.05, process_noise=1.0, delay=0.05)
+    with pytest.raises(TypeError, match="sensors must be a tenscontrol SensorSet"):
+        est.lqg(model, tc.Selection(), process_noise=1.0)
+    with pytest.raises(ValueError, match="needs process_noise"):
+        place_sensors(model, ss, 1)
+    with pytest.raises(ValueError, match="criterion"):
+        place_sensors(model, ss, 1, criterion="best")
+    with pytest.raises(ValueError, match="k"):
+        place_sensors(model, ss, 3, criterion="trace")
+
+
+def test_sampled_protocol_with_delay_predicts_the_exact_hold(tbar):
+    """Run DiscreteLQG.update in a zero-order-hold loop on the reduced linear model, integrated
+    exactly between t_k, t_k + delay and t_k+1 (u_k-1 held, then u_k): started from the true
+    state, the noiseless filter's prediction z_k+1|k is the true z_k+1 (to the measurement's
+    nonlinearity at a 1e-7 m amplitude)."""
+    s, model = tbar
+    T, delay = 0.005, 0.002
+    dl = est.discrete_lqg(model, lengths_and_rates(s), T, process_noise=4.0, delay=delay,
+                          noise=False, effort=1e-3)
+    A, B, _ = est.reduced_model(est.lqr(model, effort=1e-3))
+    n, nu = B.shape
+
+    def flow(z, u, t):
+        F = scipy.linalg.expm(np.block([[A, B], [np.zeros((nu, n + nu))]]) * t)
+        return F[:n, :n] @ z + F[:n, n:] @ u
+
+    basis, q0 = dl.kalman.basis, s.nodes.reshape(-1)
+    nq = q0.size
+    z = 1e-7 * np.linalg.lstsq(basis[:nq], np.eye(nq)[8], rcond=None)[0]
+    xk = np.concatenate([z, np.zeros(nu)])
+    u_prev, gaps, sizes = np.zeros(nu), [], []
+    for k in range(400):
+        x = basis @ z
+        u, xk = dl.update(k, k * T, q0 + x[:nq], x[nq:], xk)
+        z = flow(flow(z, u_prev, delay), u, T - delay)
+        gaps.append(np.abs(xk[:n] - z).max())
+        sizes.append(np.abs(z).max())
+        u_prev = u
+    assert max(gaps) < 1e-5 * max(sizes)
+    assert max(sizes[-40:]) < 0.1 * max(sizes)    # and the loop settles (2 s)
+
+
+@pytest.mark.slow
+def test_ball_filter_and_placement():
+    """The ball of benchmarks/bench_estimation.py: 200 Hz string-length readings with noise 1 %
+    of the largest excursion leave an RMS position error of 1.5 % of the motion (measured);
+    16 sensors placed by H2 keep 99 % of the full set's loop H2 (measured 99.2 %)."""
+    s = tc.equilibrium(tc.catalog.ball(damping=1.0), gamma_min=40.0).structure
+    model = tc.linearize(s)
+    T = 0.005
+    t = np.arange(0.0, 2.0 + T / 2, T)
+    traj = tc.simulate(s, 2.0, loads=tc.catalog.ball_load(30.0), t_eval=t)
+    Q, V = traj.nodes.reshape(t.size, -1), traj.velocities.reshape(t.size, -1)
+    excursion = np.abs(sensors(s, string_lengths=range(32)).measure(traj)
+                       - s.string_lengths).max()
+    ss = sensors(s, string_lengths=range(32), std=0.01 * excursion, rate=200.0)
+    k = est.discrete_lqg(model, ss, T, process_noise=100.0).kalman
+    Y = np.array([k.measurement.read(Q[i], V[i], np.random.default_rng([0, i]))
+                  for i in range(t.size)])
+    free = s.free_coordinates
+    err = (k.states(k.filter(Y))[:, :Q.shape[1]] - (Q - s.nodes.reshape(-1)))[:, free]
+    motion = (Q - s.nodes.reshape(-1))[:, free]
+    assert np.sqrt(np.mean(err**2)) < 0.05 * np.sqrt(np.mean(motion**2))
+    wide = sensors(s, string_lengths=range(32), std=0.01 * s.string_lengths, rate=200.0)
+    p = place_sensors(model, wide, 16, process_noise=100.0)
+    assert p.full / p.figure > 0.9
+
+
+def test_lqg_controller_files_refused_with_a_message(tbar, tmp_path):
+    s, model = tbar
+    d = est.lqg(model, lengths_and_rates(s), process_noise=4.0)
+    with pytest.raises(TypeError, match="save_controller: the controller measures"):
+        tc.save_controller(d.controller, tmp_path / "lqg.npz")
+    with pytest.raises(TypeError, match="save_mat: the controller measures"):
+        tc.save_mat(d.controller, tmp_path / "lqg.mat")
