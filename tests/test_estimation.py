@@ -229,3 +229,24 @@ def test_lqg_controller_files_refused_with_a_message(tbar, tmp_path):
         tc.save_controller(d.controller, tmp_path / "lqg.npz")
     with pytest.raises(TypeError, match="save_mat: the controller measures"):
         tc.save_mat(d.controller, tmp_path / "lqg.mat")
+
+
+def test_sampled_lqg_runs_in_the_nonlinear_sampled_loop(tbar):
+    # the discrete LQG (noisy string lengths and bar rates at 200 Hz, 1 ms computation delay)
+    # closed on the nonlinear simulator: its command is held between samples and the loop damps
+    # the doublet about as the continuous LQR does
+    s, model = tbar
+    dl = est.discrete_lqg(model, lengths_and_rates(s), 0.005, process_noise=4.0, delay=0.001,
+                          effort=1e-2)
+    assert isinstance(dl, tc.SampledController)
+    loads = tc.doublet(s, tc.Selection(2, "x"), amplitude=20.0, half_period=0.1)
+    out, t = tc.Selection(nodes=[2, 3], axes="xz"), np.linspace(0.0, 2.0, 201)
+    r = tc.verify(s, dl, loads, 2.0, outputs=out, t_eval=t)
+    full = tc.verify(s, tc.lqr(model, effort=1e-2).controller, loads, 2.0, outputs=out, t_eval=t)
+    # measured: open 0.0142 m, full-state LQR 0.0098 m, sampled LQG 0.0107 m
+    assert r.closed.peak < 0.85 * r.open.peak
+    assert r.closed.peak < 1.2 * full.closed.peak
+    record = r.closed_loop.control
+    assert isinstance(record, tc.SampledControlRecord)
+    # the samples are 5 ms apart and every command is applied from t_k + delay
+    np.testing.assert_allclose(np.diff(record.sample_times), 0.005, rtol=1e-9)

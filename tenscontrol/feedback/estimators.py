@@ -19,7 +19,7 @@ sampled LQG controller built on them (designed by :mod:`tenscontrol.linear.estim
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -190,9 +190,10 @@ class DiscreteLQG(SampledController):
 
     strings: np.ndarray
     gamma_ref: np.ndarray
-    kind: str
-    period: float
-    delay: float
+    # field(): no default, although SampledController's class attributes give kind and delay one
+    kind: str = field()
+    period: float = field()
+    delay: float = field()
     K: np.ndarray
     kalman: DiscreteKalman
     seed: int = 0
