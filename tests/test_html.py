@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from public_types import build_all
+from public_types import available, build_all
 from tenscontrol.model.tables import html_table, summary_html
 
 # every type whose text form is a table (summary(): tests/test_presentation.py)
@@ -14,7 +14,14 @@ WITH_SUMMARY = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", 
                 "ElasticModel", "MinimalRealization", "RiccatiSolution", "LQRDesign",
                 "HinfDesign", "Controller", "StateFeedback", "OutputFeedback", "Measurement",
                 "ClosedLoopReport", "ClosedLoopFigures", "MaterialComparison", "MaterialFigures",
-                "ClosedLoopComparison", "ClosedLoopMaterialFigures", "StudyResult"]
+                "ClosedLoopComparison", "ClosedLoopMaterialFigures", "StudyResult",
+                "SampledController", "DiscreteFeedback", "SampledControlRecord",
+                "DiscreteLQRDesign", "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign",
+                "DiscreteLQG", "DiscreteKalman", "Observability", "Placement",
+                "AllocatedController", "SelfStress", "Allocation", "ShapeChange", "ShapePath",
+                "ShapeChangeReport", "ShapeTracking"]
+# built where osqp is installed (tests/public_types.py: OPTIONAL)
+WITH_SUMMARY += [n for n in ("PredictiveController",) if n in available()]
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?")
 
 

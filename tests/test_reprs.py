@@ -195,7 +195,10 @@ def _figures(name, obj) -> list:
         return [obj.method, f"{obj.residual:.2g}"]
     if isinstance(obj, tc.Controller):     # every controller, a user's subclass too
         extra = {"StateFeedback": [f"{np.linalg.norm(getattr(obj, 'K', 0)):.4g}"],
-                 "OutputFeedback": ["measured signals"]}.get(name, [])
+                 "OutputFeedback": ["measured signals"],
+                 "AllocatedController": [f"wraps{' ' * 4}", "self-stresses"],
+                 "ShapeTracking": [f"{getattr(obj, 'duration', 0):.4g} s", "path points"]
+                 }.get(name, [])
         return [f"commanded strings  {obj.strings.size}: ", "states  "] + extra
     if name == "Measurement":
         return [" ".join(obj.names), f"{obj.n_signals}"]
@@ -210,6 +213,39 @@ def _figures(name, obj) -> list:
                 f"case {obj.failures[0].index}", obj.failures[0].error_type]
     if name == "ShapeChangeReport":
         return [f"{obj.max_tracking_error:.3e}", f"{obj.final_static_residual:.3e}"]
+    # sampled-data control (issue 23): the controllers' head, then their own figures
+    if isinstance(obj, tc.SampledController):
+        extra = {"DiscreteFeedback": [f"{np.linalg.norm(getattr(obj, 'DK', 0)):.4g}"],
+                 "DiscreteLQG": [f"{np.linalg.norm(getattr(obj, 'K', 0)):.4g}"],
+                 "PredictiveController": [f"{getattr(obj, 'horizon', 0)} samples"]}
+        return ([f"commanded strings  {np.size(getattr(obj, 'strings', ()))}:", "period  ",
+                 "delay  "] + extra.get(name, []))
+    if name == "SampledControlRecord":
+        return [f"{obj.u[:, 0].min():.4g}", f"{obj.period:g} s",
+                f"controller samples  {obj.sample_times.size}"]
+    if name == "DiscreteLQRDesign":
+        return [f"{obj.spectral_radius:.6g}", f"{np.linalg.norm(obj.K_reduced):.6g}"]
+    if name == "ZOHModel":
+        return [f"{obj.Gamma0.shape[0]} x {obj.Gamma0.shape[1]}", f"{obj.period:g} s"]
+    if name in ("SensorSet", "SensorMeasurement"):
+        return [f"signals{' ' * 4}", f"{obj.n_signals}", " ".join(obj.names)]
+    if name == "LQGDesign":
+        return [f"{obj.h2:.6g}", f"{np.linalg.norm(obj.L):.6g}"]
+    if name == "DiscreteKalman":
+        return [f"{obj.Phi.shape[0]} x {obj.Cr.shape[0]}", f"{np.linalg.norm(obj.M):.4g}"]
+    if name == "Observability":
+        return [f"{obj.rank} / {obj.order}", f"{obj.min_eigenvalue:.4g}"]
+    if name == "Placement":
+        return [obj.criterion, f"{obj.figure:.6g}", f"{obj.full:.6g}"]
+    if name == "SelfStress":
+        return [f"dimension  {obj.dimension}", f"{obj.gamma_min.min():.4g}"]
+    if name == "Allocation":
+        return [f"{obj.margin:.4g} N/m", "yes" if obj.feasible else "no"]
+    if name == "ShapePath":
+        return [f"{obj.s.size}", f"{obj.residual.max():.3g} N", f"gamma_min {obj.gamma_min:.4g}"]
+    if name == "ShapeChange":
+        return [f"{max(float(np.max(p.real)) for p in obj.poles):.3g} 1/s",
+                f"{obj.controller.duration:.4g} s"]
     raise AssertionError(f"{name} has summary(): list the figures it must show in _figures")
 
 

@@ -29,6 +29,7 @@ on its own (its force goes into the supports).
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,10 +37,11 @@ import scipy.linalg
 import scipy.optimize
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import Controller
+from tenscontrol.feedback.controllers import Controller, _controller_table
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import string_densities
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["AllocatedController", "Allocation", "SelfStress", "allocated", "equilibrium_matrix",
            "self_stress"]
@@ -49,7 +51,7 @@ RANK_RTOL = 1e-10
 
 
 @dataclass(frozen=True)
-class Allocation:
+class Allocation(Presentable):
     """The result of :meth:`SelfStress.allocate`.
 
     Attributes
@@ -74,9 +76,18 @@ class Allocation:
         return (f"Allocation(commanded_strings={self.command.size}, feasible={self.feasible}, "
                 f"margin={self.margin:.4g} N/m, |change|={np.linalg.norm(self.change):.4g} N/m)")
 
+    def summary(self) -> str:
+        """Feasibility, the margin to the bounds and the size of the change as a table."""
+        return titled_table("Allocation", [
+            ("commanded strings", f"{self.command.size}"),
+            ("feasible", "yes" if self.feasible else "no (best margin kept)"),
+            ("margin to the bounds", f"{self.margin:.4g} N/m"),
+            ("|change| (along self-stress)", f"{np.linalg.norm(self.change):.4g} N/m"),
+            ("allocated command", value_range(self.command, "N/m"))])
+
 
 @dataclass(frozen=True, eq=False)
-class SelfStress:
+class SelfStress(Presentable):
     """The self-stress directions of the commanded strings at a configuration, and the bounds.
 
     Attributes
@@ -107,6 +118,16 @@ class SelfStress:
         return (f"SelfStress(commanded_strings={self.strings.size}, dimension={self.dimension}, "
                 f"gamma_min=[{self.gamma_min.min(initial=0):.4g}, "
                 f"{self.gamma_min.max(initial=0):.4g}] N/m)")
+
+    def summary(self) -> str:
+        """The commanded strings, the self-stress dimension and the bounds as a table."""
+        return titled_table("SelfStress", [
+            ("commanded strings", textwrap.shorten(
+                f"{self.strings.size}: {', '.join(str(int(k)) for k in self.strings)}", 70,
+                placeholder=" ...")),
+            ("self-stress dimension", f"{self.dimension}"),
+            ("gamma_min", value_range(self.gamma_min, "N/m")),
+            ("gamma_max", value_range(self.gamma_max, "N/m"))])
 
     def allocate(self, u, base) -> Allocation:
         """The least move of the command u along the self-stresses that keeps the bounds.
@@ -282,6 +303,15 @@ class AllocatedController(Controller):
         return (f"AllocatedController(of={type(self.controller).__name__}, kind={self.kind!r}, "
                 f"commanded_strings={self.self_stress.strings.size}, "
                 f"self_stress_dimension={self.self_stress.dimension})")
+
+    def summary(self) -> str:
+        """The wrapped controller, the commanded strings and the bounds kept as a table."""
+        return _controller_table(
+            self, ("wraps", type(self.controller).__name__),
+            ("self-stresses", f"{self.self_stress.dimension} independent"),
+            ("gamma_min", value_range(self.self_stress.gamma_min, "N/m")),
+            ("gamma_max", value_range(self.self_stress.gamma_max, "N/m")),
+            law="u + S c, the least move that keeps the bounds")
 
     def initial_state(self):
         return self.controller.initial_state()

@@ -19,12 +19,14 @@ sampled LQG controller built on them (designed by :mod:`tenscontrol.linear.estim
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController
+from tenscontrol.feedback.sampled import SampledController, _sampled_table
 from tenscontrol.mechanics.sensors import SensorSet
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["DiscreteKalman", "DiscreteLQG", "SensorMeasurement"]
 
@@ -39,7 +41,7 @@ def _freeze(obj) -> None:
 
 
 @dataclass(frozen=True, eq=False)
-class SensorMeasurement:
+class SensorMeasurement(Presentable):
     """Measured signals ``y_m = h(q, qd) - y_ref`` of a sensor set (an OutputFeedback's
     measurement).
 
@@ -81,6 +83,13 @@ class SensorMeasurement:
         return (f"SensorMeasurement(signals={self.n_signals}, sensors={self.sensors.n_sensors}, "
                 f"held_strings={self.held.size})")
 
+    def summary(self) -> str:
+        """The measured signals, their sensors and the held strings as a table."""
+        return titled_table("SensorMeasurement", [
+            ("signals", f"{self.n_signals}"), ("sensors", f"{self.sensors.n_sensors}"),
+            ("held strings", f"{self.held.size}"),
+            ("names", textwrap.shorten(" ".join(self.names), 70, placeholder=" ..."))])
+
     def signals(self, q, qd) -> np.ndarray:
         """``h(q, qd)`` without noise, shape (ny,)."""
         if self.held.size:
@@ -97,7 +106,7 @@ class SensorMeasurement:
 
 
 @dataclass(frozen=True, eq=False)
-class DiscreteKalman:
+class DiscreteKalman(Presentable):
     """The current-estimate Kalman filter on reduced coordinates, sampled at `period`.
 
     ``z_k+1 = Phi z_k + Gamma0 u_k + Gamma1 u_k-1 + w_k``, ``y_k = Cr z_k + v_k``; the
@@ -138,6 +147,19 @@ class DiscreteKalman:
     def __repr__(self) -> str:
         return (f"DiscreteKalman(states={self.Phi.shape[0]}, signals={self.Cr.shape[0]}, "
                 f"period={self.period:.4g} s, delay={self.delay:.4g} s)")
+
+    def summary(self) -> str:
+        """Sizes, timing, the gain and the error covariance as a table."""
+        r, ny = self.M.shape
+        # the a-priori error obeys e_k+1 = Phi (I - M Cr) e_k: its spectral radius is the
+        # filter's rate of convergence per sample
+        error = self.Phi @ (np.eye(r) - self.M @ self.Cr)
+        rho = float(np.abs(np.linalg.eigvals(error)).max()) if r else 0.0
+        return titled_table("DiscreteKalman", [
+            ("states x signals", f"{r} x {ny}"), ("inputs", f"{self.Gamma0.shape[1]}"),
+            ("period", f"{self.period:.4g} s"), ("delay", f"{self.delay:.4g} s"),
+            ("||M||_F", f"{np.linalg.norm(self.M):.4g}"), ("trace P", f"{np.trace(self.P):.4g}"),
+            ("error spectral radius", f"{rho:.6g}")])
 
     def correct(self, z_pred: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``z_k|k`` from the prediction and the measured deviations y (ny,)."""
@@ -213,6 +235,15 @@ class DiscreteLQG(SampledController):
         return (f"DiscreteLQG(kind={self.kind!r}, commanded_strings={self.strings.size}, "
                 f"states={self.n_states}, signals={self.kalman.Cr.shape[0]}, "
                 f"period={self.period:.4g} s, delay={self.delay:.4g} s)")
+
+    def summary(self) -> str:
+        """The law, timing, the measured signals and the gains' sizes as a table."""
+        return _sampled_table(self, ("measured signals", f"{self.kalman.Cr.shape[0]}"),
+                              ("||K||_F", f"{np.linalg.norm(self.K):.4g}"),
+                              ("||M||_F (Kalman)", f"{np.linalg.norm(self.kalman.M):.4g}"),
+                              ("sensor noise", f"{'on' if self.noise else 'off'} (seed "
+                                               f"{self.seed})"),
+                              law="u_k = -K [z_k|k; u_k-1]")
 
     def initial_state(self) -> np.ndarray:
         """``[z_0|-1; u_-1] = 0``, shape (n_states,)."""

@@ -30,7 +30,8 @@ import time
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController, check_timing
+from tenscontrol.feedback.sampled import SampledController, _sampled_table, check_timing
+from tenscontrol.model.tables import value_range
 
 __all__ = ["PredictiveController", "require_osqp"]
 
@@ -144,6 +145,19 @@ class PredictiveController(SampledController):
         return (f"PredictiveController(kind={self.kind!r}, commanded_strings={self.strings.size}"
                 f", horizon={self.horizon}, period={self.period:g} s, rate_limit="
                 f"{'none' if self.rate_limit is None else 'yes'})")
+
+    def summary(self) -> str:
+        """The horizon, the bounds, the rate limit and the fallback gain as a table."""
+        gmax = np.where(self.gamma_max >= _INFINITY, np.inf, self.gamma_max)
+        rate = ("none" if self.rate_limit is None else
+                value_range(self.rate_limit, "N/m/s"))
+        return _sampled_table(self, ("horizon", f"{self.horizon} samples"),
+                              ("design states", f"{self.L.shape[0]}"),
+                              ("gamma_min", value_range(self.gamma_min, "N/m")),
+                              ("gamma_max", value_range(gmax, "N/m")),
+                              ("rate limit", rate),
+                              ("||fallback||_F", f"{np.linalg.norm(self.fallback):.4g}"),
+                              law="QP over the horizon, bounded force densities")
 
     def elastic_law(self, q: np.ndarray) -> np.ndarray:
         """What u adds to at positions q (3n,): the elastic law's force densities (passive)

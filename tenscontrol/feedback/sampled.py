@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.feedback.controllers import Measurement, check_kind
+from tenscontrol.feedback.controllers import Measurement, _controller_table, check_kind
+from tenscontrol.model.tables import Presentable
 
 __all__ = ["DiscreteFeedback", "SampledController", "check_timing", "is_sampled"]
 
@@ -52,6 +53,18 @@ def _repr(controller, *figures: str, law: str | None = None) -> str:
     return f"{type(controller).__name__}({', '.join(parts)})"
 
 
+def _seconds(controller, name: str) -> str:
+    value = getattr(controller, name, None)
+    return "not set" if value is None else f"{value:g} s"
+
+
+def _sampled_table(controller, *rows: tuple, law: str | None = None) -> str:
+    """The summary table of a sampled-data controller: the continuous controllers' table
+    (law, kind, strings, gamma_ref, states), its period and delay, then `rows`."""
+    return _controller_table(controller, ("period", _seconds(controller, "period")),
+                             ("delay", _seconds(controller, "delay")), *rows, law=law)
+
+
 def _checked_fields(obj, matrices) -> None:
     """Store `matrices` (attribute names) as read-only float arrays, strings as int64,
     gamma_ref and q_ref as float vectors; check the kind."""
@@ -73,7 +86,7 @@ def _checked_fields(obj, matrices) -> None:
                          f"({strings.size}), got shape {obj.gamma_ref.shape}")
 
 
-class SampledController:
+class SampledController(Presentable):
     """What the simulator needs from a sampled-data controller (subclass it for your own).
 
     Attributes
@@ -101,6 +114,10 @@ class SampledController:
 
     def __repr__(self) -> str:
         return _repr(self)
+
+    def summary(self) -> str:
+        """How u is applied, the commanded strings, the states, period and delay as a table."""
+        return _sampled_table(self)
 
     def initial_state(self) -> np.ndarray:
         """The controller state at the first sample, shape (n_states,)."""
@@ -194,6 +211,17 @@ class DiscreteFeedback(SampledController):
 
     def __repr__(self) -> str:
         return _repr(self, law="u_k = -(CK xc_k + DK s_k)")
+
+    def summary(self) -> str:
+        """The law, timing, the fed-back signal and the gains' sizes as a table."""
+        rows = [("fed back", "state [q - q*; qd]" if self.measurement is None else
+                 f"{self.measurement.n_signals} measured signals"),
+                ("||DK||_F", f"{np.linalg.norm(self.DK):.4g}")]
+        if self.n_states:
+            rho = float(np.abs(np.linalg.eigvals(self.AK)).max())
+            rows += [("||CK||_F", f"{np.linalg.norm(self.CK):.4g}"),
+                     ("spectral radius of AK", f"{rho:.6g}")]
+        return _sampled_table(self, *rows, law="u_k = -(CK xc_k + DK s_k)")
 
     def signal(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """The fed-back signal s at (q, qd): ``[q - q*; qd]`` or the measurement."""

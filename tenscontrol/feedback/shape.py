@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.interpolate
 
-from tenscontrol.feedback.controllers import Controller
+from tenscontrol.feedback.controllers import Controller, _controller_table
 from tenscontrol.mechanics.laws import damper_densities
+from tenscontrol.model.tables import value_range
 
 __all__ = ["ShapeTracking", "quintic"]
 
@@ -149,6 +150,20 @@ class ShapeTracking(Controller):
                 f"kind='control', commanded_strings={self.strings.size}, "
                 f"duration={self.duration:.4g} s, path_points={self.path_s.size}, "
                 f"designs={self.design_s.size})")
+
+    def summary(self) -> str:
+        """The motion, the path and the gains, and which feedforward parts act, as a table."""
+        gains = np.linalg.norm(self.gains, axis=(1, 2))
+        feedforward = ["gamma(s)"] + (["inertia"] if self.inertia.size else []) + (
+            ["dampers"] if self.damping.size else [])
+        return _controller_table(
+            self, ("duration", f"{self.duration:.4g} s"),
+            ("path points", f"{self.path_s.size}"), ("designs", f"{self.design_s.size}"),
+            ("||K(s)||_F", value_range(gains, "").rstrip()),
+            ("feedforward", " + ".join(feedforward)),
+            ("allocation", f"{len(self.self_stresses)} self-stresses" if self.self_stresses
+             else "none"),
+            law="u = gamma(s) - gamma(0) - K(s) (x - x_ref(s))")
 
     def reference(self, t: float) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """(s, q_ref (3n,) [m], qd_ref (3n,) [m/s], gamma_ff (nu,) [N/m]) at time t [s]; the

@@ -28,13 +28,14 @@ from tenscontrol.feedback.sampled import DiscreteFeedback, check_timing
 from tenscontrol.linear.reduction import MinimalRealization
 from tenscontrol.linear.synthesis import LQRDesign, lqr
 from tenscontrol.model.selection import Selection
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
            "gain_margin", "zoh"]
 
 
 @dataclass(frozen=True, eq=False)
-class ZOHModel:
+class ZOHModel(Presentable):
     """``x_{k+1} = Phi x_k + Gamma0 u_k + Gamma1 u_{k-1}``: the exact sampled model.
 
     Attributes
@@ -60,6 +61,16 @@ class ZOHModel:
         rho = float(np.abs(np.linalg.eigvals(self.Phi)).max()) if n else 0.0
         return (f"ZOHModel(states={n}, inputs={m}, period={self.period:g} s, "
                 f"delay={self.delay:g} s, spectral radius of Phi={rho:.6g})")
+
+    def summary(self) -> str:
+        """Sizes, timing, the spectral radius of Phi and the input matrices' sizes as a table."""
+        n, m = self.Gamma0.shape
+        rho = float(np.abs(np.linalg.eigvals(self.Phi)).max()) if n else 0.0
+        return titled_table("ZOHModel", [
+            ("states x inputs", f"{n} x {m}"), ("period", f"{self.period:g} s"),
+            ("delay", f"{self.delay:g} s"), ("spectral radius of Phi", f"{rho:.6g}"),
+            ("||Gamma0||_F", f"{np.linalg.norm(self.Gamma0):.4g}"),
+            ("||Gamma1||_F", f"{np.linalg.norm(self.Gamma1):.4g}")])
 
     def augmented(self) -> tuple[np.ndarray, np.ndarray]:
         """(A, B) on the state ``[x_k; u_{k-1}]``: ``[[Phi, Gamma1], [0, 0]]``, ``[Gamma0; I]``
@@ -151,7 +162,7 @@ def discretize(controller, period: float, delay: float = 0.0) -> DiscreteFeedbac
 
 
 @dataclass(frozen=True, eq=False)
-class DiscreteLQRDesign:
+class DiscreteLQRDesign(Presentable):
     """Result of :func:`dlqr`.
 
     Attributes
@@ -181,6 +192,17 @@ class DiscreteLQRDesign:
         return (f"DiscreteLQRDesign(inputs={self.K_reduced.shape[0]}, period="
                 f"{self.model.period:g} s, delay={self.model.delay:g} s, spectral radius="
                 f"{self.spectral_radius:.6g})")
+
+    def summary(self) -> str:
+        """Sizes, timing, the gain's size and the closed loop's spectral radius as a table."""
+        nu, nk = self.K_reduced.shape
+        return titled_table("DiscreteLQRDesign", [
+            ("inputs x gain columns", f"{nu} x {nk} (reduced order "
+                                      f"{self.continuous.minimal.order})"),
+            ("period", f"{self.model.period:g} s"), ("delay", f"{self.model.delay:g} s"),
+            ("||K_reduced||_F", f"{np.linalg.norm(self.K_reduced):.6g}"),
+            ("spectral radius", f"{self.spectral_radius:.6g}"),
+            ("continuous ||K||_F", f"{np.linalg.norm(self.continuous.K):.6g}")])
 
 
 def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,

@@ -36,6 +36,7 @@ from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorM
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["LQGDesign", "closed_loop", "discrete_lqg", "kalman_gain", "lqg", "loop_h2",
            "loop_h2_direct", "noise_density", "reduced_model", "sensor_measurement"]
@@ -89,7 +90,7 @@ def noise_density(sensors: SensorSet, who: str) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class LQGDesign:
+class LQGDesign(Presentable):
     """Result of :func:`lqg`.
 
     Attributes
@@ -122,6 +123,16 @@ class LQGDesign:
     def __repr__(self) -> str:
         return (f"LQGDesign(states={self.L.shape[0]}, signals={self.L.shape[1]}, "
                 f"inputs={self.lqr.K.shape[0]}, h2={self.h2:.6g})")
+
+    def summary(self) -> str:
+        """Sizes, the loop's H2 norm and the two gains' sizes as a table."""
+        r, ny = self.L.shape
+        return titled_table("LQGDesign", [
+            ("estimator states", f"{r}"), ("measured signals", f"{ny}"),
+            ("inputs", f"{self.lqr.K.shape[0]}"), ("H2 norm of the loop", f"{self.h2:.6g}"),
+            ("||K||_F (LQR)", f"{np.linalg.norm(self.lqr.K):.6g}"),
+            ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
+            ("trace P", f"{np.trace(self.P):.4g}")])
 
 
 def reduced_model(design: LQRDesign):

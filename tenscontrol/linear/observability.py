@@ -12,6 +12,7 @@ candidates' Gramian; ``"trace"``) or by the H2 norm of the LQG loop
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +24,7 @@ from tenscontrol.linear.estimation import kalman_gain, noise_density, reduced_mo
 from tenscontrol.linear.reduction import elastic_model
 from tenscontrol.linear.synthesis import lqr
 from tenscontrol.mechanics.sensors import SensorSet
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["Observability", "Placement", "observability", "place_sensors"]
 
@@ -31,7 +33,7 @@ _LOGDET_EPS = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
-class Observability:
+class Observability(Presentable):
     """Result of :func:`observability`.
 
     Attributes
@@ -58,6 +60,14 @@ class Observability:
     def __repr__(self) -> str:
         return (f"Observability(rank={self.rank}, order={self.order}, "
                 f"min_eigenvalue={self.min_eigenvalue:.4g}, trace={self.trace:.4g})")
+
+    def summary(self) -> str:
+        """The rank against the order and the Gramian's figures as a table."""
+        return titled_table("Observability", [
+            ("rank / order", f"{self.rank} / {self.order} "
+                             f"({'observable' if self.observable else 'not observable'})"),
+            ("Gramian min eigenvalue", f"{self.min_eigenvalue:.4g}"),
+            ("Gramian trace", f"{self.trace:.4g}"), ("Gramian log det", f"{self.log_det:.6g}")])
 
 
 def _scaled_elastic(model, sensors: SensorSet, who: str):
@@ -147,7 +157,7 @@ def observability(model, sensors: SensorSet) -> Observability:
 
 
 @dataclass(frozen=True, eq=False)
-class Placement:
+class Placement(Presentable):
     """Result of :func:`place_sensors`.
 
     Attributes
@@ -175,6 +185,15 @@ class Placement:
     def __repr__(self) -> str:
         return (f"Placement(criterion={self.criterion!r}, chosen={len(self.indices)}, "
                 f"figure={self.figure:.6g}, full={self.full:.6g})")
+
+    def summary(self) -> str:
+        """The criterion, the chosen sensors and the figure against every candidate's."""
+        return titled_table("Placement", [
+            ("criterion", self.criterion), ("chosen", f"{len(self.indices)}: "
+                                                    + ", ".join(map(str, self.indices))),
+            ("signals", textwrap.shorten(" ".join(self.sensors.names), 70, placeholder=" ...")),
+            ("figure", f"{self.figure:.6g}"), ("with every candidate", f"{self.full:.6g}"),
+            ("after each pick", ", ".join(f"{h:.4g}" for h in self.history))])
 
 
 def _greedy(n: int, k: int, score) -> tuple:

@@ -24,6 +24,7 @@ from tenscontrol.linear.linearization import linearize
 from tenscontrol.mechanics.dynamics import mass_matrix
 from tenscontrol.mechanics.geometry import nodal_vector
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 from tenscontrol.statics.prestress import PrestressError, equilibrium
 
 __all__ = ["ShapeChange", "ShapePath", "shape_change", "shape_path"]
@@ -33,7 +34,7 @@ GEOMETRY_RTOL = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
-class ShapePath:
+class ShapePath(Presentable):
     """A path of certified static equilibria (the result of :func:`shape_path`).
 
     Attributes
@@ -68,9 +69,20 @@ class ShapePath:
                 f"largest node move={move:.4g} m, least gamma={self.gamma.min():.4g} N/m, "
                 f"max residual={self.residual.max():.3g} N)")
 
+    def summary(self) -> str:
+        """The path's size, its force densities and how well each point is in equilibrium."""
+        move = float(np.abs(self.nodes[-1] - self.nodes[0]).max())
+        return titled_table("ShapePath", [
+            ("structure", self.structures[0].name), ("points", f"{self.s.size}"),
+            ("largest node move", f"{move:.4g} m"),
+            ("string gamma", value_range(self.gamma, "N/m")
+             + f" (gamma_min {self.gamma_min:.4g})"),
+            ("bar force densities", value_range(self.bar_force_densities, "N/m")),
+            ("max residual", f"{self.residual.max():.3g} N")])
+
 
 @dataclass(frozen=True, eq=False)
-class ShapeChange:
+class ShapeChange(Presentable):
     """A planned shape change and its tracking controller (the result of :func:`shape_change`).
 
     Attributes
@@ -93,6 +105,19 @@ class ShapeChange:
                 f"points={self.path.s.size}, designs={len(self.poles)}, "
                 f"duration={self.controller.duration:.4g} s, slowest pole real part="
                 f"{slowest:.3g} 1/s)")
+
+    def summary(self) -> str:
+        """The path, the motion and the designs' slowest pole as a table."""
+        slowest = max(float(np.max(p.real)) for p in self.poles)
+        move = float(np.abs(self.path.nodes[-1] - self.path.nodes[0]).max())
+        return titled_table("ShapeChange", [
+            ("structure", self.path.structures[0].name), ("points", f"{self.path.s.size}"),
+            ("largest node move", f"{move:.4g} m"),
+            ("commanded strings", f"{self.controller.strings.size}"),
+            ("duration", f"{self.controller.duration:.4g} s"),
+            ("designs", f"{len(self.poles)}"),
+            ("slowest pole real part", f"{slowest:.3g} 1/s"),
+            ("max path residual", f"{self.path.residual.max():.3g} N")])
 
 
 def _configuration(structure: Structure, geometry, s: float) -> np.ndarray:

@@ -26,6 +26,7 @@ tests/test_sensors.py).
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,7 @@ from tenscontrol import validation
 from tenscontrol.mechanics import laws
 from tenscontrol.model.selection import AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["KINDS", "SensorSet", "sensors"]
 
@@ -52,7 +54,7 @@ def _cross(v: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class SensorSet:
+class SensorSet(Presentable):
     """Sensors on one structure, each with its noise model and sample rate.
 
     Attributes
@@ -120,6 +122,21 @@ class SensorSet:
         counts = ", ".join(f"{k}s={self.kinds.count(k)}" for k in KINDS if k in self.kinds)
         return (f"SensorSet(structure={self.structure.name!r}, sensors={self.n_sensors}, "
                 f"signals={self.n_signals}" + (f", {counts}" if counts else "") + ")")
+
+    def summary(self) -> str:
+        """The sensors by kind, their noise and rates, and the signal names as a table."""
+        rows = [("structure", self.structure.name), ("sensors", f"{self.n_sensors}"),
+                ("signals", f"{self.n_signals}")]
+        rows += [(f"{k}s", f"{self.kinds.count(k)}") for k in KINDS if k in self.kinds]
+        finite = self.rate[np.isfinite(self.rate)]
+        rows += [("std", value_range(self.std, "(signal units)")),
+                 ("bias", value_range(self.bias, "(signal units)")),
+                 ("rate", ", ".join(
+                     ([value_range(finite, "Hz")] if finite.size else [])
+                     + ([f"{self.n_sensors - finite.size} continuous"]
+                        if finite.size < self.n_sensors else []))),
+                 ("names", textwrap.shorten(" ".join(self.names), 70, placeholder=" ..."))]
+        return titled_table("SensorSet", rows)
 
     def __add__(self, other):
         if not isinstance(other, SensorSet):

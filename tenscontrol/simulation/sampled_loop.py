@@ -19,6 +19,7 @@ import numpy as np
 
 from tenscontrol.feedback.sampled import check_timing
 from tenscontrol.integrate.base import IntegratorStats
+from tenscontrol.model.tables import summary_html, titled_table, value_range
 from tenscontrol.simulation.actuation import Actuators, ControllerError, ControlRecord
 
 __all__ = ["SampledControlRecord", "SampledLoop", "SampledSolver", "event_times"]
@@ -66,6 +67,24 @@ class SampledControlRecord(ControlRecord):
         base = super().__repr__().replace("ControlRecord(", "", 1).split(", max|u|")[0]
         return (f"SampledControlRecord({base}, period={self.period:g} s, delay={self.delay:g} s, "
                 f"controller samples={self.sample_times.size})")
+
+    def _sample_table(self) -> str:
+        rows = [("period", f"{self.period:g} s"), ("delay", f"{self.delay:g} s"),
+                ("controller samples", f"{self.sample_times.size}")]
+        if self.update_time.size:
+            rows.append(("update CPU time", f"mean {1e3 * self.update_time.mean():.3g} ms, "
+                                            f"max {1e3 * self.update_time.max():.3g} ms"))
+        for name, values in self.sample_info.items():     # numbers per sample (NaN: none)
+            values = np.asarray(values, dtype=float).reshape(-1)
+            rows.append((name, value_range(values[np.isfinite(values)], "").rstrip()))
+        return titled_table("SampledControlRecord", rows)
+
+    def summary(self) -> str:
+        """The sampling figures, then one line per commanded string (as a ControlRecord)."""
+        return self._sample_table() + "\n" + super().summary()
+
+    def _repr_html_(self) -> str:
+        return summary_html(self._sample_table()) + "\n" + super()._repr_html_()
 
 
 def event_times(period: float, delay: float, t_final: float) -> tuple[np.ndarray, np.ndarray]:

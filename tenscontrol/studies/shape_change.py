@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol.linear.shape import ShapeChange
+from tenscontrol.model.tables import Presentable, titled_table
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory
 from tenscontrol.statics.solve import unbalanced_force
@@ -24,7 +25,7 @@ __all__ = ["ShapeChangeReport", "verify_shape_change"]
 
 
 @dataclass(frozen=True, eq=False)
-class ShapeChangeReport:
+class ShapeChangeReport(Presentable):
     """The result of :func:`verify_shape_change`.
 
     Attributes
@@ -81,10 +82,7 @@ class ShapeChangeReport:
                 ("planned path residual [N]", f"{self.path_residual:.3e}"),
                 ("slack strings [s]", ", ".join(f"{k}: {v:.3g}" for k, v in
                                                 self.slack_time.items()) or "none")]
-        return "\n".join(f"{label:<28}{value:>16}" for label, value in rows)
-
-    def __str__(self) -> str:
-        return self.summary()
+        return titled_table("ShapeChangeReport", rows)
 
 
 def verify_shape_change(change: ShapeChange, t_final: float | None = None, *, t_eval=None,
