@@ -11,7 +11,9 @@ Usage: python benchmarks/bench_statics.py [--quick]   (--quick skips the simulat
        python benchmarks/bench_statics.py --towers [--limit SECONDS] [--stages 10,32,...]
        (issue 20: static_equilibrium under gravity on prism towers of 30 .. 768 bars, the
        catalog's nylon tower at rest fraction 0.95 and a steel-string tower prestressed at
-       200 N/m; each case stops after --limit CPU seconds, default 120)
+       200 N/m; each case stops after --limit CPU seconds, default 120; the verdict: stands,
+       buckles at the error's load fraction, or an unstable equilibrium returned with the
+       warning, its buckling fraction then measured apart as by --buckling)
        python benchmarks/bench_statics.py --buckling [--stages 10,32,...]
        (issue 20: the physical verdict on the same towers, independent of the solver's path
        following: the load fraction where the straight path's smallest reduced stiffness
@@ -162,47 +164,75 @@ def _outcome(error):
     return f"{type(error).__name__}: " + (", ".join(found) if found else text[:60])
 
 
+def _buckling_fraction(error):
+    """The load fraction where the error says the path lost stability, or None."""
+    import re
+    m = re.search(r"loses stability between [\d.e-]+ and [\d.e-]+ of the load \(near "
+                  r"([\d.e-]+)", str(error))
+    return float(m.group(1)) if m else None
+
+
+def _verdict(result, error):
+    """The physical verdict: stands (a stable equilibrium under the full load), buckles
+    (the StaticsError's measured load fraction), or what else happened."""
+    if result is not None:
+        return "stands" if result.stable else "unstable equilibrium returned (warned)"
+    if isinstance(error, _OutOfTime):
+        return "no answer"
+    return "buckles" if _buckling_fraction(error) is not None else "fails"
+
+
 def tower_table(stages_list, limit):
     """Newton iterations, line-search trial points, load steps and CPU of the towers under
-    gravity, the outcome (stable or unstable equilibrium, or the error's verdict), and the
-    growth exponent of the CPU time from 96 bars to the largest size that solved."""
+    gravity, the verdict (stands: a stable equilibrium; buckles: the StaticsError's load
+    fraction where the path of equilibria loses stability; an unstable equilibrium found by
+    Newton at the full load is returned with a warning) and the growth exponent of the CPU
+    time from 96 bars to the largest size that gave an answer (solved or buckling error)."""
     signal.signal(signal.SIGPROF, lambda *_: (_ for _ in ()).throw(_OutOfTime()))
     print(f"static_equilibrium under gravity, prism towers (CPU limit {limit:g} s a case)")
     print(f"{'tower':<7}{'bars':>5}{'its':>6}{'trials':>8}{'trials/it':>10}{'steps':>7}"
-          f"{'failed':>7}{'CPU [s]':>9}{'rel. res.':>10}  outcome")
+          f"{'failed':>7}{'CPU [s]':>9}{'rel. res.':>10}{'buckles at':>12}  verdict")
     for kind in ("nylon", "steel"):
-        solved = {}
+        answered = {}
         for stages in stages_list:
             s = _tower(kind, stages)
             signal.setitimer(signal.ITIMER_PROF, limit)
             t0 = time.process_time()
+            r, error = None, None
             try:
                 r = tc.static_equilibrium(s)
                 h, res = r.history, f"{r.relative_residual:>10.1e}"
-                outcome = "stable" if r.stable else "unstable (warned)"
-                solved[s.n_bars] = None
-            except (_OutOfTime, tc.StaticsError) as error:
-                h, res = getattr(error, "history", None), f"{'':>10}"
-                outcome = (f"no answer in {limit:g} s" if isinstance(error, _OutOfTime)
-                           else _outcome(error))
+            except (_OutOfTime, tc.StaticsError) as e:
+                error = e
+                h, res = getattr(e, "history", None), f"{'':>10}"
             finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
             cpu = time.process_time() - t0
-            if s.n_bars in solved:
-                solved[s.n_bars] = cpu
+            verdict = _verdict(r, error)
+            if verdict in ("stands", "buckles"):
+                answered[s.n_bars] = cpu
+            star = None if error is None else _buckling_fraction(error)
+            if r is not None and not r.stable:  # measured apart, after the timed solve
+                star = _independent_fraction(kind, stages)
+                verdict += ("" if star is None else
+                            "; buckles at the fraction shown (secant, as --buckling)")
             its, trials = (h.iterations, int(h.trials.sum())) if h is not None else (0, 0)
             steps, failed = ((len(h.load_steps), len(h.failed_load_steps)) if h is not None
                              else (0, 0))
+            detail = "" if verdict in ("stands", "buckles") or error is None else (
+                f": {_outcome(error)}" if isinstance(error, tc.StaticsError) else
+                f" in {limit:g} s")
             print(f"{kind:<7}{s.n_bars:>5}{its:>6}{trials:>8}{trials / max(its, 1):>10.2f}"
-                  f"{steps:>7}{failed:>7}{cpu:>9.2f}{res}  {outcome}")
-        sizes = sorted(n for n in solved if n >= 96)
+                  f"{steps:>7}{failed:>7}{cpu:>9.2f}{res}"
+                  f"{'' if star is None else f'{star:.4g}':>12}  {verdict}{detail}")
+        sizes = sorted(n for n in answered if n >= 96)
         if len(sizes) >= 2:
             a, b = sizes[0], sizes[-1]
-            exponent = math.log(solved[b] / solved[a]) / math.log(b / a)
-            print(f"{kind}: CPU growth exponent {a} -> {b} bars (the largest that solved): "
-                  f"{exponent:.2f}")
+            exponent = math.log(answered[b] / answered[a]) / math.log(b / a)
+            print(f"{kind}: CPU growth exponent {a} -> {b} bars over the cases that gave an "
+                  f"answer (a stable equilibrium or the buckling error): {exponent:.2f}")
         else:
-            print(f"{kind}: fewer than two sizes from 96 bars solved: no exponent")
+            print(f"{kind}: fewer than two sizes from 96 bars gave an answer: no exponent")
 
 
 def _straight_path(kind, stages, t, q=None):
@@ -214,6 +244,29 @@ def _straight_path(kind, stages, t, q=None):
 
 def _top_height(r):
     return float(r.q.reshape(-1, 3)[-3:, 2].mean())
+
+
+def _secant_fraction(kind, stages, h, r0, rh):
+    """(t*, the equilibrium at the first estimate): two secant steps on the smallest reduced
+    stiffness lambda(t) of the straight path from the equilibria r0 (t = 0) and rh (t = h)."""
+    lam0 = r0.min_stiffness
+    star = h * lam0 / (lam0 - rh.min_stiffness)
+    rs = _straight_path(kind, stages, star, r0.q)
+    pair = (h, rh.min_stiffness) if abs(h - star) < star else (0.0, lam0)
+    return star - rs.min_stiffness * (star - pair[0]) / (rs.min_stiffness - pair[1]), rs
+
+
+def _independent_fraction(kind, stages):
+    """The buckling load fraction of the straight path by :func:`_secant_fraction` (the
+    --buckling table's), for a tower whose full-load Newton returned an unstable equilibrium;
+    None if it is unstable without gravity or does not soften."""
+    h = 0.01 * min(1.0, (32 / stages) ** 3)
+    r0 = _straight_path(kind, stages, 0.0)
+    if r0.min_stiffness <= 0:
+        return None
+    rh = _straight_path(kind, stages, h, r0.q)
+    return None if rh.min_stiffness >= r0.min_stiffness else _secant_fraction(
+        kind, stages, h, r0, rh)[0]
 
 
 def buckling_table(stages_list):
@@ -249,10 +302,7 @@ def buckling_table(stages_list):
                       f"{rh.min_stiffness:.4g}, lam(1) = {r1.min_stiffness:.4g} N/m: stiffens "
                       "under its weight, stands")
                 continue
-            star = h * lam0 / (lam0 - rh.min_stiffness)
-            rs = _straight_path(kind, stages, star, r0.q)
-            pair = (h, rh.min_stiffness) if abs(h - star) < star else (0.0, lam0)
-            star = star - rs.min_stiffness * (star - pair[0]) / (rs.min_stiffness - pair[1])
+            star, rs = _secant_fraction(kind, stages, h, r0, rh)
             below = _straight_path(kind, stages, 0.95 * star, rs.q)
             above = _straight_path(kind, stages, 1.05 * star, rs.q)
             diff = float("nan")

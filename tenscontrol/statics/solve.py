@@ -24,10 +24,14 @@ equilibrium, to 1) and the path of equilibria is followed: a predictor along its
 (``K_t dq/dt = r0`` by the KKT solve) and a pseudo-arclength corrector (the KKT solve
 bordered by the arc-length condition), the arc length doubled after a quick correction and
 halved after a failed one, so the path is followed around a turning point in t. A path from
-a stable start that turns back before t = 1 is a limit point: the structure buckles under
-the load (StaticsError). From a start that is not a stable equilibrium, or where the path's
-steps fail, load steps of Newton at fixed t are taken instead, halving a step that fails and
-doubling one that works.
+a stable start that loses stability (the sparse inertia count of K_t turns negative) before
+t = 1 is the structure buckling under the load: the load factor where the smallest reduced
+stiffness passes zero is bracketed by secant steps on it at fixed t, and a StaticsError gives
+it; a path that turns back at a limit point without losing stability is one too. A start
+that is not a stable equilibrium of the homotopy is replaced by the unloaded equilibrium
+near it (conservative structures), from which the path is the loading history and t the
+fraction of the loads. Where neither holds, or the path's steps fail, load steps of Newton at
+fixed t are taken instead, halving a step that fails and doubling one that works.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ _CORRECTIONS = 8
 _QUICK = 3
 #: The shortest arc length of a path step (in units of the load factor).
 _SMALLEST_ARC = 0.5 ** 12
+#: Secant or bisection steps that narrow the load factor where the path loses stability.
+_REFINEMENTS = 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -577,21 +583,34 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None):
     """From t = 0 (q0 balanced by the offset) to t = 1; returns q at t = 1.
 
     From a stable start the path of equilibria is followed (:func:`_follow_path`); a path
-    that turns back at a limit point is the structure buckling or snapping under the load:
-    a StaticsError says so. From a start that is not a stable equilibrium the homotopy's
-    path is no loading history (the nylon towers' turns back at 0.64 of the load, unstable
-    all along, while Newton reaches an equilibrium at the full load on another branch):
-    load steps by Newton at fixed t (:func:`_load_steps`), as they also go on from where the
-    path's steps fail. `stable`: whether the start is stable, if known."""
+    that loses stability (the structure buckles) or turns back at a limit point (it buckles
+    or snaps) raises a StaticsError that says at which load. From a start that is not a stable
+    equilibrium the homotopy's path is no loading history (the nylon towers' turns back at
+    0.64 of the load, unstable all along): a conservative structure starts instead from its
+    unloaded equilibrium near q0, if that is stable (:func:`_unloaded_start`), and the load
+    is applied along the path from there; else, and where the path's steps fail, load steps
+    by Newton at fixed t (:func:`_load_steps`). `stable`: whether the start is stable, if
+    known."""
     r0 = _forces(p, q0, np.zeros(p.free.size))[0]
     q, t, dt = q0, 0.0, 0.5  # the full step already failed
-    if _path_stiffness(p, q0, 0.0, r0) > 0 if stable is None else stable:
+    stable = _path_stiffness(p, q0, 0.0, r0) > 0 if stable is None else stable
+    start = None if stable else _unloaded_start(p, q0, tol, max_iterations, log)
+    if start is not None:
+        # the offset that holds back the loads and the residual left at the start: the
+        # rigid bars' multipliers, least squares of the rest, then carry t times the loads,
+        # so the path is the loading history and t the fraction of the loads
+        q0 = q = start
+        unloaded = replace(p, load=np.zeros_like(p.load))
+        r0 = p.load[p.free] + _forces(unloaded, q0, np.zeros(p.free.size))[0]
+        stable = True
+    if stable:
         q, t, fold = _follow_path(p, q0, r0, tol, max_iterations, log)
+        if log.unstable is not None:
+            raise _buckling_error(p, r0, tol, max_iterations, log)
         if t == 1.0:
             return q
         if fold is not None:
-            raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log,
-                               _buckling(p, r0, log))
+            raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log)
         dt = 1.0 - t
     q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
     if q_end is not None:
@@ -602,6 +621,21 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None):
         "the load). The structure may pass a limit point (snap-through or buckling) on its "
         "way, or a string system that cannot carry the load; give a starting configuration q "
         "nearer the loaded shape, or smaller loads", log.frozen())
+
+
+def _unloaded_start(p: _Problem, q0, tol, max_iterations, log: _Log):
+    """The stable equilibrium near q0 without gravity and loads (a conservative structure:
+    rigid bars or none), from which the path of equilibria is the loading history; None if
+    there is none (not found, or unstable)."""
+    if not (p.rigid or not p.structure.n_bars):
+        return None
+    unloaded = replace(p, load=np.zeros_like(p.load))
+    zero = np.zeros(p.free.size)
+    ok, q = _solve(unloaded, q0, 0.0, zero, max(tol, _STAGE_RTOL * _scale(p, q0, True)),
+                   max_iterations, log)
+    if not ok or not _path_stiffness(unloaded, q, 1.0, zero) > 0:
+        return None
+    return q
 
 
 def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
@@ -621,6 +655,9 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
         if t + ds * tangent[1] >= 1.0:  # the full load is within reach: Newton at t = 1
             ok, q_end = _solve(p, _project(p, q + (1.0 - t) * slope), 1.0, zero, tol,
                                max_iterations, log)
+            if ok and _unstable(p, q_end, 1.0, r0):
+                log.unstable = ((t, q), (1.0, q_end))  # buckled between t and the full load
+                return q, t, None
             if ok:
                 log.load_steps.append(1.0)
                 return q_end, 1.0, None
@@ -638,9 +675,10 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
             log.failed.append(float(t + ds * tangent[1]))
             ds, grow = 0.5 * ds, False
             continue
-        new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
-        if log.unstable is None and _unstable(p, q_new, t_new, r0):
+        if _unstable(p, q_new, t_new, r0):
             log.unstable = ((t, q), (float(t_new), q_new))  # from a stable start: buckled
+            return q, t, None
+        new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
         if new[1] <= 0.0:
             return q_new, t_new, (q_new, t_new)
         q, t, tangent, slope = q_new, float(t_new), new, new_slope
@@ -701,30 +739,62 @@ def _unstable(p: _Problem, q, t, r0) -> bool:
     return _path_stiffness(p, q, t, r0) < 0.0
 
 
-def _buckling(p: _Problem, r0, log: _Log) -> str:
-    """Where the followed path lost stability (the reduced stiffness passes zero: a
-    bifurcation, where the structure buckles, or a fold), as a clause of the limit point's
-    message: between the steps on either side, and where the reduced stiffness interpolated
-    linearly between them passes zero (good for short steps: the steel towers' agree with an
-    independent solve to 0.7 %); '' if it never lost stability."""
-    if log.unstable is None:
-        return ""
+def _buckling_error(p: _Problem, r0, tol, max_iterations, log: _Log) -> StaticsError:
+    """The StaticsError of a followed path that lost stability (the reduced stiffness passes
+    zero: a bifurcation, where the structure buckles, or a fold) between its last two steps,
+    the bracket narrowed by :func:`_refine_buckling`."""
+    ta, tb, t = _refine_buckling(p, r0, tol, max_iterations, log)
+    return StaticsError(
+        f"{p.structure.name}: no stable equilibrium under the full load: the path of "
+        f"equilibria from the start loses stability between {ta:.4g} and {tb:.4g} of the load "
+        f"(near {t:.4g}: the reduced tangent stiffness passes zero, the structure buckles "
+        "there). Stiffen or prestress the structure, or give smaller loads", log.frozen())
+
+
+def _refine_buckling(p: _Problem, r0, tol, max_iterations, log: _Log):
+    """(ta, tb, t*): the bracket of the load factor where the path's smallest reduced
+    stiffness lambda(t) passes zero, narrowed to 0.5 % by at most _REFINEMENTS steps, and t*
+    interpolated linearly in it. Each step is the secant through the last two points (lambda
+    is nearly linear in t near t*, but not across a path step that overshot t* 30-fold: the
+    nylon towers' then has several modes unstable), kept inside the bracket, else a
+    bisection (geometric: the bracket can span decades). Its equilibrium at fixed t is found
+    by the |r| Newton (the potential's would leave the unstable straight path for a buckled
+    one) from the chord between the bracket's equilibria."""
     (ta, qa), (tb, qb) = log.unstable
     la, lb = _path_stiffness(p, qa, ta, r0), _path_stiffness(p, qb, tb, r0)
-    t = ta + (tb - ta) * la / (la - lb) if la > 0 > lb else tb
-    return (f"loses stability between {ta:.4g} and {tb:.4g} of the load (near {t:.4g}: the "
-            "reduced tangent stiffness passes zero, the structure buckles there), and the path "
-            "followed ")
+    last = [(ta, la), (tb, lb)]
+    for _ in range(_REFINEMENTS):
+        if not la > 0 > lb or tb - ta <= 5e-3 * tb:
+            break
+        (t1, l1), (t2, l2) = last[-2:]
+        t = t2 - l2 * (t2 - t1) / (l2 - l1) if l2 != l1 else ta
+        # just past the secant's zero, towards the last point's other side: the next
+        # point then closes the bracket, and Newton keeps off t* itself, where K_t is
+        # singular (its dense fallback took 7 of the 384-bar steel tower's 10 s)
+        t *= 1.0 + (1e-3 if l2 > 0 else -1e-3)
+        if not ta < t < tb:
+            t = np.sqrt(ta * tb) if ta > 0 else 0.5 * tb
+        guess = _project(p, qa + (qb - qa) * (t - ta) / (tb - ta))
+        ok, q = _newton(p, guess, t, (1.0 - t) * r0,
+                        max(tol, _STAGE_RTOL * _scale(p, guess, True)), max_iterations, log)
+        if not ok:
+            break
+        lt = _path_stiffness(p, q, t, r0)
+        last.append((t, lt))
+        if lt > 0:
+            ta, qa, la = t, q, lt
+        else:
+            tb, qb, lb = t, q, lt
+    return ta, tb, (ta + (tb - ta) * la / (la - lb) if la > 0 > lb else tb)
 
 
-def _limit_point(p: _Problem, t, stiffness, log: _Log, buckling: str = "") -> StaticsError:
+def _limit_point(p: _Problem, t, stiffness, log: _Log) -> StaticsError:
     """The StaticsError of a path that turns back at load factor t (a fold: past it, no
-    nearby equilibrium carries more load); `stiffness` the reduced stiffness there [N/m];
-    `buckling` where the path lost stability before (:func:`_buckling`)."""
+    nearby equilibrium carries more load); `stiffness` the reduced stiffness there [N/m]."""
     peak = max([t, *log.load_steps])
     return StaticsError(
         f"{p.structure.name}: no equilibrium under the full load near the start: the path of "
-        f"equilibria {buckling}turns back at {peak:.4g} of the load (a limit point: the "
+        f"equilibria turns back at {peak:.4g} of the load (a limit point: the "
         f"structure buckles or snaps under it; the reduced tangent stiffness there is "
         f"{stiffness:.3g} N/m). Stiffen or prestress the structure, or give smaller loads",
         log.frozen())
@@ -760,6 +830,9 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     Returns
     -------
     StaticEquilibrium
+        The equilibrium Newton reaches; if it is unstable (``stable`` False: an inverted
+        pendulum, or a structure past its buckling load that Newton reached at the full load
+        directly) it is returned with a UserWarning.
 
     Raises
     ------
@@ -768,10 +841,11 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
         free-floating structure under gravity, a node free to slide along a load, ...); the
         message names the nodes and directions.
     StaticsError
-        If Newton fails at the full load and along the path of equilibria from the start:
-        in particular where that path turns back before the full load (a limit point: the
-        structure buckles or snaps under it; the message gives the load factor and the
-        reduced stiffness there).
+        If Newton fails at the full load and along the path of equilibria from the start (or
+        from the unloaded equilibrium near it): in particular where that path loses
+        stability before the full load (the structure buckles: the message gives the load
+        fraction, bracketed to 0.5 %) or turns back (a limit point: it snaps; the message
+        gives the load factor and the reduced stiffness there).
     ValueError, TypeError
         For invalid arguments (the message names them).
 
