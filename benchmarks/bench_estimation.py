@@ -17,8 +17,10 @@
 5. The ball in the nonlinear sampled loop at 200 Hz (verify with discrete_lqg's DiscreteLQG,
    32 lengths at 1 % of length noise), white-force filter and load-state filter, against
    full-state LQR: peak payload deflection.
+6. The T-bar swinging by 2 to 40 degrees: extended_kalman on the nonlinear model against the
+   linear DiscreteKalman, RMS position error.
 
-Run: PYTHONPATH=. python benchmarks/bench_estimation.py [--tables 1,2,3,4,5] [--efforts 1,0.01]
+Run: PYTHONPATH=. python benchmarks/bench_estimation.py [--tables 1,2,3,4,5,6] [--efforts 1,0.01]
 (a few CPU seconds for tables 1, 2, 4; tables 3 and 5 simulate with a Python controller: minutes)
 """
 
@@ -243,9 +245,43 @@ def table_sampled(s, model, efforts) -> None:
                              f"{time.process_time() - cpu:.1f}"]), flush=True)
 
 
+def table_ekf() -> None:
+    print("\n6. T-bar kicked (free velocities +-v), 2 s, its 4 string lengths (std 1 mm) and 2 "
+          "bar gyroscopes (std 0.01 rad/s) at 200 Hz: RMS position error over the free "
+          "coordinates, linear DiscreteKalman (discrete_lqg, W = 4) against extended_kalman "
+          "(W = 4, prior at rest with std 1 cm, 1 m/s)")
+    s = tc.equilibrium(tc.catalog.tbar(damping=1.0), gamma_min=10.0).structure
+    ss = (tc.sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=1 / PERIOD)
+          + tc.sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=1 / PERIOD))
+    k = tc.discrete_lqg(tc.linearize(s), ss, PERIOD, process_noise=4.0).kalman
+    ekf = tc.extended_kalman(ss, PERIOD, process_noise=4.0)
+    nq, free, rest = 3 * s.n_nodes, s.free_coordinates, s.nodes.reshape(-1)
+    t = np.arange(0.0, 2.0 + PERIOD / 2, PERIOD)
+    rows = []
+    for v in (0.3, 1.0, 3.0, 6.0):
+        qd0 = np.zeros(nq)
+        qd0[free] = v * np.array([1.0, -1.0, 1.0, 1.0])
+        traj = tc.simulate(s, 2.0, qd=qd0, t_eval=t)
+        Q, V = traj.nodes.reshape(t.size, -1), traj.velocities.reshape(t.size, -1)
+        b = traj.nodes[:, s.bars[0].nodes[1]] - traj.nodes[:, s.bars[0].nodes[0]]
+        swing = np.degrees(np.arccos(np.clip(b @ b[0] / np.linalg.norm(b, axis=1)
+                                             / np.linalg.norm(b[0]), -1.0, 1.0))).max()
+        Y = np.array([ss.read(Q[i], V[i], np.random.default_rng([0, i])) for i in range(t.size)])
+        lin = k.states(k.filter(Y - k.measurement.y_ref))[:, :nq] + rest
+        cpu = time.process_time()
+        P0 = np.diag(np.r_[np.full(free.size, 1e-4), np.full(free.size, 1.0)])
+        ext = ekf.filter(Y, np.concatenate([rest, np.zeros(nq)]), P0)[:, :nq]
+        cpu = time.process_time() - cpu
+        rms = [np.sqrt(np.mean((X - Q)[:, free] ** 2)) for X in (rest, lin, ext)]
+        rows.append([f"{v:g}", f"{swing:.1f}", f"{rms[0]:.3e}", f"{rms[1]:.3e}",
+                     f"{rms[2]:.3e}", f"{rms[1] / rms[2]:.2f}", f"{cpu:.1f}"])
+    print_table(["kick [m/s]", "swing [deg]", "RMS motion [m]", "linear KF [m]", "EKF [m]",
+                 "linear / EKF", "EKF CPU [s]"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", default="1,2,3,4,5", help="which tables, e.g. 1,2,4")
+    parser.add_argument("--tables", default="1,2,3,4,5,6", help="which tables, e.g. 1,2,4")
     parser.add_argument("--efforts", default="1,0.01", help="lqr efforts of table 3")
     args = parser.parse_args()
     tables = {int(t) for t in args.tables.split(",")}
@@ -260,6 +296,8 @@ def main() -> None:
         table_closed_loop(s, model, figures["excursion"], efforts)
     if 5 in tables:
         table_sampled(s, model, efforts)
+    if 6 in tables:
+        table_ekf()
 
 
 if __name__ == "__main__":
