@@ -5,7 +5,8 @@
    with_sensors: passive, control with two commanded strings, compressible bars).
 2. The ball (c = 1 N s/m, prestress >= 40 N/m under gravity), open loop under the
    30 sin t loads of catalog.ball_load, sampled at 200 Hz, the 32 string lengths read with
-   white noise: DiscreteKalman (discrete_lqg's filter, inputs known: zero) estimate error,
+   white noise: DiscreteKalman (discrete_lqg's filter, inputs known: zero; white forces or the
+   load as random-walk states, load_drift) estimate error,
    RMS over the free coordinates and time, relative to the bar length (1 m).
 3. The ball in closed loop, 10 s of the same loads: continuous LQG (lqg; measuring the noiseless
    h(q, qd) of the 32 length sensors) against full-state LQR (same Q, R): peak payload deflection.
@@ -13,9 +14,14 @@
    and log det) against random halves. H2 = ||T_zw||_2, w = [nodal-force noise W^-1/2;
    sensor noise V^-1/2], z = [Q_r^1/2 z; R^1/2 u] (separation: trace(S E W E^T) + trace(P
    K^T R K)); performance = H2(full) / H2(set).
+5. The ball in the nonlinear sampled loop at 200 Hz (verify with discrete_lqg's DiscreteLQG,
+   32 lengths at 1 % of length noise), white-force filter and load-state filter, against
+   full-state LQR: peak payload deflection.
+6. The T-bar swinging by 2 to 40 degrees: extended_kalman on the nonlinear model against the
+   linear DiscreteKalman, RMS position error.
 
-Run: PYTHONPATH=. python benchmarks/bench_estimation.py [--tables 1,2,3,4] [--efforts 1,0.01]
-(a few CPU seconds for tables 1, 2, 4; table 3 simulates with a Python controller: minutes)
+Run: PYTHONPATH=. python benchmarks/bench_estimation.py [--tables 1,2,3,4,5,6] [--efforts 1,0.01]
+(a few CPU seconds for tables 1, 2, 4; tables 3 and 5 simulate with a Python controller: minutes)
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ from tenscontrol.linear import estimation as est
 
 H = 1e-6
 PERIOD = 1.0 / 200.0
-PROCESS_NOISE = (1.0, 10.0, 100.0, 1000.0)   # N^2 s, the filter's force-noise density
+PROCESS_NOISE = (0.01, 1.0, 100.0)   # N^2 s, the filter's white-force density
+LOAD_DRIFT = (1.0, 10.0, 100.0)       # N^2/s, the load states' random-walk density (W = 0.01)
 
 
 def print_table(head, rows) -> None:
@@ -116,22 +123,32 @@ def table_filter(s, model) -> dict:
           f"32 string lengths; RMS motion of the free coordinates {motion:.3e} bar lengths; "
           f"largest length excursion {excursion.max():.3e} m (simulation "
           f"{time.process_time() - cpu:.1f} s CPU)")
+    nf = np.linalg.matrix_rank(est.reduced_model(tc.lqr(model))[2])
+    print(f"   load states: a random walk on the {nf} force directions that move the reduced "
+          f"coordinates; rule F^2 omega / {nf} = 3 x 30^2 x 1 / {nf} = {2700 / nf:.3g} N^2/s "
+          "(the three 30 sin t loads spread over the filter's channels)")
     rows = []
+    filters = ([("white forces", w, None) for w in PROCESS_NOISE]
+               + [("load states", 0.01, f) for f in LOAD_DRIFT + (2700 / nf,)])
     for noise_name, std in (("1 % of length", 0.01 * s.string_lengths),
+                            ("0.3 % of length", 0.003 * s.string_lengths),
+                            ("0.1 % of length", 0.001 * s.string_lengths),
                             ("1 % of the largest excursion", 0.01 * excursion.max())):
         ss = tc.sensors(s, string_lengths=range(s.n_strings), std=std, rate=1 / PERIOD)
-        for w in PROCESS_NOISE:
-            k = tc.discrete_lqg(model, ss, PERIOD, process_noise=w).kalman
+        for model_name, w, drift in filters:
+            k = tc.discrete_lqg(model, ss, PERIOD, process_noise=w, load_drift=drift).kalman
             Y = np.array([k.measurement.read(Q[i], V[i], np.random.default_rng([0, i]))
                           for i in range(t.size)])
             X = k.states(k.filter(Y))
             err = X[:, :nq] - (Q - s.nodes.reshape(-1))
             verr = X[:, nq:] - V
-            rows.append([noise_name, f"{w:g}",
+            rows.append([noise_name, f"{np.mean(std) * 1e3:.3g}", model_name, f"{w:g}",
+                         "-" if drift is None else f"{drift:.3g}",
                          f"{np.sqrt(np.mean(err[:, free] ** 2)) / bar:.3e}",
                          f"{np.sqrt(np.mean(err[:, free] ** 2)) / bar / motion:.3f}",
                          f"{np.sqrt(np.mean(verr[:, free] ** 2)):.3e}"])
-    print_table(["sensor noise std", "W [N^2 s]", "RMS position error / bar",
+    print_table(["sensor noise std", "[mm]", "filter", "W [N^2 s]", "drift [N^2/s]",
+                 "RMS position error / bar",
                  "/ RMS motion", "RMS velocity error [m/s]"], rows)
     return {"excursion": excursion}
 
@@ -202,9 +219,69 @@ def table_placement(s, model) -> None:
                  "rank", "min eig Gramian", "placement CPU [s]"], rows)
 
 
+def table_sampled(s, model, efforts) -> None:
+    print("\n5. Ball closed loop in the nonlinear sampled loop (verify with the DiscreteLQG), "
+          "30 sin t loads, 10 s, 32 string lengths read at 200 Hz with noise 1 % of each "
+          "length; against full-state LQR (continuous, same Q, R); payload node 12")
+    ss = tc.sensors(s, string_lengths=range(s.n_strings), std=0.01 * s.string_lengths,
+                    rate=1 / PERIOD)
+    head = ["effort", "controller", "open peak [m]", "closed peak [m]", "reduction [%]",
+            "max|u| [N/m]", "CPU [s]"]
+    print("  ".join(head))
+    for effort in efforts:
+        runs = [("LQR (state)", tc.lqr(model, effort=effort).controller)] + [
+            (name, tc.discrete_lqg(model, ss, PERIOD, process_noise=w, load_drift=f,
+                                   effort=effort))
+            for name, w, f in (("DiscreteLQG white forces W=1", 1.0, None),
+                               ("DiscreteLQG load states W=0.01 drift=10", 0.01, 10.0))]
+        for name, ctrl in runs:
+            cpu = time.process_time()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = tc.verify(s, ctrl, tc.catalog.ball_load(30.0), 10.0,
+                              outputs=tc.Selection(nodes=[12]))
+            print("  ".join([f"{effort:g}", name, f"{r.open.peak:.4e}", f"{r.closed.peak:.4e}",
+                             f"{100 * r.peak_reduction:.1f}", f"{r.closed.effort_peak:.4g}",
+                             f"{time.process_time() - cpu:.1f}"]), flush=True)
+
+
+def table_ekf() -> None:
+    print("\n6. T-bar kicked (free velocities +-v), 2 s, its 4 string lengths (std 1 mm) and 2 "
+          "bar gyroscopes (std 0.01 rad/s) at 200 Hz: RMS position error over the free "
+          "coordinates, linear DiscreteKalman (discrete_lqg, W = 4) against extended_kalman "
+          "(W = 4, prior at rest with std 1 cm, 1 m/s)")
+    s = tc.equilibrium(tc.catalog.tbar(damping=1.0), gamma_min=10.0).structure
+    ss = (tc.sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=1 / PERIOD)
+          + tc.sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=1 / PERIOD))
+    k = tc.discrete_lqg(tc.linearize(s), ss, PERIOD, process_noise=4.0).kalman
+    ekf = tc.extended_kalman(ss, PERIOD, process_noise=4.0)
+    nq, free, rest = 3 * s.n_nodes, s.free_coordinates, s.nodes.reshape(-1)
+    t = np.arange(0.0, 2.0 + PERIOD / 2, PERIOD)
+    rows = []
+    for v in (0.3, 1.0, 3.0, 6.0):
+        qd0 = np.zeros(nq)
+        qd0[free] = v * np.array([1.0, -1.0, 1.0, 1.0])
+        traj = tc.simulate(s, 2.0, qd=qd0, t_eval=t)
+        Q, V = traj.nodes.reshape(t.size, -1), traj.velocities.reshape(t.size, -1)
+        b = traj.nodes[:, s.bars[0].nodes[1]] - traj.nodes[:, s.bars[0].nodes[0]]
+        swing = np.degrees(np.arccos(np.clip(b @ b[0] / np.linalg.norm(b, axis=1)
+                                             / np.linalg.norm(b[0]), -1.0, 1.0))).max()
+        Y = np.array([ss.read(Q[i], V[i], np.random.default_rng([0, i])) for i in range(t.size)])
+        lin = k.states(k.filter(Y - k.measurement.y_ref))[:, :nq] + rest
+        cpu = time.process_time()
+        P0 = np.diag(np.r_[np.full(free.size, 1e-4), np.full(free.size, 1.0)])
+        ext = ekf.filter(Y, np.concatenate([rest, np.zeros(nq)]), P0)[:, :nq]
+        cpu = time.process_time() - cpu
+        rms = [np.sqrt(np.mean((X - Q)[:, free] ** 2)) for X in (rest, lin, ext)]
+        rows.append([f"{v:g}", f"{swing:.1f}", f"{rms[0]:.3e}", f"{rms[1]:.3e}",
+                     f"{rms[2]:.3e}", f"{rms[1] / rms[2]:.2f}", f"{cpu:.1f}"])
+    print_table(["kick [m/s]", "swing [deg]", "RMS motion [m]", "linear KF [m]", "EKF [m]",
+                 "linear / EKF", "EKF CPU [s]"], rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", default="1,2,3,4", help="which tables, e.g. 1,2,4")
+    parser.add_argument("--tables", default="1,2,3,4,5,6", help="which tables, e.g. 1,2,4")
     parser.add_argument("--efforts", default="1,0.01", help="lqr efforts of table 3")
     args = parser.parse_args()
     tables = {int(t) for t in args.tables.split(",")}
@@ -214,9 +291,13 @@ def main() -> None:
     figures = table_filter(s, model) if tables & {2, 3} else {}
     if 4 in tables:
         table_placement(s, model)
+    efforts = [float(e) for e in args.efforts.split(",")]
     if 3 in tables:
-        table_closed_loop(s, model, figures["excursion"],
-                          [float(e) for e in args.efforts.split(",")])
+        table_closed_loop(s, model, figures["excursion"], efforts)
+    if 5 in tables:
+        table_sampled(s, model, efforts)
+    if 6 in tables:
+        table_ekf()
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ __all__ = [
     "DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
     "gain_margin", "mpc", "zoh",
     "LQGDesign", "Observability", "Placement", "discrete_lqg", "lqg", "observability",
-    "place_sensors",
+    "place_sensors", "ExtendedKalman", "extended_kalman",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -116,6 +116,7 @@ _LAZY = {
     "mpc": "linear.predictive",
     "LQGDesign": "linear.estimation", "discrete_lqg": "linear.estimation",
     "lqg": "linear.estimation",
+    "ExtendedKalman": "linear.ekf", "extended_kalman": "linear.ekf",
     "Observability": "linear.observability", "Placement": "linear.observability",
     "observability": "linear.observability", "place_sensors": "linear.observability",
     "save_mat": "linear.matlab",

@@ -237,8 +237,32 @@ def _van_loan(A, G, period) -> np.ndarray:
     return 0.5 * (Qd + Qd.T)
 
 
+def _load_states(A, B, E, T, d, w, drift):
+    """The hold model and process noise of ``[z; f]``: a load f on E's channels that walks
+    randomly (``df/dt`` white, density `drift` [N^2/s]) besides the white force (density w).
+    Returns (Phi, Gamma0, Gamma1, Qd, nf)."""
+    n = A.shape[0]
+    if drift is None:
+        Ef = np.zeros((n, 0))
+    else:
+        # only the forces that move the reduced coordinates: E's row space (an isotropic walk
+        # of the nodal forces projected on it); the rest would be unobservable, constant modes
+        _, sv, Vt = np.linalg.svd(E, full_matrices=False)
+        Ef = E @ Vt[sv > 1e-9 * sv[0]].T
+    nf = Ef.shape[1]
+    Aa = np.block([[A, Ef], [np.zeros((nf, n + nf))]])
+    Ba = np.vstack([B, np.zeros((nf, B.shape[1]))])
+    Phi, Gamma0 = _hold(Aa, Ba, T - d)
+    Phi_d, G_d = _hold(Aa, Ba, d)
+    Gamma1 = Phi @ G_d
+    G = scipy.linalg.block_diag(E * np.sqrt(w), np.sqrt(drift) * np.eye(nf) if nf else
+                                np.zeros((0, 0)))
+    return Phi @ Phi_d, Gamma0, Gamma1, _van_loan(Aa, G, T), nf
+
+
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
-                 R=None, effort=1.0, order=None, seed=0, noise=True) -> DiscreteLQG:
+                 R=None, effort=1.0, order=None, seed=0, noise=True,
+                 load_drift=None) -> DiscreteLQG:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
 
     Parameters
@@ -254,6 +278,12 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         Seed of the readings' noise (``default_rng([seed, k])`` at sample k).
     noise : bool
         Read with the sensors' noise model (True) or noiseless.
+    load_drift : float, optional
+        Add the load as filter states: a force on every disturbance channel of the model that
+        drifts as a random walk, ``df/dt`` white of spectral density `load_drift` [N^2/s] (a
+        slowly varying payload load; a load of amplitude F and angular frequency omega calls
+        for about ``F^2 omega``). The LQR does not feed the estimated load forward (its gain
+        on f is zero). None (default): the forces are white noise only.
 
     Returns
     -------
@@ -283,24 +313,26 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         noise_density(sensors, "discrete_lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
+    if load_drift is not None:
+        load_drift = validation.real("discrete_lqg: load_drift", load_drift, positive=True,
+                                     expected="a positive spectral density [N^2/s] or None")
     A, B, E = reduced_model(design)
     n, nu = B.shape
-    Phi, Gamma0 = _hold(A, B, T - d)
-    Phi_d, G_d = _hold(A, B, d)
-    Phi = Phi @ Phi_d
-    Gamma1 = _hold(A, B, T - d)[0] @ G_d
-    Cr = meas.C @ design.minimal.basis
-    Qd = _van_loan(A, E * np.sqrt(w), T)
+    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift)
+    basis = np.hstack([design.minimal.basis, np.zeros((design.minimal.basis.shape[0], nf))])
+    Cr = meas.C @ basis
     V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
-    _, P, _ = ct.dlqe(Phi, np.eye(n), Cr, Qd, V)
+    _, P, _ = ct.dlqe(Phi, np.eye(n + nf), Cr, Qd, V)
     P = np.asarray(P, dtype=float)
     M = P @ Cr.T @ np.linalg.inv(Cr @ P @ Cr.T + V)
     Qr, R = _weights(design)
-    Pa = np.block([[Phi, Gamma1], [np.zeros((nu, n + nu))]])
-    Ga = np.vstack([Gamma0, np.eye(nu)])
+    # the LQR on [z; u_prev] (the load states are not controllable: their gain is zero)
+    Pa = np.block([[Phi[:n, :n], Gamma1[:n]], [np.zeros((nu, n + nu))]])
+    Ga = np.vstack([Gamma0[:n], np.eye(nu)])
     K, _, _ = ct.dlqr(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T)
-    kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, design.minimal.basis, meas, T, d)
+    K = np.insert(np.asarray(K, float), [n] * nf, 0.0, axis=1)
+    kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, basis, meas, T, d)
     ctrl = design.controller
-    return DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, np.asarray(K, float),
-                       kalman, int(seed), bool(noise))
+    return DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
+                       bool(noise))
 
