@@ -19,7 +19,7 @@ WITH_SUMMARY = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", 
                 "DiscreteLQRDesign", "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign",
                 "DiscreteLQG", "DiscreteKalman", "Observability", "Placement",
                 "AllocatedController", "SelfStress", "Allocation", "ShapeChange", "ShapePath",
-                "ShapeChangeReport", "ShapeTracking"]
+                "ShapeChangeReport", "ShapeTracking", "ExtendedKalman"]
 # built where osqp is installed (tests/public_types.py: OPTIONAL)
 WITH_SUMMARY += [n for n in ("PredictiveController",) if n in available()]
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?")

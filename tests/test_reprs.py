@@ -233,6 +233,8 @@ def _figures(name, obj) -> list:
         return [f"{obj.h2:.6g}", f"{np.linalg.norm(obj.L):.6g}"]
     if name == "DiscreteKalman":
         return [f"{obj.Phi.shape[0]} x {obj.Cr.shape[0]}", f"{np.linalg.norm(obj.M):.4g}"]
+    if name == "ExtendedKalman":
+        return [f"{obj.Qd.shape[0]} x {obj.sensors.n_signals}", f"{np.trace(obj.Qd):.4g}"]
     if name == "Observability":
         return [f"{obj.rank} / {obj.order}", f"{obj.min_eigenvalue:.4g}"]
     if name == "Placement":

@@ -37,7 +37,7 @@ import scipy.linalg
 import scipy.optimize
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import Controller, _controller_table
+from tenscontrol.feedback.controllers import Controller, controller_table
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import string_densities
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
@@ -306,7 +306,7 @@ class AllocatedController(Controller):
 
     def summary(self) -> str:
         """The wrapped controller, the commanded strings and the bounds kept as a table."""
-        return _controller_table(
+        return controller_table(
             self, ("wraps", type(self.controller).__name__),
             ("self-stresses", f"{self.self_stress.dimension} independent"),
             ("gamma_min", value_range(self.self_stress.gamma_min, "N/m")),

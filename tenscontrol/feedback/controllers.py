@@ -68,7 +68,7 @@ def _controller_repr(controller, *figures: str, law: str | None = None) -> str:
     return f"{type(controller).__name__}({', '.join(parts)})"
 
 
-def _controller_table(controller, *rows: tuple, law: str | None = None) -> str:
+def controller_table(controller, *rows: tuple, law: str | None = None) -> str:
     """The summary table: the class, its law, how u is applied, its sizes, then `rows`."""
     strings = np.asarray(getattr(controller, "strings", ()))
     head = ([("law", law)] if law else []) + [
@@ -105,7 +105,7 @@ class Controller(Presentable):
 
     def summary(self) -> str:
         """How u is applied, the commanded strings and the internal states as a table."""
-        return _controller_table(self)
+        return controller_table(self)
 
     def initial_state(self) -> np.ndarray:
         """Internal state at t = 0, shape (n_states,)."""
@@ -289,7 +289,7 @@ class StateFeedback(Controller):
 
     def summary(self) -> str:
         """The law, the commanded strings and the gain's size as a table."""
-        return _controller_table(self, ("||K||_F", f"{np.linalg.norm(self.K):.4g}"),
+        return controller_table(self, ("||K||_F", f"{np.linalg.norm(self.K):.4g}"),
                                  law="u = -K (x - x*)")
 
     def force_densities(self, t, q, qd, xc):
@@ -348,7 +348,7 @@ class OutputFeedback(Controller):
 
     def summary(self) -> str:
         """The law, the commanded strings, the states and the measurement as a table."""
-        return _controller_table(self, ("measured signals", f"{self.measurement.n_signals}"),
+        return controller_table(self, ("measured signals", f"{self.measurement.n_signals}"),
                                  law="u = -(CK xc + DK y_m)")
 
     def force_densities(self, t, q, qd, xc):

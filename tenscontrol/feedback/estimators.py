@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController, _sampled_table
+from tenscontrol.feedback.sampled import SampledController, sampled_table
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
 
@@ -238,7 +238,7 @@ class DiscreteLQG(SampledController):
 
     def summary(self) -> str:
         """The law, timing, the measured signals and the gains' sizes as a table."""
-        return _sampled_table(self, ("measured signals", f"{self.kalman.Cr.shape[0]}"),
+        return sampled_table(self, ("measured signals", f"{self.kalman.Cr.shape[0]}"),
                               ("||K||_F", f"{np.linalg.norm(self.K):.4g}"),
                               ("||M||_F (Kalman)", f"{np.linalg.norm(self.kalman.M):.4g}"),
                               ("sensor noise", f"{'on' if self.noise else 'off'} (seed "

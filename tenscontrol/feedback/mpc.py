@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController, _sampled_table, check_timing
+from tenscontrol.feedback.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
 __all__ = ["PredictiveController", "require_osqp"]
@@ -151,7 +151,7 @@ class PredictiveController(SampledController):
         gmax = np.where(self.gamma_max >= _INFINITY, np.inf, self.gamma_max)
         rate = ("none" if self.rate_limit is None else
                 value_range(self.rate_limit, "N/m/s"))
-        return _sampled_table(self, ("horizon", f"{self.horizon} samples"),
+        return sampled_table(self, ("horizon", f"{self.horizon} samples"),
                               ("design states", f"{self.L.shape[0]}"),
                               ("gamma_min", value_range(self.gamma_min, "N/m")),
                               ("gamma_max", value_range(gmax, "N/m")),

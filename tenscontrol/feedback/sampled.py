@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.feedback.controllers import Measurement, _controller_table, check_kind
+from tenscontrol.feedback.controllers import Measurement, controller_table, check_kind
 from tenscontrol.model.tables import Presentable
 
 __all__ = ["DiscreteFeedback", "SampledController", "check_timing", "is_sampled"]
@@ -58,10 +58,10 @@ def _seconds(controller, name: str) -> str:
     return "not set" if value is None else f"{value:g} s"
 
 
-def _sampled_table(controller, *rows: tuple, law: str | None = None) -> str:
+def sampled_table(controller, *rows: tuple, law: str | None = None) -> str:
     """The summary table of a sampled-data controller: the continuous controllers' table
     (law, kind, strings, gamma_ref, states), its period and delay, then `rows`."""
-    return _controller_table(controller, ("period", _seconds(controller, "period")),
+    return controller_table(controller, ("period", _seconds(controller, "period")),
                              ("delay", _seconds(controller, "delay")), *rows, law=law)
 
 
@@ -117,7 +117,7 @@ class SampledController(Presentable):
 
     def summary(self) -> str:
         """How u is applied, the commanded strings, the states, period and delay as a table."""
-        return _sampled_table(self)
+        return sampled_table(self)
 
     def initial_state(self) -> np.ndarray:
         """The controller state at the first sample, shape (n_states,)."""
@@ -221,7 +221,7 @@ class DiscreteFeedback(SampledController):
             rho = float(np.abs(np.linalg.eigvals(self.AK)).max())
             rows += [("||CK||_F", f"{np.linalg.norm(self.CK):.4g}"),
                      ("spectral radius of AK", f"{rho:.6g}")]
-        return _sampled_table(self, *rows, law="u_k = -(CK xc_k + DK s_k)")
+        return sampled_table(self, *rows, law="u_k = -(CK xc_k + DK s_k)")
 
     def signal(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """The fed-back signal s at (q, qd): ``[q - q*; qd]`` or the measurement."""

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.interpolate
 
-from tenscontrol.feedback.controllers import Controller, _controller_table
+from tenscontrol.feedback.controllers import Controller, controller_table
 from tenscontrol.mechanics.laws import damper_densities
 from tenscontrol.model.tables import value_range
 
@@ -156,7 +156,7 @@ class ShapeTracking(Controller):
         gains = np.linalg.norm(self.gains, axis=(1, 2))
         feedforward = ["gamma(s)"] + (["inertia"] if self.inertia.size else []) + (
             ["dampers"] if self.damping.size else [])
-        return _controller_table(
+        return controller_table(
             self, ("duration", f"{self.duration:.4g} s"),
             ("path points", f"{self.path_s.size}"), ("designs", f"{self.design_s.size}"),
             ("||K(s)||_F", value_range(gains, "").rstrip()),

@@ -28,12 +28,13 @@ import numpy as np
 from tenscontrol.mechanics.dynamics import accelerations
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
 from tenscontrol.mechanics.sensors import SensorSet
+from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["ExtendedKalman", "extended_kalman"]
 
 
 @dataclass(frozen=True, eq=False)
-class ExtendedKalman:
+class ExtendedKalman(Presentable):
     """Extended Kalman filter on the rigid-bar model (module docstring).
 
     Attributes
@@ -69,6 +70,15 @@ class ExtendedKalman:
     def __repr__(self) -> str:
         return (f"ExtendedKalman(states={self.Qd.shape[0]}, signals={self.sensors.n_signals}, "
                 f"period={self.period:.4g} s, substeps={self.substeps})")
+
+    def summary(self) -> str:
+        """The filter's sizes, period, prediction steps and process noise as a table."""
+        return titled_table("ExtendedKalman", [
+            ("states x signals", f"{self.Qd.shape[0]} x {self.sensors.n_signals}"),
+            ("period", f"{self.period:.4g} s"),
+            ("prediction", f"{self.substeps} RK4 steps per period, Jacobian by central "
+                           f"differences (step {self.fd_step:.0e})"),
+            ("trace Qd", f"{np.trace(self.Qd):.4g}")])
 
     def _xdot(self, x: np.ndarray) -> np.ndarray:
         nq = x.size // 2
