@@ -62,6 +62,23 @@ def test_doublet_that_slackens_lqr_keeps_every_string_taut(tbar):
     assert peak(run) < 1.2 * peak(lqr)
 
 
+def test_verify_predicts_the_mpc_on_the_linear_plant(tbar):
+    s, model = tbar
+    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2)
+    t = np.linspace(0.0, 0.8, 161)
+    outs = tc.Selection(nodes=[2, 3], axes="xz")
+    # a small doublet (no bound active): the MPC is the discrete LQR, on the linear plant too
+    small = tc.verify(s, m, tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.2), 0.8, outputs=outs,
+                      t_eval=t)
+    lqr = tc.verify(s, tc.dlqr(model, 0.005, effort=1e-2).controller,
+                    tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.2), 0.8, outputs=outs, t_eval=t)
+    # measured 3.5e-4 (both) and 5e-13 (the QP's whitened cost is the identity: with no bound
+    # active OSQP's answer is the unconstrained one to rounding)
+    assert np.isfinite(small.linear_error) and small.linear_error < 2 * lqr.linear_error + 1e-4
+    np.testing.assert_allclose(small.y_linear, lqr.y_linear, rtol=0,
+                               atol=5e-12 * np.abs(lqr.y_linear).max())
+
+
 def test_rate_limit(tbar):
     s, model = tbar
     rate = 20.0

@@ -157,3 +157,29 @@ def test_bad_timing_and_controllers(tbar):
 
     with pytest.raises(tc.SimulationError, match="must return"):
         tc.simulate(s, 0.05, controller=Broken())
+
+
+def test_verify_predicts_a_discrete_lqg(tbar):
+    from tenscontrol.mechanics.sensors import sensors
+    from tenscontrol.studies.verification import _sampled_law
+
+    s, _, _ = tbar
+    model = tc.linearize(s)
+    ss = (sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=200.0)
+          + sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=200.0))
+    lqg = tc.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001, noise=False)
+    # the closed-form law (AK, BK, CK, DK) is the controller's own update, to first order
+    rng = np.random.default_rng(3)
+    q0 = s.nodes.reshape(-1)
+    x = np.zeros(2 * q0.size)
+    x[s.free_coordinates] = 1e-7 * rng.normal(size=s.free_coordinates.size)
+    x[q0.size + s.free_coordinates] = 1e-6 * rng.normal(size=s.free_coordinates.size)
+    xc = 1e-7 * rng.normal(size=lqg.n_states)
+    u, xn = _sampled_law(lqg, q0)(2, 0.01, x, xc)
+    u_ref, xn_ref = lqg.update(2, 0.01, q0 + x[:q0.size], x[q0.size:], xc)
+    np.testing.assert_allclose(u, u_ref, rtol=0, atol=1e-6 * np.abs(u_ref).max())
+    np.testing.assert_allclose(xn, xn_ref, rtol=0, atol=1e-6 * np.abs(xn_ref).max())
+    load = tc.doublet(s, tc.Selection(2, "z"), 1.0, half_period=0.2)
+    t = np.linspace(0, 0.8, 81)
+    r = tc.verify(s, lqg, load, 0.8, outputs=tc.Selection(nodes=[2, 3], axes="xz"), t_eval=t)
+    assert np.isfinite(r.linear_error) and r.linear_error < 0.05

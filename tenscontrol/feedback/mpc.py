@@ -39,6 +39,9 @@ __all__ = ["PredictiveController", "require_osqp"]
 _SOLVED = (1, 2)
 _INFINITY = 1e30        # OSQP's infinity
 _EPS = 1e-6             # OSQP's absolute and relative tolerances
+# over-relaxation (OSQP's default 1.6): on the ball's recorded QPs (32 strings, horizon 5) it
+# cuts the worst sample from 525 to 200 iterations at the same accuracy (benchmarks/bench_mpc.py)
+_ALPHA = 1.8
 
 
 def require_osqp():
@@ -138,7 +141,8 @@ class PredictiveController(SampledController):
         self._solver.setup(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
                            A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
                            u=np.full(A.shape[0], _INFINITY), verbose=False, warm_starting=True,
-                           polishing=False, eps_abs=_EPS, eps_rel=_EPS, max_iter=4000)
+                           polishing=False, eps_abs=_EPS, eps_rel=_EPS, max_iter=4000,
+                           alpha=_ALPHA)
         self._info = {}
 
     def __repr__(self) -> str:

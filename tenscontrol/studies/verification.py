@@ -18,7 +18,8 @@ import scipy.integrate
 import scipy.linalg
 
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
-from tenscontrol.feedback.sampled import DiscreteFeedback
+from tenscontrol.feedback.estimators import DiscreteLQG
+from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.tables import Presentable, html_table, titled_table
@@ -219,10 +220,10 @@ def _linear_prediction(structure, controller, loads, t, meas, options):
         Acl = np.block([[A + B @ DK @ Cm, B @ CK], [controller.BK @ Cm, controller.AK]])
         Bd = np.vstack([E, np.zeros((controller.n_states, E.shape[1]))])
         Cu = np.hstack([DK @ Cm, CK])
-    elif isinstance(controller, DiscreteFeedback):
+    elif isinstance(controller, SampledController):
         q0 = model.q
         d = lambda tt: np.asarray(loads(tt, q0, np.zeros(nx // 2)), dtype=float).reshape(-1)  # noqa
-        X, U = _sampled_response(A, B, E, controller, d, t)
+        X, U = _sampled_response(A, B, E, controller, _sampled_law(controller, q0), d, t)
         return X @ meas.C.T, U
     else:
         return None, None
@@ -261,10 +262,53 @@ def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
     return X
 
 
-def _sampled_response(A, B, E, controller, d, t, substeps: int = 10):
+def _linear_law(AK, BK, CK, DK, Cm):
+    """The law of a linear sampled controller on the linear model's state x: the command
+    ``-(CK xc + DK Cm x)`` and the next state ``AK xc + BK Cm x``."""
+    def law(k, t, x, xc):
+        signal = Cm @ x
+        return -(CK @ xc + DK @ signal), AK @ xc + BK @ signal
+    return law
+
+
+def _lqg_matrices(c: DiscreteLQG):
+    """(AK, BK, CK, DK) of a DiscreteLQG with state ``[z_k|k-1; u_k-1]`` and the noiseless
+    measured deviations as input: ``z_k|k = N z_k|k-1 + M y`` (N = I - M Cr),
+    ``u_k = -Kz z_k|k - Ku u_k-1``, ``z_k+1|k = Phi z_k|k + Gamma0 u_k + Gamma1 u_k-1``."""
+    f = c.kalman
+    r = f.Phi.shape[0]
+    Kz, Ku = c.K[:, :r], c.K[:, r:]
+    Nf = np.eye(r) - f.M @ f.Cr
+    CK, DK = np.hstack([Kz @ Nf, Ku]), Kz @ f.M          # u_k = -(CK xc + DK y)
+    AK = np.block([[f.Phi @ Nf - f.Gamma0 @ Kz @ Nf, f.Gamma1 - f.Gamma0 @ Ku], [-CK]])
+    BK = np.vstack([f.Phi @ f.M - f.Gamma0 @ DK, -DK])
+    return AK, BK, CK, DK
+
+
+def _sampled_law(controller, q0):
+    """law(k, t, x, xc) -> (u, next xc) of a sampled controller on the linear model's state
+    x = [q - q0; qd]: the matrices of DiscreteFeedback and DiscreteLQG (noiseless: the
+    prediction is the mean response, and a seeded noise sequence would not match the
+    nonlinear run's samples anyway), else the controller's own update at q0 + x (an MPC's
+    QP with the linear plant in the loop)."""
+    if isinstance(controller, DiscreteFeedback):
+        nx = 2 * q0.size
+        Cm = np.eye(nx) if controller.measurement is None else controller.measurement.C
+        return _linear_law(controller.AK, controller.BK, controller.CK, controller.DK, Cm)
+    if isinstance(controller, DiscreteLQG):
+        return _linear_law(*_lqg_matrices(controller), controller.kalman.measurement.C)
+
+    def law(k, t, x, xc):
+        nq = q0.size
+        return controller.update(k, t, q0 + x[:nq], x[nq:], xc)
+    return law
+
+
+def _sampled_response(A, B, E, controller, law, d, t, substeps: int = 10):
     """States (nt, nx) and held commands (nt, nu) of x' = A x + B u + E d(t), x(0) = 0, with
-    the DiscreteFeedback `controller` sampling x at k T and its command held from k T + delay
-    (the load held at midpoints of substeps, as in :func:`_lti_response`)."""
+    the sampled `controller`'s `law` (:func:`_sampled_law`) sampling x at k T and its command
+    held from k T + delay (the load held at midpoints of substeps, as in
+    :func:`_lti_response`)."""
     T, delay = controller.period, controller.delay
     samples = T * np.arange(max(1, int(np.ceil(t[-1] / T - 1e-9))))
     grid = np.unique(np.concatenate([t, samples, samples + delay]))
@@ -277,9 +321,7 @@ def _sampled_response(A, B, E, controller, d, t, substeps: int = 10):
     for a, b in zip(grid, np.append(grid[1:], np.inf)):
         k = int(np.rint(a / T))
         if abs(a - k * T) <= tol:
-            signal = x if controller.measurement is None else controller.measurement.C @ x
-            pending = -(controller.CK @ xc + controller.DK @ signal)
-            xc = controller.AK @ xc + controller.BK @ signal
+            pending, xc = law(k, a, x, xc)
         if abs(a - k * T - delay) <= tol:
             u = pending
         while r < t.size and t[r] <= a + tol:
@@ -349,7 +391,10 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
         The structure at its operating point (e.g. ``equilibrium(...).structure``): every
         simulation starts there, at rest.
     controller : Controller
-        E.g. ``lqr(model).controller``; designed about the structure's nodes.
+        E.g. ``lqr(model).controller``; designed about the structure's nodes. A sampled
+        controller is predicted in the sampled-data loop (a DiscreteLQG noiseless, an MPC with
+        its QP on the linear plant); a continuous controller other than StateFeedback and
+        OutputFeedback has no prediction (nan).
     loads : callable ``loads(t, q, qd) -> (n_nodes, 3)``, array_like (n_nodes, 3) or None
         External nodal forces [N], as :func:`tenscontrol.simulate`'s ``loads`` (e.g.
         :func:`tenscontrol.doublet`); the linear prediction evaluates them at the operating
