@@ -33,7 +33,8 @@ def test_the_derivation_follows_constants_and_re_exports():
             "tenscontrol.simulation.rigid_feedback"} <= found
     assert kernel_imports.dependencies("tenscontrol.mechanics.compressible.kernels") == {
         "tenscontrol.mechanics.rigid.forces", "tenscontrol.mechanics.kernels.records",
-        "tenscontrol.mechanics.laws", "tenscontrol.mechanics.kernels.banded"}
+        "tenscontrol.mechanics.laws", "tenscontrol.mechanics.kernels.banded",
+        "tenscontrol.mechanics.kernels.arrays"}
 
 
 PROBE = """

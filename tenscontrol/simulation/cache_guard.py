@@ -33,6 +33,7 @@ _ACTUATION = _LAWS + ("tenscontrol.mechanics.kernels", "tenscontrol.simulation.a
 #: source its compiled code includes, its own file aside (numba watches that one).
 SOURCES: dict[str, tuple[str, ...]] = {
     "tenscontrol.mechanics.laws": (),
+    "tenscontrol.mechanics.kernels.arrays": (),
     "tenscontrol.mechanics.kernels.banded": (),
     "tenscontrol.mechanics.kernels.records": (),
     "tenscontrol.mechanics.rigid.forces": _LAWS,

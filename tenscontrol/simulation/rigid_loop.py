@@ -34,6 +34,7 @@ from tenscontrol.integrate.dopri import C
 from tenscontrol.integrate.dopri_kernel import (attempt, dense_state, error_norm, grown_step,
                                                 rejected_step, stage_state, step_too_small)
 from tenscontrol.mechanics.rigid import kernels as K
+from tenscontrol.mechanics.kernels.arrays import copy_into
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.simulation.actuation import ControllerError
 from tenscontrol.simulation.models import RigidRun
@@ -101,7 +102,7 @@ def _record(t0, h, y0, y1, y_unc, Kst, corrected, E0, correction, model, t_eval,
             return NONFINITE
     if t_eval.shape[0] == 0:
         T[n] = t1
-        Y[n] = y1
+        copy_into(Y[n], y1)
         counts[N_OUT] = n + 1
     else:
         k0 = counts[NEXT_EVAL]
@@ -153,11 +154,11 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
         if step_too_small(h, t, t_final):
             return STEP_SIZE
         if fallback is None:  # the attempt's start, to return to if it needs a fallback
-            f0[:] = f
-            clock0[:] = clock
-            counts0[:] = counts
+            copy_into(f0, f)
+            copy_into(clock0, clock)
+            copy_into(counts0, counts)
         h, last = attempt(t, h, t_final)
-        Kst[0] = f
+        copy_into(Kst[0], f)
         for s in range(1, 7):
             stage_state(y, Kst, s, h, ys)
             code = derivative(ys, fext, fb, force, model, Kst[s], fallback)
@@ -176,8 +177,8 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
             clock[1] = h
             continue
         t_new = t_final if last else t + h
-        y_unc[:] = ys
-        f[:] = Kst[6]
+        copy_into(y_unc, ys)
+        copy_into(f, Kst[6])
         if corrected:
             it = _correct(ys, t_new, E0, correction, model, clock, counts, fallback)
             if it == _NEEDS_SVD:
@@ -200,7 +201,7 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
                          Y, clock, counts, fallback)
         if status == FALLBACK:
             return _restart(f, f0, clock, clock0, counts, counts0)
-        y[:] = ys
+        copy_into(y, ys)
         t, h = t_new, h_next
         clock[0], clock[1] = t, h
         if status != DONE:
@@ -213,9 +214,9 @@ def advance(model, fext, fb, corrected, correction, E0, y, f, Kst, ys, y_unc, fo
 def _restart(f, f0, clock, clock0, counts, counts0):
     """Put f, clock and counts back as at the attempt's start; returns FALLBACK (y and the
     recorded rows are only written once an attempt is through)."""
-    f[:] = f0
-    clock[:] = clock0
-    counts[:] = counts0
+    copy_into(f, f0)
+    copy_into(clock, clock0)
+    copy_into(counts, counts0)
     return FALLBACK
 
 

@@ -38,6 +38,7 @@ import scipy.linalg
 from numba import njit
 
 from tenscontrol.mechanics.compressible import kernels as CK
+from tenscontrol.mechanics.kernels.arrays import copy_into, copy_matrix
 from tenscontrol.mechanics.kernels.banded import envelope, ldl_factor, ldl_solve, node_order
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.mechanics.kernels.records import HeldForceDensities
@@ -137,7 +138,7 @@ def band_pattern(model) -> BandPattern:
 @njit(cache=CACHE)
 def _mass_band(q, model, pat, A):
     """Envelope storage of M(q) on the free coordinates (identity on fixed ones) into A."""
-    A[:, :] = pat.mass0
+    copy_matrix(A, pat.mass0)
     if model.mass_is_constant:
         return
     bi, bj, ba0, bra, bex, _, _ = model.bars
@@ -198,8 +199,8 @@ def rhs(y, fext, model, pat, dy):
     held = HeldForceDensities(gamma, psi, False, False)
     qdd = np.empty(nq)
     power, path = accelerations(y[:nq], y[nq:2 * nq], fext, model, pat, held, qdd, gamma, psi)
-    dy[:nq] = y[nq:2 * nq]
-    dy[nq:2 * nq] = qdd
+    copy_into(dy[:nq], y[nq:2 * nq])
+    copy_into(dy[nq:2 * nq], qdd)
     dy[2 * nq] = power
     return path
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tenscontrol.mechanics.kernels.arrays import copy_into, copy_matrix
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.kernels.records import HeldForceDensities
@@ -177,7 +178,7 @@ def mass_matrix(q, model, M):
     """M_qdd(q) = M0 + sum a(l) (H - H q q^T H / l^2) (docs/theory.md, "Compressible bars"),
     written to M."""
     bi, bj, ba0, bra, bex, _, _ = model.bars
-    M[:, :] = model.constant_mass
+    copy_matrix(M, model.constant_mass)
     D = np.empty((3, 3))
     b = np.empty(3)
     for k in range(bi.shape[0]):
@@ -275,7 +276,7 @@ def _times_sparse(Wc, B, D):
             if v != 0.0:
                 for m in range(nq):
                     DT[c, m] += v * Wc[r, m]
-    D[:, :] = DT.T
+    copy_matrix(D, DT.T)
 
 
 @njit(cache=_CACHE)
@@ -292,7 +293,7 @@ def accelerations(q, qd, fext, model, held, qdd, gamma, psi):
     xi = np.empty(nq)
     power = forces(q, qd, fext, model, held, gamma, psi, xi)
     if model.mass_is_constant:
-        qdd[:] = model.inverse_mass @ xi
+        copy_into(qdd, model.inverse_mass @ xi)
         return power, True
     M = np.empty((nq, nq))
     mass_matrix(q, model, M)
@@ -331,8 +332,8 @@ def rhs(y, fext, model, dy):
     gamma = np.empty(model.members.i.shape[0])
     psi = np.empty(model.bars.i.shape[0])
     power, ok = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi)
-    dy[:nq] = qd
-    dy[nq:2 * nq] = qdd
+    copy_into(dy[:nq], qd)
+    copy_into(dy[nq:2 * nq], qdd)
     dy[2 * nq] = power
     return 0 if ok else 2
 
@@ -479,7 +480,7 @@ def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
     first = np.empty(0, dtype=np.int64)
     ok = True
     if model.mass_is_constant:
-        qdd[:] = W @ xi
+        copy_into(qdd, W @ xi)
     else:
         M = np.empty((nq, nq))
         mass_matrix(q, model, M)
@@ -516,8 +517,8 @@ def jacobian(y, fext, model, J):
     J[:, :] = 0.0
     for a in range(nq):
         J[a, nq + a] = 1.0
-    J[nq:2 * nq, :2 * nq] = D
-    J[2 * nq, :2 * nq] = pw
+    copy_matrix(J[nq:2 * nq, :2 * nq], D)
+    copy_into(J[2 * nq, :2 * nq], pw)
 
 
 @njit(cache=_CACHE)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tenscontrol.mechanics.kernels.arrays import add_into, copy_into
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
@@ -239,7 +240,7 @@ def _svd_step(y, E0, with_energy, model, gamma, dx):
     A = np.zeros((nrow, 2 * nq + 1))
     r = np.zeros(nrow)
     b, bd, rg = _bar_vectors(y, model)
-    r[:2 * nc] = rg
+    copy_into(r[:2 * nc], rg)
     bi, bj, _ = model.bars
     col = model.free_column
     for k in range(nc):
@@ -258,7 +259,7 @@ def _svd_step(y, E0, with_energy, model, gamma, dx):
                 A[2 * nc, nq + c] = eqd[c]
         A[2 * nc, 2 * nq] = -1.0
         r[2 * nc] = E0 + y[2 * nq] - total_energy(y[:nq], y[nq:2 * nq], model)
-    dx[:] = _min_norm_solve(A, r)
+    copy_into(dx, _min_norm_solve(A, r))
 
 
 @njit(cache=_CACHE)
@@ -312,7 +313,7 @@ def correct(y, E0, correction, model, fallback=True):
                 return it, False, -1
             _svd_step(y, E0, with_energy, model, gamma, dx)
             svd += 1
-        y[:2 * nq] += dx[:2 * nq]
+        add_into(y[:2 * nq], dx)
         if with_energy:
             y[2 * nq] += dx[2 * nq]
     return max_iter, False, svd

@@ -48,6 +48,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from tenscontrol.mechanics.kernels.arrays import copy_into
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.rigid.correction import correct
@@ -181,8 +182,8 @@ def _dependent_rows(q, qd, xi, model, qdd, lam):
                 v += b[r, a] * (wjt[j3 + a, c] - wjt[i3 + a, c])
             S[r, c] = 2.0 * v
     x = np.linalg.lstsq(S, rhs, rcond=1e-12)[0]
-    lam[:] = x
-    qdd[:] = wxi + wjt @ x
+    copy_into(lam, x)
+    copy_into(qdd, wxi + wjt @ x)
 
 
 @njit(cache=_CACHE)
@@ -199,8 +200,8 @@ def rhs(y, fext, model, dy, fallback=True):
     power, code = accelerations(q, qd, fext, model, qdd, lam, gamma, fallback)
     if code == FALLBACK_NEEDED:
         return code
-    dy[:nq] = qd
-    dy[nq:2 * nq] = qdd
+    copy_into(dy[:nq], qd)
+    copy_into(dy[nq:2 * nq], qdd)
     dy[2 * nq] = power
     return code
 
