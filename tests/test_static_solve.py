@@ -200,10 +200,14 @@ def test_total_potential_is_minus_the_residual_by_finite_differences():
     assert np.abs(grad + R).max() <= 1e-8 * np.abs(R).max()
 
 
-def test_unstable_equilibrium_near_the_start_is_still_found():
-    # an upright pendulum between two soft horizontal springs (2 k < m g / L): Newton's full
-    # steps reach the upright, unstable equilibrium; the potential merit (which only finds
-    # minima) takes over only after a cut step, so it is found as before, with the warning
+def test_upright_pendulum_between_springs_buckles_on_its_loading_path():
+    # an upright pendulum between two soft horizontal springs (2 k < m g / L), started off
+    # upright: unstable there under gravity, but the springs hold it upright without it (a
+    # stable unloaded start), so the load is applied from there, as a loading history, and
+    # it buckles where the swing stiffness 2 k - t W / L passes zero: t* = 2 k L / W, W the
+    # weight on node 1 (its point mass and half the bar's). Newton at the full load reached
+    # the upright, unstable equilibrium instead (returned with the warning); an upright
+    # pendulum without a stable unloaded start still is (test_static_stability)
     s = tc.Structure([[0, 0, 0], [0, 0, 1.0], [2, 0, 1], [-2, 0, 1]],
                      bars=[{"nodes": (0, 1), "density": 500.0, "radius": 0.01}],
                      strings=[{"nodes": (1, j), "kind": "spring", "stiffness": 3.0,
@@ -212,9 +216,14 @@ def test_unstable_equilibrium_near_the_start_is_still_found():
                      point_masses=[{"node": 1, "mass": 1.0}], gravity=G)
     q = s.nodes.reshape(-1).copy()
     q[3], q[5] = 0.1, np.sqrt(1 - 0.1 ** 2)
-    with pytest.warns(UserWarning, match="unstable"):
-        r = tc.static_equilibrium(s, q=q)
-    assert r.q[3:6] == pytest.approx([0.0, 0.0, 1.0], abs=1e-12) and not r.stable
+    with pytest.raises(tc.StaticsError, match=r"loses stability between") as info:
+        tc.static_equilibrium(s, q=q)
+    a, b, near = (float(v) for v in re.search(
+        r"between ([\d.e-]+) and ([\d.e-]+) of the load \(near ([\d.e-]+)",
+        str(info.value)).groups())
+    star = 2 * 3.0 * 1.0 / ((1.0 + 0.5 * s.bar_masses[0]) * 9.806)  # 0.5673
+    assert a <= star <= b and b - a <= 5e-3 * b
+    assert near == pytest.approx(star, rel=1e-3)
 
 
 def steel_tower(stages):

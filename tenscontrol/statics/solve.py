@@ -30,8 +30,9 @@ stiffness passes zero is bracketed by secant steps on it at fixed t, and a Stati
 it; a path that turns back at a limit point without losing stability is one too. A start
 that is not a stable equilibrium of the homotopy is replaced by the unloaded equilibrium
 near it (conservative structures), from which the path is the loading history and t the
-fraction of the loads. Where neither holds, or the path's steps fail, load steps of Newton at
-fixed t are taken instead, halving a step that fails and doubling one that works.
+fraction of the loads; Newton at the full load is not tried from such a start. Where
+neither holds, or the path's steps fail, load steps of Newton at fixed t are taken
+instead, halving a step that fails and doubling one that works.
 """
 
 from __future__ import annotations
@@ -562,24 +563,63 @@ def _corrector(p: _Problem, q, t, start, tangent, ds, r0, tol, scale, log: _Log)
 
 
 def _full_load(p: _Problem, q0, tol, max_iterations, log: _Log):
-    """(converged, q, whether the start is stable or None if not tested): :func:`_solve` at
-    the full load, but from a stable start without the |r| Newton after the potential's has
-    failed: the path following from there finds the loaded equilibrium on the loading path,
-    and those 50 iterations at the full load were a sixth of the steel towers' (384, 768
-    bars) iterations, none of them converged."""
+    """(converged, q, whether the start is stable or None if not tested, the stable unloaded
+    start or None): :func:`_solve` at the full load, but from a stable start without the |r|
+    Newton after the potential's has failed (the path following from there finds the loaded
+    equilibrium on the loading path; those 50 iterations at the full load were a sixth of the
+    steel towers' (384, 768 bars) iterations, none of them converged), and none at all where
+    :func:`_loading_start` gives the start of the loading path."""
     zero = np.zeros(p.free.size)
     if not (p.rigid or not p.structure.n_bars):
-        return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), None)
+        return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), None, None)
+    start = _loading_start(p, q0, tol, max_iterations, log)
+    if start is not None:
+        return False, q0, False, start
     ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log, energy=True)
     if ok:
-        return ok, q, None
+        return ok, q, None, None
     stable = _path_stiffness(p, q0, 0.0, _forces(p, q0, zero)[0]) > 0
     if stable:
-        return False, q, stable
-    return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), stable)
+        return False, q, stable, None
+    return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), stable, None)
 
 
-def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None):
+def _loading_start(p: _Problem, q0, tol, max_iterations, log: _Log):
+    """The stable unloaded equilibrium near q0 (:func:`_unloaded_start`) where q0 is out of
+    equilibrium and unstable under the loads, else None (a conservative structure). The path
+    from there is the loading history, whose verdict Newton at the full load could only
+    contradict: it reached an unstable equilibrium on the 30- and 96-bar nylon towers, and
+    failed twice on the 768-bar one (19 of its 23 s). The search's counts and rows join p's
+    and the log only when it succeeds: every other case runs as if it had not been made."""
+    probe = replace(p, counts=Counter())
+    r0 = _forces(probe, q0, np.zeros(p.free.size))[0]
+    if np.abs(r0).max(initial=0.0) <= tol:
+        return None
+    count = _negative_count(probe, q0, r0)
+    if count == 0 or (count is None and _path_stiffness(probe, q0, 0.0, r0) > 0):
+        return None
+    rows = _Log([], [], [])
+    start = _unloaded_start(probe, q0, tol, max_iterations, rows)
+    if start is not None:
+        p.counts.update(probe.counts)
+        log.rows.extend(rows.rows)
+    return start
+
+
+def _negative_count(p: _Problem, q0, r0) -> int | None:
+    """The negative stiffnesses at the start by the sparse inertia count (one L D L^T; a
+    positive one is taken as it is: the dense test that would confirm it took 1.8 of the
+    768-bar nylon tower's 3 s), or None (untrusted, or a small problem: the reduced
+    stiffness decides)."""
+    if p.free.size < spectrum.SPARSE_MIN_FREE:
+        return None
+    _, _, gamma, psi = _forces(p, q0, r0)
+    K, X = _sparse_tangent(p, q0, gamma, psi)
+    C = _stability_constraints(p, q0, K, X, 0.0)
+    return None if C is None else spectrum.admissible_negative_count(K, C)
+
+
+def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None, start=None):
     """From t = 0 (q0 balanced by the offset) to t = 1; returns q at t = 1.
 
     From a stable start the path of equilibria is followed (:func:`_follow_path`); a path
@@ -590,11 +630,12 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None):
     unloaded equilibrium near q0, if that is stable (:func:`_unloaded_start`), and the load
     is applied along the path from there; else, and where the path's steps fail, load steps
     by Newton at fixed t (:func:`_load_steps`). `stable`: whether the start is stable, if
-    known."""
+    known; `start`: the stable unloaded start, if already found (:func:`_loading_start`)."""
     r0 = _forces(p, q0, np.zeros(p.free.size))[0]
     q, t, dt = q0, 0.0, 0.5  # the full step already failed
     stable = _path_stiffness(p, q0, 0.0, r0) > 0 if stable is None else stable
-    start = None if stable else _unloaded_start(p, q0, tol, max_iterations, log)
+    if start is None and not stable:
+        start = _unloaded_start(p, q0, tol, max_iterations, log)
     if start is not None:
         # the offset that holds back the loads and the residual left at the start: the
         # rigid bars' multipliers, least squares of the rest, then carry t times the loads,
@@ -831,8 +872,9 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     -------
     StaticEquilibrium
         The equilibrium Newton reaches; if it is unstable (``stable`` False: an inverted
-        pendulum, or a structure past its buckling load that Newton reached at the full load
-        directly) it is returned with a UserWarning.
+        pendulum on a pin, or a structure past its buckling load that Newton reached at the
+        full load directly from a start without a stable unloaded equilibrium near it) it is
+        returned with a UserWarning.
 
     Raises
     ------
@@ -841,11 +883,13 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
         free-floating structure under gravity, a node free to slide along a load, ...); the
         message names the nodes and directions.
     StaticsError
-        If Newton fails at the full load and along the path of equilibria from the start (or
-        from the unloaded equilibrium near it): in particular where that path loses
-        stability before the full load (the structure buckles: the message gives the load
-        fraction, bracketed to 0.5 %) or turns back (a limit point: it snaps; the message
-        gives the load factor and the reduced stiffness there).
+        If Newton fails at the full load and along the path of equilibria from the start, or,
+        for a start out of equilibrium and unstable under the loads that has a stable
+        unloaded equilibrium near it, along the loading path from there (tried first,
+        without Newton at the full load): in particular where that path loses stability
+        before the full load (the structure buckles: the message gives the load fraction,
+        bracketed to 0.5 %) or turns back (a limit point: it snaps; the message gives the
+        load factor and the reduced stiffness there).
     ValueError, TypeError
         For invalid arguments (the message names them).
 
@@ -858,6 +902,16 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     ``R_t^T dq = 0``. A rigid rotation the loads stiffen (a pendulum's swing about its pin) is
     a mode: the loads turn the structure until it balances, and ``stable`` says whether it
     hangs (``W / L`` for a point mass on a pinned bar) or stands upright (``-W / L``).
+
+    Which route answers: a start in equilibrium is returned as it is; a start that is stable
+    under the loads (or a non-conservative structure: compressible bars) is tried by Newton at
+    the full load, then along the path of equilibria from it. A start out of equilibrium that
+    is unstable under the loads (the sparse inertia count of its tangent stiffness) but has a
+    stable equilibrium near it without loads (rigid bars or none) is loaded from that one
+    along the path: the result is that of a loading history, a stable equilibrium or the
+    buckling error, the same whatever start near it is given. Without such an unloaded
+    equilibrium (a pendulum on a pin is neutral without its weight) Newton at the full load
+    is tried, and an unstable equilibrium it reaches is returned with the warning.
     """
     rtol = validation.fraction("static_equilibrium: rtol", rtol)
     max_iterations = validation.integer("static_equilibrium: max_iterations", max_iterations,
@@ -872,12 +926,13 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     _check_rigid_motion(p)
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
-    ok, q_end, stable = _full_load(p, q0, tol, max_iterations, log)
+    ok, q_end, stable, start = _full_load(p, q0, tol, max_iterations, log)
     if ok:
         log.load_steps.append(1.0)
     else:
-        log.failed.append(1.0)
-        q_end = _continuation(p, q0, tol, max_iterations, log, stable)
+        if start is None:
+            log.failed.append(1.0)
+        q_end = _continuation(p, q0, tol, max_iterations, log, stable, start)
     result = _result(p, q_end, log)
     if not result.stable:
         warnings.warn(f"{structure.name}: the equilibrium found is unstable (the reduced tangent "
