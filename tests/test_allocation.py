@@ -143,3 +143,21 @@ def test_allocation_is_continuous_in_the_command(tbar):
             a, b = stress.allocate(u, base), stress.allocate(u + du, base)
             if a.feasible and b.feasible:
                 assert np.linalg.norm(b.change - a.change) <= 2.0 * np.linalg.norm(du) + 1e-12
+
+
+def test_bvls_fallback_gives_the_nnls_answer(tbar, monkeypatch):
+    # SciPy 1.12-1.13's NNLS can stop at its iteration limit (seen at the floor versions);
+    # the bounded-variable least squares that replaces it then must give the same allocation
+    stress = self_stress(tbar, gamma_min=1.0, gamma_max=40.0)
+    base, rng = np.full(4, 10.0), np.random.default_rng(3)
+    commands = [rng.normal(0.0, 15.0, 4) for _ in range(10)]
+    expected = [stress.allocate(u, base) for u in commands]
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("Maximum number of iterations reached.")
+    monkeypatch.setattr(scipy.optimize, "nnls", failing)
+    for u, e in zip(commands, expected):
+        a = stress.allocate(u, base)
+        assert a.feasible == e.feasible
+        np.testing.assert_allclose(a.command, e.command, rtol=0,
+                                   atol=1e-9 * np.abs(e.command).max())

@@ -54,7 +54,9 @@ def test_the_shell_block_designs_and_verifies_a_controller(tmp_path):
     assert "python" not in block
     run = run_block(block, tmp_path)
     assert run.returncode == 0, run.stderr
-    assert run.stderr == ""                               # no warning either
+    # no warning either; on an empty numba cache the compile notice's lines are expected
+    assert [line for line in run.stderr.splitlines()
+            if not line.startswith("tenscontrol: compil")] == []
     for name in ("tbar.json", "tbar-pre.json", "K.npz", "K-hinf.npz", "report.png"):
         assert (tmp_path / name).stat().st_size > 0, name
     s = tc.load_structure(tmp_path / "tbar-pre.json")

@@ -175,7 +175,14 @@ def _least_distance(G: np.ndarray, h: np.ndarray, tol: float):
     E = np.vstack([G.T, h[None, :]])
     f = np.zeros(r + 1)
     f[r] = 1.0
-    w, _ = scipy.optimize.nnls(E, f)
+    try:
+        w, _ = scipy.optimize.nnls(E, f)
+    except RuntimeError:
+        # SciPy 1.12-1.13's rewritten NNLS can cycle on ordinary T-bar cases and stop at its
+        # iteration limit; the bounded-variable least squares (BVLS, another active-set
+        # code) solves the same problem, min |E w - f| with w >= 0
+        w = scipy.optimize.lsq_linear(E, f, bounds=(0.0, np.inf), method="bvls",
+                                      tol=1e-15).x
     res = E @ w - f
     if abs(res[r]) <= 1e-14:  # E w = f solvable: the constraints contradict each other
         return None

@@ -129,7 +129,9 @@ def _inset_locator(ax, bounds):
     """An axes locator: `bounds` (x0, y0, width, height) in `ax`'s axes fraction."""
     def locate(inset, renderer):
         box = TransformedBbox(Bbox.from_bounds(*bounds), ax.transAxes)
-        return TransformedBbox(box, inset.get_figure(root=False).transSubfigure.inverted())
+        # `inset.figure` is the (sub)figure holding the inset on every matplotlib we support
+        # (get_figure(root=False) says the same from 3.10 on only)
+        return TransformedBbox(box, inset.figure.transSubfigure.inverted())
     return locate
 
 
