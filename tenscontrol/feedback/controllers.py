@@ -59,7 +59,7 @@ def _frozen_arrays(obj) -> None:
         object.__setattr__(obj, f.name, value)
 
 
-def _controller_repr(controller, *figures: str, law: str | None = None) -> str:
+def controller_repr(controller, *figures: str, law: str | None = None) -> str:
     """One line: the class, its feedback law, how u is applied, its sizes, then `figures`."""
     parts = ([f"law={law!r}"] if law else []) + [
              f"kind={getattr(controller, 'kind', None)!r}",
@@ -101,7 +101,7 @@ class Controller(Presentable):
     n_states: int = 0
 
     def __repr__(self) -> str:
-        return _controller_repr(self)
+        return controller_repr(self)
 
     def summary(self) -> str:
         """How u is applied, the commanded strings and the internal states as a table."""
@@ -241,8 +241,10 @@ def check_kind(kind: str) -> None:
         raise ValueError(f"controller kind must be 'passive' or 'control', got {kind!r}")
 
 
-def _common_fields(obj) -> None:
-    """Arrays, string indices and kind of a StateFeedback/OutputFeedback, checked."""
+def check_controller_fields(obj) -> None:
+    """Store the array fields of a controller dataclass (StateFeedback, OutputFeedback,
+    DiscreteFeedback) as read-only float copies and its strings as int64; check the kind and
+    that gamma_ref has one force density per string."""
     _frozen_arrays(obj)
     strings = np.asarray(obj.strings).reshape(-1)
     if strings.size and not np.issubdtype(strings.dtype, np.integer):
@@ -277,14 +279,14 @@ class StateFeedback(Controller):
     n_states = 0
 
     def __post_init__(self):
-        _common_fields(self)
+        check_controller_fields(self)
         nu, nx = self.K.shape if self.K.ndim == 2 else (-1, -1)
         if nx != 2 * self.q_ref.size or nu != self.strings.size:
             raise ValueError(f"StateFeedback: K must be (n_strings, 2 nq) = ({self.strings.size}, "
                              f"{2 * self.q_ref.size}), got {self.K.shape}")
 
     def __repr__(self) -> str:
-        return _controller_repr(self, f"|K|_F={np.linalg.norm(self.K):.4g}",
+        return controller_repr(self, f"|K|_F={np.linalg.norm(self.K):.4g}",
                                 law="u = -K (x - x*)")
 
     def summary(self) -> str:
@@ -330,7 +332,7 @@ class OutputFeedback(Controller):
     kind: str = "passive"
 
     def __post_init__(self):
-        _common_fields(self)
+        check_controller_fields(self)
         nk, ny, nu = self.AK.shape[0], self.measurement.n_signals, self.strings.size
         shapes = {"AK": (nk, nk), "BK": (nk, ny), "CK": (nu, nk), "DK": (nu, ny)}
         for name, shape in shapes.items():
@@ -343,7 +345,7 @@ class OutputFeedback(Controller):
         return self.AK.shape[0]
 
     def __repr__(self) -> str:
-        return _controller_repr(self, f"measured_signals={self.measurement.n_signals}",
+        return controller_repr(self, f"measured_signals={self.measurement.n_signals}",
                                 law="u = -(CK xc + DK y_m)")
 
     def summary(self) -> str:

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.feedback.controllers import Measurement, controller_table, check_kind
+from tenscontrol import validation
+from tenscontrol.feedback.controllers import (Measurement, check_controller_fields,
+                                              controller_repr, controller_table)
 from tenscontrol.model.tables import Presentable
 
 __all__ = ["DiscreteFeedback", "SampledController", "check_timing", "is_sampled"]
@@ -28,15 +30,10 @@ __all__ = ["DiscreteFeedback", "SampledController", "check_timing", "is_sampled"
 
 def check_timing(period, delay, who: str) -> tuple[float, float]:
     """(period, delay) as floats, checked: period > 0 finite, 0 <= delay < period."""
-    for name, value in (("period", period), ("delay", delay)):
-        if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.floating,
-                                                                      np.integer)):
-            raise TypeError(f"{who}: {name} must be a number of seconds, got "
-                            f"{type(value).__name__}")
-    period, delay = float(period), float(delay)
-    if not (np.isfinite(period) and period > 0):
-        raise ValueError(f"{who}: period must be a positive number of seconds, got {period}")
-    if not (np.isfinite(delay) and 0 <= delay < period):
+    period = validation.real(f"{who}: period", period, what="a number of seconds",
+                             positive=True, expected="a positive number of seconds")
+    delay = validation.real(f"{who}: delay", delay, what="a number of seconds")
+    if not 0 <= delay < period:
         raise ValueError(f"{who}: delay must satisfy 0 <= delay < period = {period:g} s, got "
                          f"{delay}")
     return period, delay
@@ -44,13 +41,8 @@ def check_timing(period, delay, who: str) -> tuple[float, float]:
 
 def _repr(controller, *figures: str, law: str | None = None) -> str:
     """One line: the class, its law, kind, sizes and timing."""
-    parts = ([f"law={law!r}"] if law else []) + [
-        f"kind={getattr(controller, 'kind', None)!r}",
-        f"commanded_strings={np.size(getattr(controller, 'strings', ()))}",
-        f"states={getattr(controller, 'n_states', 0)}",
-        f"period={getattr(controller, 'period', None)!r} s",
-        f"delay={getattr(controller, 'delay', None)!r} s", *figures]
-    return f"{type(controller).__name__}({', '.join(parts)})"
+    return controller_repr(controller, f"period={getattr(controller, 'period', None)!r} s",
+                           f"delay={getattr(controller, 'delay', None)!r} s", *figures, law=law)
 
 
 def _seconds(controller, name: str) -> str:
@@ -63,27 +55,6 @@ def sampled_table(controller, *rows: tuple, law: str | None = None) -> str:
     (law, kind, strings, gamma_ref, states), its period and delay, then `rows`."""
     return controller_table(controller, ("period", _seconds(controller, "period")),
                              ("delay", _seconds(controller, "delay")), *rows, law=law)
-
-
-def _checked_fields(obj, matrices) -> None:
-    """Store `matrices` (attribute names) as read-only float arrays, strings as int64,
-    gamma_ref and q_ref as float vectors; check the kind."""
-    who = type(obj).__name__
-    for name in (*matrices, "gamma_ref", "q_ref"):
-        value = np.array(getattr(obj, name), dtype=float)
-        if not np.all(np.isfinite(value)):
-            raise ValueError(f"{who}: {name} must be finite")
-        value.setflags(write=False)
-        object.__setattr__(obj, name, value)
-    strings = np.asarray(obj.strings).reshape(-1)
-    if strings.size and not np.issubdtype(strings.dtype, np.integer):
-        raise ValueError(f"{who}: strings must be string indices (integers), got "
-                         f"{strings.tolist()}")
-    object.__setattr__(obj, "strings", strings.astype(np.int64))
-    check_kind(obj.kind)
-    if obj.gamma_ref.shape != (strings.size,):
-        raise ValueError(f"{who}: gamma_ref must have one force density per string "
-                         f"({strings.size}), got shape {obj.gamma_ref.shape}")
 
 
 class SampledController(Presentable):
@@ -193,7 +164,7 @@ class DiscreteFeedback(SampledController):
     measurement: Measurement | None = None
 
     def __post_init__(self):
-        _checked_fields(self, ("AK", "BK", "CK", "DK"))
+        check_controller_fields(self)
         period, delay = check_timing(self.period, self.delay, "DiscreteFeedback")
         object.__setattr__(self, "period", period)
         object.__setattr__(self, "delay", delay)
