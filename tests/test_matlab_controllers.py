@@ -97,8 +97,9 @@ def test_what_cannot_be_saved_is_refused(model, tmp_path):
     with pytest.raises(TypeError, match="save_mat: expected a LinearModel, StateFeedback or "
                                         "OutputFeedback, got dict"):
         tc.save_mat({}, tmp_path / "x.mat")
-    with pytest.raises(TypeError, match="save_controller: expected a StateFeedback or "
-                                        "OutputFeedback, got LinearModel"):
+    with pytest.raises(TypeError, match="save_controller: expected a StateFeedback, "
+                                        "OutputFeedback, DiscreteFeedback or DiscreteLQG, got "
+                                        "LinearModel"):
         tc.save_controller(model, tmp_path / "x.npz")
     other = tmp_path / "other.npz"
     np.savez(other, K=np.eye(2))
