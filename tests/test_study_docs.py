@@ -63,3 +63,15 @@ def test_a_study_file_names_a_wrong_bar_model(tmp_path):
     with pytest.raises(tc.StudyFileError, match=r"study.json: key 'settings': LQRPipeline: bars "
                                                 r"must be one of 'rigid', 'compressible'"):
         read_study_file(tmp_path / "study.json")
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+def test_the_sample_rate_study_file_parses_and_runs_a_case():
+    pipeline, cases, out, executor = read_study_file(ROOT / "examples" / "sample_rates.toml")
+    assert isinstance(pipeline, tc.LQRPipeline) and pipeline.period is None
+    assert [c.parameters["period"] for c in cases] == [0.001, 0.005, 0.02]
+    assert out == ROOT / "examples" / "tbar-sample-rates" and executor == {"kind": "serial"}
+    result = tc.run_study(pipeline, cases[2:], progress=False)
+    figures = result.records[0].figures
+    assert result.complete and figures["period"] == 0.02 and figures["slack"] is False
+    assert 1 < figures["gain_margin"] < 100 and figures["spectral_radius"] < 1

@@ -186,3 +186,40 @@ def test_without_distributed_a_dask_study_names_what_to_install(monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'dask\[distributed\]>=2024.1' "
                                           r".*pip install '\.\[studies\]'"):
         files._run_on_dask(None, [], None, 1, "local", False, None)
+
+
+SAMPLED = {
+    "pipeline": "lqr",
+    "structure": {"catalog": "tbar", "arguments": {"variant": "stedy", "damping": 1.0}},
+    "settings": {"t_final": 0.2, "outputs": {"nodes": [2, 3], "axes": "xz"}, "period": 0.005,
+                 "delay": 0.001},
+    "parameters": {"grid": {"period": [0.002, 0.02], "delay": 0.0}},
+}
+
+
+def test_a_study_file_sweeps_sample_rates(tmp_path):
+    pipeline, cases, _, _ = read_study_file(_write(tmp_path, SAMPLED))
+    assert (pipeline.period, pipeline.delay) == (0.005, 0.001)
+    assert [c.parameters for c in cases] == [{"period": 0.002, "delay": 0.0},
+                                             {"period": 0.02, "delay": 0.0}]
+    result = tc.run_study(pipeline, cases, progress=False)
+    assert result.complete and list(result.figure("period")) == [0.002, 0.02]
+    assert result.figure("gain_margin")[0] > result.figure("gain_margin")[1] > 1
+
+
+@pytest.mark.parametrize("changes, match", [
+    (dict(settings={"period": -0.01}), "key 'settings': LQRPipeline: period must be a "
+                                       "positive, finite number of seconds, got -0.01"),
+    (dict(settings={"period": "fast"}), "key 'settings.period': must be a number, got str"),
+    (dict(settings={"delay": 0.001}), "key 'settings': LQRPipeline: delay is a computation "
+                                      "delay of the sampled LQR: give a period too"),
+    (dict(parameters={"grid": {"period": ["1 kHz"]}}),
+     r"key 'parameters.grid.period': must be a number \(sample period"),
+])
+def test_a_wrong_period_is_named(tmp_path, changes, match):
+    data = {**SAMPLED, **changes}
+    with pytest.raises(tc.StudyFileError, match=f"study.json: {match}"):
+        read_study_file(_write(tmp_path, data))
+    with pytest.raises(tc.StudyFileError, match=r"study.json: key 'settings.period': unknown "
+                                                r"key"):
+        read_study_file(_write(tmp_path, _with(settings__period=0.01)))

@@ -185,3 +185,79 @@ def test_lqr_pipeline_without_errors_matches_verify(tbar, bars):
                                [report.open.peak, report.closed.peak, report.peak_reduction],
                                rtol=1e-6)
     assert 0 < figures["peak_reduction"] < 1 and figures["slack"] is False
+
+
+def test_lqr_pipeline_samples_the_lqr_and_records_the_period(tbar):
+    pipeline = tc.LQRPipeline(tbar, prestress=10.0, outputs=OUT, t_final=0.6, effort=1e-2,
+                              period=0.02)
+    sampled = pipeline({})
+    continuous = tc.LQRPipeline(tbar, prestress=10.0, outputs=OUT, t_final=0.6,
+                                effort=1e-2)({})
+    # what the pipeline ran: the continuous LQR discretized exactly, in the sampled loop
+    design = tc.equilibrium(tbar, gamma_min=10.0).structure
+    lqr = tc.lqr(tc.linearize(design, kind="passive", outputs=OUT), effort=1e-2)
+    controller = tc.discretize(lqr.controller, 0.02)
+    report = tc.verify(design, controller, tc.doublet(design, tc.Selection(2, "z"), 10.0, 0.5),
+                       0.6, outputs=OUT, t_eval=np.linspace(0, 0.6, 61))
+    assert sampled["closed_peak"] == pytest.approx(report.closed.peak, rel=1e-6)
+    assert sampled["linear_error"] == pytest.approx(report.linear_error, rel=1e-6)
+    assert sampled["closed_peak"] != continuous["closed_peak"]
+    assert (sampled["period"], sampled["delay"]) == (0.02, 0.0)
+    assert np.isnan(continuous["period"]) and continuous["delay"] == 0.0
+    assert np.isnan(continuous["gain_margin"]) and np.isnan(continuous["spectral_radius"])
+    assert sampled["gain_margin"] == pytest.approx(tc.gain_margin(lqr.minimal, controller))
+    assert 1.0 < sampled["gain_margin"] < 100.0 and 0 < sampled["spectral_radius"] < 1
+    # a case's period and delay win over the pipeline's
+    faster = pipeline({"period": 0.005, "delay": 0.001})
+    assert (faster["period"], faster["delay"]) == (0.005, 0.001)
+    assert faster["gain_margin"] > sampled["gain_margin"]
+
+
+def test_the_period_and_delay_are_checked(tbar):
+    for period in (-1.0, 0.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=r"LQRPipeline: period must be a positive, finite "
+                                             r"number of seconds, got"):
+            tc.LQRPipeline(tbar, period=period)
+    with pytest.raises(TypeError, match=r"LQRPipeline: period must be a number of seconds "
+                                        r"\(None: the continuous LQR\), got str"):
+        tc.LQRPipeline(tbar, period="fast")
+    with pytest.raises(ValueError, match=r"LQRPipeline: delay is a computation delay of the "
+                                         r"sampled LQR: give a period too"):
+        tc.LQRPipeline(tbar, delay=0.001)
+    with pytest.raises(ValueError, match=r"LQRPipeline: delay must be less than the period "
+                                         r"0.01 s, got 0.01 s"):
+        tc.LQRPipeline(tbar, period=0.01, delay=0.01)
+    with pytest.raises(ValueError, match=r"LQRPipeline: delay must be >= 0"):
+        tc.LQRPipeline(tbar, period=0.01, delay=-0.001)
+    pipeline = tc.LQRPipeline(tbar, t_final=0.1)
+    with pytest.raises(ValueError, match=r"parameter 'period' must be a positive, finite number "
+                                         r"of seconds, got 0"):
+        pipeline({"period": 0})
+    with pytest.raises(ValueError, match=r"unknown parameter 'period'"):
+        tc.NormsPipeline(tbar, t_final=0.1)({"period": 0.01})
+
+
+# the keys of LQRPipeline.definition() before it took a period (commit 4293008): a continuous
+# pipeline keeps them, so the folders of its studies keep their hash and resume
+DEFINITION_KEYS = {"structure", "bars", "configuration", "disturbances", "outputs", "prestress",
+                   "payload_node", "amplitude", "half_period", "t_final", "effort"}
+
+
+def test_the_period_is_part_of_the_study_hash_and_old_folders_resume(tbar, tmp_path):
+    from tenscontrol.studies.store import StudyFolderError
+
+    continuous = tc.LQRPipeline(tbar, outputs=OUT, t_final=0.1)
+    assert set(continuous.definition()) == DEFINITION_KEYS
+    sampled = tc.LQRPipeline(tbar, outputs=OUT, t_final=0.1, period=0.01)
+    delayed = tc.LQRPipeline(tbar, outputs=OUT, t_final=0.1, period=0.01, delay=0.002)
+    assert sampled.definition()["period"] == 0.01 and delayed.definition()["delay"] == 0.002
+    assert "period=0.01 s, delay=0.002 s" in repr(delayed)
+    cases = tc.grid({"effort": [1e-2]})
+    first = tc.run_study(continuous, cases, out=tmp_path / "study", progress=False)
+    assert first.complete and first.n_resumed == 0
+    again = tc.run_study(tc.LQRPipeline(tbar, outputs=OUT, t_final=0.1), cases,
+                         out=tmp_path / "study", progress=False)
+    assert again.n_resumed == 1
+    for other in (sampled, delayed):
+        with pytest.raises(StudyFolderError, match="holds a different study"):
+            tc.run_study(other, cases, out=tmp_path / "study", progress=False)

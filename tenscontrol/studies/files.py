@@ -15,6 +15,7 @@ An example (``study.toml``)::
     prestress = 10.0
     disturbances = { nodes = 2, axes = "z" }
     outputs = { nodes = [2, 3], axes = "xz" }
+    # period = 0.005                    # "lqr": the LQR sampled at 200 Hz (zero-order hold)
 
     [parameters.samples]                # or: [parameters.grid] material = ["hdpe", "aluminium"]
     n = 100
@@ -60,7 +61,8 @@ _TOP = ("pipeline", "out", "structure", "settings", "parameters", "executor")
 _EXECUTOR = ("kind", "workers", "address", "case_timeout")
 # the case parameters of the ready-made pipelines that are numbers (material is a name)
 _NUMERIC = ("bar_radius", "damping", "payload_mass", "prestress", "rest_length_error",
-            "string_stiffness_error", "bar_youngs_modulus_error", "amplitude", "effort")
+            "string_stiffness_error", "bar_youngs_modulus_error", "amplitude", "effort",
+            "period", "delay")
 _PER_STRING = re.compile(r"rest_length_error_\d+")
 
 

@@ -15,7 +15,9 @@ nothing). Each case goes through the same chain:
    (:func:`tenscontrol.static_equilibrium`, gravity included);
 4. :class:`NormsPipeline`: the passive linear model there (minimal realization) and its norms,
    then the nonlinear doublet response; :class:`LQRPipeline`: an LQR designed on the nominal
-   structure, verified on the as-built one (:func:`tenscontrol.verify`).
+   structure, verified on the as-built one (:func:`tenscontrol.verify`), continuous or, with
+   a sample ``period``, discretized exactly (:func:`tenscontrol.discretize`) and verified in
+   the sampled-data loop.
 
 Every step uses the pipeline's one bar model, ``bars="rigid"`` (the default, as everywhere in
 tenscontrol) or ``"compressible"`` (bars that are axial springs: their material's stiffness
@@ -34,6 +36,7 @@ import warnings
 import numpy as np
 
 from tenscontrol import validation
+from tenscontrol.linear.discrete import discrete_closed_loop, discretize, gain_margin
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
@@ -70,6 +73,8 @@ PARAMETERS = {
                                 "compressible bars)",
     "amplitude": "doublet amplitude [N]",
     "effort": "LQR effort weight (LQRPipeline)",
+    "period": "sample period of the LQR [s], held (LQRPipeline)",
+    "delay": "computation delay of the sampled LQR [s], 0 <= delay < period (LQRPipeline)",
 }
 
 
@@ -317,35 +322,69 @@ class NormsPipeline(_Pipeline):
 
 class LQRPipeline(_Pipeline):
     """Design -> as built -> settled; an LQR designed on the nominal structure, verified on the
-    as-built one.
+    as-built one, continuous or sampled.
 
     Figures: ``offset`` [m] (as in :class:`NormsPipeline`); from :func:`tenscontrol.verify`
     under the doublet: ``open_peak``, ``closed_peak`` [m], ``peak_reduction`` (1 -
     closed/open), ``effort_peak`` [N/m], ``linear_error`` (how far the linear prediction is
-    off), ``slack_strings`` (commanded strings that went slack in closed loop) and ``slack``.
+    off), ``slack_strings`` (commanded strings that went slack in closed loop) and ``slack``;
+    the controller's ``period`` and ``delay`` [s] (nan and 0 for the continuous LQR), and for a
+    sampled one the ``spectral_radius`` and ``gain_margin`` of its discrete loop on the nominal
+    design model (:func:`tenscontrol.discrete_closed_loop`, :func:`tenscontrol.gain_margin`,
+    up to 100; both nan for the continuous LQR, whose loop stays stable for every gain >= 1/2
+    on that model).
 
     Parameters are those of :class:`NormsPipeline` (``bars`` the bar model of the design,
     the LQR's linear model and both runs), and `effort`, the LQR's effort weight (a case's
     ``effort`` wins). `prestress` is needed (the LQR acts about a prestressed equilibrium):
-    10 N/m by default.
+    10 N/m by default. `period` [s] samples the LQR at that period with a zero-order hold and
+    the computation `delay` [s] (``0 <= delay < period``), the continuous design discretized
+    exactly (:func:`tenscontrol.discretize`); None (default): the continuous LQR. A case's
+    ``period`` and ``delay`` win, so a study can sweep sample rates.
     """
 
     name = "lqr"
-    _known = _Pipeline._known | {"effort"}
+    _known = _Pipeline._known | {"effort", "period", "delay"}
 
     def __init__(self, structure: Structure, *, disturbances: Selection = Selection(2, "z"),
                  outputs: Selection | None = None, prestress: float = 10.0,
                  effort: float = 1e-2, amplitude: float = 10.0, half_period: float = 0.5,
                  t_final: float = 3.0, payload_node: int | None = None, bars: str = "rigid",
-                 configuration: str = "fixed"):
+                 configuration: str = "fixed", period: float | None = None,
+                 delay: float = 0.0):
         super().__init__(structure, disturbances, outputs, prestress, amplitude, half_period,
                          t_final, payload_node, bars, configuration)
         self.effort = float(effort)
+        self.period, self.delay = _timing(period, delay, "LQRPipeline: ")
+
+    def definition(self) -> dict:
+        """The settings as JSON data (for the study's hash and manifest); a continuous
+        pipeline's has no period and delay, so the folders of studies run before pipelines
+        took a period keep their hash and resume."""
+        out = super().definition()
+        if self.period is None and self.delay == 0:
+            del out["period"], out["delay"]
+        return out
+
+    def __repr__(self) -> str:
+        text = super().__repr__()
+        if self.period is None:
+            return text
+        return f"{text[:-1]}, period={self.period:g} s, delay={self.delay:g} s)"
 
     def _chain(self, params: dict, t_final: float) -> dict:
         design, s = self._built(params)
         model = linearize(design, bars=self.bars, kind="passive", outputs=self.outputs)
-        controller = lqr(model, effort=_number(params, "effort", self.effort)).controller
+        lqr_design = lqr(model, effort=_number(params, "effort", self.effort))
+        period, delay = _timing(params.get("period", self.period),
+                                params.get("delay", self.delay), "parameter ")
+        controller, figures = lqr_design.controller, {"spectral_radius": np.nan,
+                                                       "gain_margin": np.nan}
+        if period is not None:
+            controller = discretize(controller, period, delay)
+            loop = np.asarray(discrete_closed_loop(lqr_design.minimal, controller).A)
+            figures = {"spectral_radius": float(np.abs(np.linalg.eigvals(loop)).max()),
+                       "gain_margin": gain_margin(lqr_design.minimal, controller)}
         amplitude = _number(params, "amplitude", self.amplitude)
         with warnings.catch_warnings():
             # the as-built structure is verified about its settled state, while the controller
@@ -357,12 +396,33 @@ class LQRPipeline(_Pipeline):
         return {"offset": float(np.abs(s.nodes - design.nodes).max()),
                 "open_peak": report.open.peak, "closed_peak": report.closed.peak,
                 "peak_reduction": report.peak_reduction, "effort_peak": report.closed.effort_peak,
-                "linear_error": report.linear_error, "slack_strings": slack, "slack": slack > 0}
+                "linear_error": report.linear_error, "slack_strings": slack, "slack": slack > 0,
+                "period": np.nan if period is None else period, "delay": delay, **figures}
 
     def _verify(self, s, controller, amplitude, t_final):
         return verify(s, controller, doublet(s, self.disturbances, amplitude, self.half_period),
                       t_final, outputs=self.outputs, t_eval=self._eval(t_final),
                       bars=self.bars)
+
+
+def _timing(period, delay, who: str) -> tuple:
+    """(period or None, delay) checked: a positive finite period [s] or None (continuous),
+    0 <= delay < period (0 without a period). `who` starts the messages ("parameter ")."""
+    quote = "'" if who == "parameter " else ""
+    delay = validation.real(f"{who}{quote}delay{quote}", delay, what="a number of seconds",
+                            low=0.0)
+    if period is None:
+        if delay:
+            raise ValueError(f"{who}{quote}delay{quote} is a computation delay of the sampled "
+                             f"LQR: give a period too, or a delay of 0 (got {delay:g} s)")
+        return None, delay
+    period = validation.real(f"{who}{quote}period{quote}", period, what="a number of seconds "
+                             "(None: the continuous LQR)", positive=True,
+                             expected="a positive, finite number of seconds")
+    if not delay < period:
+        raise ValueError(f"{who}{quote}delay{quote} must be less than the period "
+                         f"{period:g} s, got {delay:g} s")
+    return period, delay
 
 
 def _input_names(structure: Structure, disturbances: Selection, sys) -> list:
