@@ -338,3 +338,60 @@ def test_shell_words_leave_no_python_spelling():
     for option in ("--configuration free", "--gamma-min", "--rho", "--d-scale", "--order"):
         assert option in text
     assert "----" not in text
+
+
+# ---- sampled-data controllers ---------------------------------------------------------------
+
+
+def test_design_writes_a_sampled_controller_that_verify_runs(prestressed, tmp_path, capsys):
+    out = tmp_path / "K50.npz"
+    assert main(["design", str(prestressed), "--outputs", "2,3:xz", "--effort", "1e-2",
+                 "--period", "0.02", "--delay", "0.005", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    s = tc.load_structure(prestressed)
+    design = tc.lqr(tc.linearize(s, outputs=tc.Selection(nodes=[2, 3], axes="xz")),
+                    effort=1e-2)
+    expected = tc.discretize(design.controller, 0.02, 0.005)
+    K = tc.load_controller(out)
+    assert type(K) is tc.DiscreteFeedback and (K.period, K.delay) == (0.02, 0.005)
+    np.testing.assert_array_equal(K.DK, expected.DK)
+    np.testing.assert_array_equal(K.CK, expected.CK)
+    margin = tc.gain_margin(design.minimal, expected)
+    assert f"gain margin {margin:.4g} (up to 100)" in printed
+    assert "sampled every 0.02 s (delay 0.005 s)" in printed and "(stable)" in printed
+    assert main(["verify", str(prestressed), "--controller", str(out), "--doublet", "2", "z",
+                 "--t-final", "0.4", "--outputs", "2,3:xz"]) == 0
+    report = tc.verify(s, K, tc.doublet(s, tc.Selection(2, "z"), 10.0), 0.4,
+                       outputs=tc.Selection(nodes=[2, 3], axes="xz"))
+    assert str(report) in capsys.readouterr().out
+
+
+def test_design_hinf_sampled(prestressed, tmp_path, capsys):
+    out = tmp_path / "H.npz"
+    assert main(["design", str(prestressed), "--method", "hinf", "--outputs", "2,3:xz",
+                 "--disturbances", "2:z", "--measurements", "2,3:xz", "--period", "0.005",
+                 "--out", str(out)]) == 0
+    K = tc.load_controller(out)
+    assert type(K) is tc.DiscreteFeedback and K.n_states > 0 and K.period == 0.005
+    assert "spectral radius of the discrete loop" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--delay", "0.001"], "--delay is the computation delay of a sampled controller: give "
+                           "--period too"),
+    (["--period", "0.01", "--delay", "0.01"], "--delay must be less than --period (0.01 s), "
+                                              "got 0.01"),
+])
+def test_design_bad_sampling(prestressed, tmp_path, capsys, options, message):
+    out = tmp_path / "K.npz"
+    assert main(["design", str(prestressed), *options, "--out", str(out)]) == 2
+    assert message in error_line(capsys) and not out.exists()
+
+
+@pytest.mark.parametrize("options", [["--period", "0"], ["--period", "-1"],
+                                     ["--period", "1e-3", "--delay", "-1e-3"],
+                                     ["--period", "1e-3", "--delay", "soon"]])
+def test_design_bad_sampling_numbers(prestressed, tmp_path, capsys, options):
+    with pytest.raises(SystemExit):
+        main(["design", str(prestressed), *options, "--out", str(tmp_path / "K.npz")])
+    assert f"argument {options[-2]}" in capsys.readouterr().err

@@ -137,7 +137,8 @@ def _add_simulate(commands) -> None:
                           "--loads (default: at rest)")
     sim.add_argument("--controller", metavar="K.npz",
                      help="close the loop with a controller file written by "
-                          "tenscontrol.save_controller (a StateFeedback or OutputFeedback)")
+                          "tenscontrol.save_controller (continuous or sampled: tenscontrol "
+                          "design --period)")
     sim.add_argument("--progress", action="store_true", help="show a progress bar on stderr")
     sim.add_argument("--out", required=True, metavar="TRAJ.npz",
                      help=f"output file: the arrays {', '.join(NPZ_KEYS)}, the structure and "

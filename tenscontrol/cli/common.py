@@ -193,7 +193,11 @@ def read_controller(path, structure):
     except ValueError as exc:
         raise ValueError(f"--controller {one_line(exc)}") from None
     nq = 3 * structure.n_nodes
-    q_ref = controller.q_ref if hasattr(controller, "q_ref") else controller.measurement.q_ref
+    # the operating point: its own, its measurement's, or its Kalman filter's (DiscreteLQG)
+    q_ref = getattr(controller, "q_ref", None)
+    if q_ref is None:
+        owner = controller.kalman if hasattr(controller, "kalman") else controller
+        q_ref = owner.measurement.q_ref
     if q_ref.size != nq:
         raise ValueError(f"--controller {path}: designed for {q_ref.size // 3} nodes, the "
                          f"structure has {structure.n_nodes}")

@@ -1,8 +1,10 @@
-"""The subcommand that designs a controller: design (tenscontrol.lqr, tenscontrol.hinfsyn)."""
+"""The subcommand that designs a controller: design (tenscontrol.lqr, tenscontrol.hinfsyn), in
+continuous time or sampled (--period, tenscontrol.discretize)."""
 
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +43,9 @@ def add_parsers(commands) -> None:
                     "(--method lqr, state feedback) or tenscontrol.hinfsyn (--method hinf; "
                     "state feedback, or output feedback with --measurements), print the "
                     "design and write the controller file that simulate --controller and "
-                    "verify --controller read.")
+                    "verify --controller read; with --period, the design sampled at that "
+                    "period and held (tenscontrol.discretize), run by simulate and verify in "
+                    "the sampled-data loop.")
     des.add_argument("file", metavar="FILE.json", help="the structure file, at an equilibrium")
     des.add_argument("--method", choices=tuple(_METHODS), default="lqr",
                      help="lqr: linear-quadratic regulator; hinf: H-infinity "
@@ -49,6 +53,7 @@ def add_parsers(commands) -> None:
     des.add_argument("--out", required=True, metavar="K.npz",
                      help="the controller file to write (tenscontrol.save_controller)")
     _add_model_options(des.add_argument_group("the model (both methods)"))
+    _add_sampling_options(des.add_argument_group("sampled-data controller (both methods)"))
     _add_lqr_options(des.add_argument_group("--method lqr"))
     _add_hinf_options(des.add_argument_group("--method hinf"))
     des.set_defaults(run=_cmd_design)
@@ -66,6 +71,29 @@ def _add_model_options(model) -> None:
     model.add_argument("--order", type=whole_number(1), metavar="R",
                        help="design order: the design model is the order-R balanced "
                             "truncation (default: the minimal realization)")
+
+
+def _delay(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got "
+                                         f"{text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got "
+                                         f"{text!r}")
+    return value
+
+
+def _add_sampling_options(sampling) -> None:
+    sampling.add_argument("--period", type=positive_float, metavar="T",
+                          help="write the controller sampled every T seconds with a "
+                               "zero-order hold (the continuous design discretized exactly; "
+                               "default: continuous)")
+    sampling.add_argument("--delay", type=_delay, metavar="D",
+                          help="with --period: computation delay [s], 0 <= D < T: the command "
+                               "of sample k acts from k T + D (default: 0)")
 
 
 def _add_lqr_options(lqr) -> None:
@@ -153,6 +181,32 @@ def _design(structure, args):
         raise Failed(1, f"error: {shell_words(str(exc))}") from None
 
 
+def _check_sampling(args) -> None:
+    """Refuse --delay without --period, or not below it, before any work."""
+    if args.period is None and args.delay is not None:
+        raise ValueError("--delay is the computation delay of a sampled controller: give "
+                         "--period too")
+    if args.period is not None and args.delay is not None and not args.delay < args.period:
+        raise ValueError(f"--delay must be less than --period ({args.period:g} s), got "
+                         f"{args.delay:g}")
+
+
+def _sampled(design, args):
+    """The design's controller, sampled at --period with --delay; the sampled loop printed."""
+    from tenscontrol.linear.discrete import discrete_closed_loop, discretize, gain_margin
+
+    if args.period is None:
+        return design.controller
+    delay = 0.0 if args.delay is None else args.delay
+    controller = discretize(design.controller, args.period, delay)
+    loop = np.asarray(discrete_closed_loop(design.minimal, controller).A)
+    rho = float(np.abs(np.linalg.eigvals(loop)).max())
+    print(f"sampled every {args.period:g} s (delay {delay:g} s): spectral radius of the "
+          f"discrete loop {rho:.6g} ({'stable' if rho < 1 else 'UNSTABLE: a shorter --period'}"
+          f"), gain margin {gain_margin(design.minimal, controller):.4g} (up to 100)")
+    return controller
+
+
 def _poles(poles) -> str:
     return ", ".join(f"{p.real:.4g}{p.imag:+.4g}j" if p.imag else f"{p.real:.4g}"
                      for p in poles)
@@ -162,6 +216,7 @@ def _cmd_design(args) -> int:
     from tenscontrol.feedback.storage import save_controller
 
     _check_method_options(args)
+    _check_sampling(args)
     source, out = Path(args.file), Path(args.out)
     check_target(out, "--out", source, suffixes=(".npz",))
     structure = load_structure(source)
@@ -176,7 +231,8 @@ def _cmd_design(args) -> int:
     else:
         poles = np.linalg.eigvals(np.asarray(design.closed_loop.A))
         print(f"closed-loop poles [1/s]: {_poles(poles[np.lexsort((poles.imag, poles.real))])}")
-    save_controller(design.controller, out)
-    print(f"wrote {out} ({type(design.controller).__name__} on strings "
-          f"{', '.join(map(str, design.controller.strings))})")
+    controller = _sampled(design, args)
+    save_controller(controller, out)
+    print(f"wrote {out} ({type(controller).__name__} on strings "
+          f"{', '.join(map(str, controller.strings))})")
     return 0
