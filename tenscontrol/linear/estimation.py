@@ -260,6 +260,17 @@ def _load_states(A, B, E, T, d, w, drift):
     return Phi @ Phi_d, Gamma0, Gamma1, _van_loan(Aa, G, T), nf
 
 
+def _load_feedforward(Acl, Ga, G, S, Rd) -> np.ndarray:
+    """The optimal gain on a constant load f entering ``x+ = Pa x + Ga u + G f`` (the load
+    states are uncontrollable, so dlqr cannot give it): with the value function
+    ``x^T S x + 2 x^T N f + ...``, ``N = Acl^T (S G + N)`` and
+    ``K_f = (Rd + Ga^T S Ga)^-1 Ga^T (S G + N)``, Acl = Pa - Ga K stable. Shape (nu, nf)."""
+    if G.shape[1] == 0:
+        return np.zeros((Ga.shape[1], 0))
+    N = np.linalg.solve(np.eye(Acl.shape[0]) - Acl.T, Acl.T @ S @ G)
+    return np.linalg.solve(Rd + Ga.T @ S @ Ga, Ga.T @ (S @ G + N))
+
+
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
                  load_drift=None) -> DiscreteLQG:
@@ -282,8 +293,10 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         Add the load as filter states: a force on every disturbance channel of the model that
         drifts as a random walk, ``df/dt`` white of spectral density `load_drift` [N^2/s] (a
         slowly varying payload load; a load of amplitude F and angular frequency omega calls
-        for about ``F^2 omega``). The LQR does not feed the estimated load forward (its gain
-        on f is zero). None (default): the forces are white noise only.
+        for about ``F^2 omega``). The estimated load is fed forward with the gain that is
+        optimal for a constant load (its steady state is the least of ``z^T Q z + u^T R u``
+        over the equilibria under that load; the load states are uncontrollable, so dlqr
+        cannot give it). None (default): the forces are white noise only.
 
     Returns
     -------
@@ -294,7 +307,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     With ``Phi, Gamma0, Gamma1`` the hold of u_k and u_k-1 over one period, the LQR gain is
     python-control's ``dlqr`` on ``[z; u_prev]`` with weights ``Q_r period``, ``R period`` (the
     rectangle rule of the continuous cost), the filter gain from ``dlqe`` with the process
-    noise ``int e^{As} E W E^T e^{A^T s} ds``.
+    noise ``int e^{As} E W E^T e^{A^T s} ds``. ``K`` acts on ``[z; f; u_prev]``.
     """
     _check(model, sensors, "discrete_lqg")
     T = validation.real("discrete_lqg: period", period, positive=True,
@@ -326,11 +339,14 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     P = np.asarray(P, dtype=float)
     M = P @ Cr.T @ np.linalg.inv(Cr @ P @ Cr.T + V)
     Qr, R = _weights(design)
-    # the LQR on [z; u_prev] (the load states are not controllable: their gain is zero)
+    # the LQR on [z; u_prev], and the load states' feedforward (uncontrollable, so not dlqr's)
     Pa = np.block([[Phi[:n, :n], Gamma1[:n]], [np.zeros((nu, n + nu))]])
     Ga = np.vstack([Gamma0[:n], np.eye(nu)])
-    K, _, _ = ct.dlqr(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T)
-    K = np.insert(np.asarray(K, float), [n] * nf, 0.0, axis=1)
+    K, S, _ = ct.dlqr(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T)
+    K = np.asarray(K, float)
+    Kf = _load_feedforward(Pa - Ga @ K, Ga, np.vstack([Phi[:n, n:], np.zeros((nu, nf))]),
+                           np.asarray(S, float), R * T)
+    K = np.hstack([K[:, :n], Kf, K[:, n:]])
     kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, basis, meas, T, d)
     ctrl = design.controller
     return DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
