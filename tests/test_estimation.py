@@ -267,6 +267,19 @@ def test_load_states_extend_the_filter_and_feed_the_load_forward(tbar):
     assert np.abs(dl.K[:, n:n + nf]).max() > 1e-3 * np.abs(plain.K).max()
     np.testing.assert_allclose(np.delete(dl.K, np.s_[n:n + nf], axis=1), plain.K, rtol=1e-9)
     assert np.all(dl.kalman.basis[:, n:] == 0) and dl.initial_state().size == dl.K.shape[1]
+    # strings 0 and 1 see one load direction at rest (string 0's length does not change to
+    # first order: its row on the reduced coordinates is round-off, 1e-18): only that one
+    # becomes a state (more would be unobservable constant modes: dlqe found no stabilizing
+    # solution), and string 0 alone sees none
+    one = est.discrete_lqg(model, sensors(s, string_lengths=[0, 1], std=1e-3, rate=200.0),
+                           0.005, process_noise=4.0, load_drift=10.0)
+    none = est.discrete_lqg(model, sensors(s, string_lengths=[0], std=1e-3, rate=200.0), 0.005,
+                            process_noise=4.0, load_drift=10.0)
+    assert none.kalman.Phi.shape[0] == n
+    k = one.kalman
+    assert k.Phi.shape[0] == n + 1 < n + nf
+    error = k.Phi @ (np.eye(n + 1) - k.M @ k.Cr)
+    assert np.abs(np.linalg.eigvals(error)).max() < 1.0
     with pytest.raises(ValueError, match="load_drift"):
         est.discrete_lqg(model, ss, 0.005, process_noise=4.0, load_drift=-1.0)
 

@@ -237,18 +237,31 @@ def _van_loan(A, G, period) -> np.ndarray:
     return 0.5 * (Qd + Qd.T)
 
 
-def _load_states(A, B, E, T, d, w, drift):
+def _load_directions(A, E, C, basis) -> np.ndarray:
+    """E times the orthonormal nodal-force directions that move the reduced coordinates and
+    that the sensors (C on the Cartesian state) see at rest (``C basis (-A)^-1 E f != 0``),
+    shape (r, nf)."""
+    Cr = C @ basis
+    _, sv, Vt = np.linalg.svd(E, full_matrices=False)
+    Ef = E @ Vt[sv > 1e-9 * sv[0]].T
+    # a constant load the sensors cannot see at rest is an unobservable mode at 1 of the
+    # sampled filter (no stabilizing dlqe: e.g. 24 load directions and 16 lengths on the ball)
+    static = np.linalg.lstsq(-A, Ef, rcond=None)[0]
+    _, sv, Vt = np.linalg.svd(Cr @ static, full_matrices=False)
+    # relative to the sensors' Cartesian gradients: a length blind to every elastic motion
+    # (a string along a fixed direction) sees nothing, though its Cr is all round-off
+    scale = np.linalg.norm(C, 2) * np.linalg.norm(basis, 2) * np.linalg.norm(static, 2)
+    return Ef @ Vt[sv > 1e-9 * scale].T
+
+
+def _load_states(A, B, E, T, d, w, drift, C, basis):
     """The hold model and process noise of ``[z; f]``: a load f on E's channels that walks
     randomly (``df/dt`` white, density `drift` [N^2/s]) besides the white force (density w).
     Returns (Phi, Gamma0, Gamma1, Qd, nf)."""
     n = A.shape[0]
-    if drift is None:
-        Ef = np.zeros((n, 0))
-    else:
-        # only the forces that move the reduced coordinates: E's row space (an isotropic walk
-        # of the nodal forces projected on it); the rest would be unobservable, constant modes
-        _, sv, Vt = np.linalg.svd(E, full_matrices=False)
-        Ef = E @ Vt[sv > 1e-9 * sv[0]].T
+    # only the forces that move the reduced coordinates and that the sensors see (an isotropic
+    # walk of the nodal forces projected on them); the rest would be unobservable constant modes
+    Ef = np.zeros((n, 0)) if drift is None else _load_directions(A, E, C, basis)
     nf = Ef.shape[1]
     Aa = np.block([[A, Ef], [np.zeros((nf, n + nf))]])
     Ba = np.vstack([B, np.zeros((nf, B.shape[1]))])
@@ -290,7 +303,8 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     noise : bool
         Read with the sensors' noise model (True) or noiseless.
     load_drift : float, optional
-        Add the load as filter states: a force on every disturbance channel of the model that
+        Add the load as filter states: a force on every disturbance channel of the model
+        (the directions that move the structure and that the sensors see at rest) that
         drifts as a random walk, ``df/dt`` white of spectral density `load_drift` [N^2/s] (a
         slowly varying payload load; a load of amplitude F and angular frequency omega calls
         for about ``F^2 omega``). The estimated load is fed forward with the gain that is
@@ -331,7 +345,8 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
                                      expected="a positive spectral density [N^2/s] or None")
     A, B, E = reduced_model(design)
     n, nu = B.shape
-    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift)
+    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift, meas.C,
+                                               design.minimal.basis)
     basis = np.hstack([design.minimal.basis, np.zeros((design.minimal.basis.shape[0], nf))])
     Cr = meas.C @ basis
     V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
