@@ -306,11 +306,12 @@ def cases():
             ("icosahedron on a face", ico, [(top[0], 0), (top[1], 1), (top[2], 2)], 3.0, top[0])]
 
 
-def linear_loop(model, dl, entries, amplitude, payload, effort, how, steps=2000, sine=True):
+def linear_loop(model, dl, entries, amplitude, payload, effort, how, steps=2000, sine=True,
+                noise=True):
     """The sampled loop on the linear model, exactly (the sine load by an exosystem held in
     the matrix exponential, u by zero-order hold): `how` = "open", "state" (the DiscreteLQG's
     gain on the true z, no load term) or "lqg" (noisy readings with the seeds of
-    DiscreteLQG); sine=False: the noise alone. Returns (payload peak [m], RMS position estimate error over the free
+    DiscreteLQG); sine=False: the noise alone, noise=False: the load alone. Returns (payload peak [m], RMS position estimate error over the free
     coordinates [m] or nan, cost rate of z^T Q z + u^T R u)."""
     import scipy.linalg
     design = tc.lqr(model, effort=effort)
@@ -337,7 +338,8 @@ def linear_loop(model, dl, entries, amplitude, payload, effort, how, steps=2000,
             u = -dl.K[:, :n] @ z - dl.K[:, r:] @ xc[r:]
             xc = np.r_[xc[:r], u]
         elif how == "lqg":
-            y = C @ z + std * np.random.default_rng([dl.seed, i]).standard_normal(std.size)
+            y = C @ z + noise * std * np.random.default_rng([dl.seed, i]).standard_normal(
+                std.size)
             zf = k.correct(xc[:r], y)
             u = -dl.K @ np.concatenate([zf, xc[r:]])
             err.append((basis[:nq] @ (zf[:n] - z))[free])
@@ -390,6 +392,8 @@ def table_must_show(efforts) -> None:
                              f"{cost / open_cost:.3f}"])
         print_table(["effort", "controller", "payload peak [mm]", "estimate error / bar",
                      "noise alone / bar", "cost / open"], rows)
+        drift_sweep(model, ss, entries, amp, payload, min(efforts), bar,
+                    np.sqrt(np.mean(Q[:, free] ** 2)))
         nonlinear_check(s, model, ss, sine_load(s.n_nodes, amp, entries), payload, min(efforts))
         half_sets(s, model, ss, entries, amp, payload, min(efforts))
         table_placement(s, model, name)
@@ -418,6 +422,26 @@ def half_sets(s, model, ss, entries, amp, payload, effort, draws=5) -> None:
     print(f"   half the sensors, LQG with load states at effort {effort:g} (linear sampled loop):")
     print_table(["sensor set", "n", "payload peak [mm]", "estimate error / bar", "cost / open"],
                 rows)
+
+
+def drift_sweep(model, ss, entries, amp, payload, effort, bar, motion) -> None:
+    """The load-state LQG against its load model's size: the cost split into the load's part
+    (noiseless readings) and the noise's (no load)."""
+    rows = []
+    for drift in (0.01, 0.1, 1.0, 10.0, 100.0):
+        dl = tc.discrete_lqg(model, ss, PERIOD, process_noise=0.01, load_drift=drift,
+                             effort=effort)
+        run = [linear_loop(model, dl, entries, amp, payload, effort, "lqg", sine=a, noise=b)
+               for a, b in ((True, True), (True, False), (False, True))]
+        open_cost = linear_loop(model, dl, entries, amp, payload, effort, "open")[2]
+        rows.append([f"{drift:g}", f"{1e3 * run[0][0]:.3f}", f"{run[0][1] / bar:.3e}",
+                     f"{run[0][1] / motion:.3f}", f"{run[2][1] / bar:.3e}",
+                     f"{run[0][2] / open_cost:.3f}", f"{run[1][2] / open_cost:.3f}",
+                     f"{run[2][2] / open_cost:.3f}"])
+    print(f"   LQG with load states at effort {effort:g} against load_drift (W = 0.01 N^2 s); "
+          "cost / open of the loop, of the load alone (noiseless readings), of the noise alone")
+    print_table(["drift [N^2/s]", "payload peak [mm]", "estimate error / bar", "/ RMS motion",
+                 "noise alone / bar", "cost / open", "load alone", "noise alone"], rows)
 
 
 def nonlinear_check(s, model, ss, load, payload, effort) -> None:
