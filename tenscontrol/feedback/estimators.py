@@ -202,7 +202,8 @@ class DiscreteLQG(SampledController):
     period, delay : float
         Sample period [s] and computation delay (0 <= delay < period) [s].
     K : ndarray, shape (nu, r + nu)
-        ``u_k = -K [z_k|k; u_k-1]`` [N/m].
+        ``u_k = -K [z_k|k; u_k-1]`` [N/m] (z_k|k ends with the load states of
+        ``discrete_lqg(load_drift=)``, fed forward).
     kalman : DiscreteKalman
     seed : int
         The noise of the reading at sample k comes from ``default_rng([seed, k])``.

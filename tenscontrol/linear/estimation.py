@@ -237,18 +237,31 @@ def _van_loan(A, G, period) -> np.ndarray:
     return 0.5 * (Qd + Qd.T)
 
 
-def _load_states(A, B, E, T, d, w, drift):
+def _load_directions(A, E, C, basis) -> np.ndarray:
+    """E times the orthonormal nodal-force directions that move the reduced coordinates and
+    that the sensors (C on the Cartesian state) see at rest (``C basis (-A)^-1 E f != 0``),
+    shape (r, nf)."""
+    Cr = C @ basis
+    _, sv, Vt = np.linalg.svd(E, full_matrices=False)
+    Ef = E @ Vt[sv > 1e-9 * sv[0]].T
+    # a constant load the sensors cannot see at rest is an unobservable mode at 1 of the
+    # sampled filter (no stabilizing dlqe: e.g. 24 load directions and 16 lengths on the ball)
+    static = np.linalg.lstsq(-A, Ef, rcond=None)[0]
+    _, sv, Vt = np.linalg.svd(Cr @ static, full_matrices=False)
+    # relative to the sensors' Cartesian gradients: a length blind to every elastic motion
+    # (a string along a fixed direction) sees nothing, though its Cr is all round-off
+    scale = np.linalg.norm(C, 2) * np.linalg.norm(basis, 2) * np.linalg.norm(static, 2)
+    return Ef @ Vt[sv > 1e-9 * scale].T
+
+
+def _load_states(A, B, E, T, d, w, drift, C, basis):
     """The hold model and process noise of ``[z; f]``: a load f on E's channels that walks
     randomly (``df/dt`` white, density `drift` [N^2/s]) besides the white force (density w).
     Returns (Phi, Gamma0, Gamma1, Qd, nf)."""
     n = A.shape[0]
-    if drift is None:
-        Ef = np.zeros((n, 0))
-    else:
-        # only the forces that move the reduced coordinates: E's row space (an isotropic walk
-        # of the nodal forces projected on it); the rest would be unobservable, constant modes
-        _, sv, Vt = np.linalg.svd(E, full_matrices=False)
-        Ef = E @ Vt[sv > 1e-9 * sv[0]].T
+    # only the forces that move the reduced coordinates and that the sensors see (an isotropic
+    # walk of the nodal forces projected on them); the rest would be unobservable constant modes
+    Ef = np.zeros((n, 0)) if drift is None else _load_directions(A, E, C, basis)
     nf = Ef.shape[1]
     Aa = np.block([[A, Ef], [np.zeros((nf, n + nf))]])
     Ba = np.vstack([B, np.zeros((nf, B.shape[1]))])
@@ -258,6 +271,17 @@ def _load_states(A, B, E, T, d, w, drift):
     G = scipy.linalg.block_diag(E * np.sqrt(w), np.sqrt(drift) * np.eye(nf) if nf else
                                 np.zeros((0, 0)))
     return Phi @ Phi_d, Gamma0, Gamma1, _van_loan(Aa, G, T), nf
+
+
+def _load_feedforward(Acl, Ga, G, S, Rd) -> np.ndarray:
+    """The optimal gain on a constant load f entering ``x+ = Pa x + Ga u + G f`` (the load
+    states are uncontrollable, so dlqr cannot give it): with the value function
+    ``x^T S x + 2 x^T N f + ...``, ``N = Acl^T (S G + N)`` and
+    ``K_f = (Rd + Ga^T S Ga)^-1 Ga^T (S G + N)``, Acl = Pa - Ga K stable. Shape (nu, nf)."""
+    if G.shape[1] == 0:
+        return np.zeros((Ga.shape[1], 0))
+    N = np.linalg.solve(np.eye(Acl.shape[0]) - Acl.T, Acl.T @ S @ G)
+    return np.linalg.solve(Rd + Ga.T @ S @ Ga, Ga.T @ (S @ G + N))
 
 
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
@@ -279,11 +303,14 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     noise : bool
         Read with the sensors' noise model (True) or noiseless.
     load_drift : float, optional
-        Add the load as filter states: a force on every disturbance channel of the model that
+        Add the load as filter states: a force on every disturbance channel of the model
+        (the directions that move the structure and that the sensors see at rest) that
         drifts as a random walk, ``df/dt`` white of spectral density `load_drift` [N^2/s] (a
         slowly varying payload load; a load of amplitude F and angular frequency omega calls
-        for about ``F^2 omega``). The LQR does not feed the estimated load forward (its gain
-        on f is zero). None (default): the forces are white noise only.
+        for about ``F^2 omega``). The estimated load is fed forward with the gain that is
+        optimal for a constant load (its steady state is the least of ``z^T Q z + u^T R u``
+        over the equilibria under that load; the load states are uncontrollable, so dlqr
+        cannot give it). None (default): the forces are white noise only.
 
     Returns
     -------
@@ -294,7 +321,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     With ``Phi, Gamma0, Gamma1`` the hold of u_k and u_k-1 over one period, the LQR gain is
     python-control's ``dlqr`` on ``[z; u_prev]`` with weights ``Q_r period``, ``R period`` (the
     rectangle rule of the continuous cost), the filter gain from ``dlqe`` with the process
-    noise ``int e^{As} E W E^T e^{A^T s} ds``.
+    noise ``int e^{As} E W E^T e^{A^T s} ds``. ``K`` acts on ``[z; f; u_prev]``.
     """
     _check(model, sensors, "discrete_lqg")
     T = validation.real("discrete_lqg: period", period, positive=True,
@@ -318,7 +345,8 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
                                      expected="a positive spectral density [N^2/s] or None")
     A, B, E = reduced_model(design)
     n, nu = B.shape
-    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift)
+    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift, meas.C,
+                                               design.minimal.basis)
     basis = np.hstack([design.minimal.basis, np.zeros((design.minimal.basis.shape[0], nf))])
     Cr = meas.C @ basis
     V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
@@ -326,11 +354,14 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     P = np.asarray(P, dtype=float)
     M = P @ Cr.T @ np.linalg.inv(Cr @ P @ Cr.T + V)
     Qr, R = _weights(design)
-    # the LQR on [z; u_prev] (the load states are not controllable: their gain is zero)
+    # the LQR on [z; u_prev], and the load states' feedforward (uncontrollable, so not dlqr's)
     Pa = np.block([[Phi[:n, :n], Gamma1[:n]], [np.zeros((nu, n + nu))]])
     Ga = np.vstack([Gamma0[:n], np.eye(nu)])
-    K, _, _ = ct.dlqr(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T)
-    K = np.insert(np.asarray(K, float), [n] * nf, 0.0, axis=1)
+    K, S, _ = ct.dlqr(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T)
+    K = np.asarray(K, float)
+    Kf = _load_feedforward(Pa - Ga @ K, Ga, np.vstack([Phi[:n, n:], np.zeros((nu, nf))]),
+                           np.asarray(S, float), R * T)
+    K = np.hstack([K[:, :n], Kf, K[:, n:]])
     kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, basis, meas, T, d)
     ctrl = design.controller
     return DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
