@@ -74,8 +74,8 @@ def test_projection_restores_bar_lengths_and_tangent_velocity(tbar):
 
 def test_ekf_tracks_a_large_swing_the_linear_filter_does_not(tbar):
     """The T-bar kicked (free velocities +-3 m/s) swings by 20 degrees (measured 20.2): RMS
-    position error over 2 s, EKF 0.0072 m against 0.155 m of the linear DiscreteKalman
-    (measured; benchmarks/bench_estimation.py table 6)."""
+    position error over 2 s, EKF 3.8e-4 m against 0.155 m of the linear DiscreteKalman
+    (measured; the finite-difference EKF of 1.0 with lumped-mass process noise had 7.2e-3 m)."""
     s, ss, ekf = tbar
     nq, free = 3 * s.n_nodes, s.free_coordinates
     qd0 = np.zeros(nq)
@@ -91,8 +91,8 @@ def test_ekf_tracks_a_large_swing_the_linear_filter_does_not(tbar):
     ext = ekf.filter(Y, x0, P0)[:, :nq]
     rms = lambda X: np.sqrt(np.mean((X - Q)[:, free] ** 2))  # noqa: E731
     assert rms(lin) > 0.1
-    assert rms(ext) < 0.02
-    assert rms(ext) < 0.1 * rms(lin)
+    assert rms(ext) < 2e-3
+    assert rms(ext) < 0.01 * rms(lin)
 
 
 def _moving_state(ekf, seed):

@@ -147,16 +147,20 @@ class ExtendedKalman(Presentable):
 
     def derivative(self, x: np.ndarray, u=None) -> np.ndarray:
         """``xdot = [qd; qdd(q, qd, u)]`` (2nq,)."""
-        nq = x.size // 2
-        f = self.command_forces(x[:nq], self._u(u))[0]
-        qdd, _ = accelerations(self.structure, x[:nq], x[nq:], loads=f)
-        return np.concatenate([x[nq:], qdd])
+        return self._stage(x, self._u(u), False)[0]
 
     def jacobian(self, x: np.ndarray, u=None) -> np.ndarray:
         """d xdot / dx on the free coordinates (2nf, 2nf): linearize's A at x (the commands'
         forces as loads) plus ``E d f/dq``."""
-        nq, u = x.size // 2, self._u(u)
+        return self._stage(x, self._u(u), True)[1]
+
+    def _stage(self, x: np.ndarray, u: np.ndarray, tangent: bool) -> tuple:
+        """(xdot (2nq,), its Jacobian on the free coordinates or None) at x."""
+        nq = x.size // 2
         f, dfdq = self.command_forces(x[:nq], u)
+        qdd, _ = accelerations(self.structure, x[:nq], x[nq:], loads=f)
+        if not tangent:
+            return np.concatenate([x[nq:], qdd]), None
         with warnings.catch_warnings():
             # a stage point is off the bar lengths to O(h^2) and may be at rest out of
             # equilibrium: the model is wanted there as it is
@@ -164,7 +168,7 @@ class ExtendedKalman(Presentable):
             model = linearize(self.structure, q=x[:nq], qd=x[nq:], loads=f, kind="passive")
         A = np.array(model.A)
         A[nq:, :nq] += model.E[nq:] @ dfdq
-        return A[np.ix_(self.free, self.free)]
+        return np.concatenate([x[nq:], qdd]), A[np.ix_(self.free, self.free)]
 
     def _u(self, u) -> np.ndarray:
         return np.zeros(self.strings.size) if u is None else np.asarray(u, dtype=float)
@@ -188,22 +192,17 @@ class ExtendedKalman(Presentable):
         return (x, Fx) if tangent else x
 
     def _rk4(self, x, u, h, tangent):
-        """One classical Runge-Kutta step and (with `tangent`) its exact derivative."""
-        stages, points, k = [], [x], None
-        for c in (0.0, 0.5, 0.5, 1.0):
-            point = x if k is None else x + c * h * k
-            k = self.derivative(point, u)
-            stages.append(k)
-            points.append(point)
-        x_new = x + h / 6.0 * (stages[0] + 2 * stages[1] + 2 * stages[2] + stages[3])
-        if not tangent:
-            return x_new, None
+        """One classical Runge-Kutta step and (with `tangent`) its exact derivative: the
+        stages' ``dk_i = A(point_i) (I + c_i h dk_i-1)``."""
         eye = np.eye(self.free.size)
-        dk, total = None, np.zeros_like(eye)
-        for c, w, point in zip((0.0, 0.5, 0.5, 1.0), (1, 2, 2, 1), points[1:]):
-            dk = self.jacobian(point, u) @ (eye if dk is None else eye + c * h * dk)
-            total += w * dk
-        return x_new, eye + h / 6.0 * total
+        k, dk, total, dtotal = None, None, np.zeros_like(x), np.zeros_like(eye)
+        for c, w in ((0.0, 1.0), (0.5, 2.0), (0.5, 2.0), (1.0, 1.0)):
+            k, A = self._stage(x if k is None else x + c * h * k, u, tangent)
+            total += w * k
+            if tangent:
+                dk = A if dk is None else A @ (eye + c * h * dk)
+                dtotal += w * dk
+        return x + h / 6.0 * total, (eye + h / 6.0 * dtotal) if tangent else None
 
     def transition(self, x: np.ndarray, u_prev=None, u=None) -> np.ndarray:
         """dF/dx on the free coordinates (analytic), shape (2nf, 2nf)."""
