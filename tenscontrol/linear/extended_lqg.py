@@ -37,12 +37,10 @@ class ExtendedLQG(SampledController):
 
     Attributes
     ----------
-    strings : ndarray of int, shape (nu,)
-    gamma_ref : ndarray, shape (nu,)
-        [N/m].
-    kind : {"passive", "control"}
-    period, delay : float
-        Sample period [s] and computation delay (0 <= delay < period) [s].
+    strings, gamma_ref, kind, period, delay
+        The commanded strings (nu,), their operating force densities [N/m], how a command
+        acts, the sample period and the computation delay [s], as for every
+        :class:`tenscontrol.SampledController`.
     Kx : ndarray, shape (nu, 2nq)
         Gain on ``x_k|k - x*`` [N/m per m, per m/s].
     Ku : ndarray, shape (nu, nu)
@@ -53,16 +51,14 @@ class ExtendedLQG(SampledController):
         Its commanded strings, kind and delay are this controller's.
     P0 : ndarray, shape (2nf, 2nf)
         Covariance of the prior ``x_0|-1 = x*``.
-    seed : int
-        The noise of the reading at sample k comes from ``default_rng([seed, k])``.
-    noise : bool
-        Read the sensors with their noise model (True) or noiseless.
+    seed, noise
+        As for :class:`tenscontrol.DiscreteLQG`: with `noise`, the reading at sample k has
+        the sensors' noise drawn from ``default_rng([seed, k])``.
     """
 
     strings: np.ndarray
     gamma_ref: np.ndarray
-    # field(): no default, although SampledController's class attributes give kind and delay one
-    kind: str = field()
+    kind: str = field()         # required: the base class's attributes would be defaults
     period: float = field()
     delay: float = field()
     Kx: np.ndarray
