@@ -22,11 +22,20 @@ def tbar():
             tc.extended_lqg(model, ss, T, process_noise=4.0))
 
 
-def test_first_command_is_the_discrete_lqgs(tbar):
+@pytest.mark.parametrize("kind", ["passive", "control"])
+def test_first_command_is_the_discrete_lqgs(tbar, kind):
     # at the operating point the EKF's gain from P0 (the linear filter's steady covariance)
     # is the linear filter's and Kx = Kz left_inverse acts on basis z as Kz: the same readings
-    # (same seed) give the same first command
-    s, _, _, lin, ext = tbar
+    # (same seed) give the same first command. "control": load cells on the commanded strings
+    # (read at the held force densities) and a 1 ms delay
+    s, _, ss, lin, ext = tbar
+    if kind == "control":
+        ss = (sensors(s, string_tensions=range(s.n_strings), std=1e-2, rate=200.0)
+              + sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=200.0))
+        model = tc.linearize(s, kind="control")
+        lin, ext = (design(model, ss, T, process_noise=4.0, delay=0.001)
+                    for design in (tc.discrete_lqg, tc.extended_lqg))
+        assert ext.kalman.held.tolist() == [0, 1, 2, 3]
     nq = 3 * s.n_nodes
     q = s.nodes.reshape(-1).copy()
     q[s.free_coordinates] += 1e-4 * np.array([1.0, -2.0, 0.5, 1.0])
