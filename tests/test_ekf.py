@@ -189,3 +189,10 @@ def test_bad_arguments(tbar):
         extended_kalman(ss, T, process_noise=0.0)
     with pytest.raises(ValueError, match="substeps must be an integer >= 1"):
         extended_kalman(ss, T, process_noise=1.0, substeps=0)
+    ekf = extended_kalman(ss, T, process_noise=1.0)
+    with pytest.raises(ValueError, match="delay must satisfy 0 <= delay < period"):
+        dataclasses.replace(ekf, delay=T)
+    with pytest.raises(ValueError, match="kind"):
+        dataclasses.replace(ekf, kind="active")
+    with pytest.raises(ValueError, match=r"Qd must be \(8, 8\)"):
+        dataclasses.replace(ekf, Qd=np.eye(3))

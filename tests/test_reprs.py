@@ -100,10 +100,11 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             refused.add(name)
             continue
         check_repr(worst, f"{name} with extreme numbers")
-    # they validate their fields on construction (DiscreteFeedback: period > 0; DiscreteLQG and
-    # ExtendedLQG: delay)
+    # they validate their fields on construction (DiscreteFeedback: period > 0; DiscreteLQG,
+    # ExtendedKalman and ExtendedLQG: delay)
     assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal",
-                       "ShapeTracking", "DiscreteFeedback", "DiscreteLQG", "ExtendedLQG"}
+                       "ShapeTracking", "DiscreteFeedback", "DiscreteLQG", "ExtendedKalman",
+                       "ExtendedLQG"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):

@@ -33,6 +33,8 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol import validation
+from tenscontrol.feedback.controllers import check_kind
+from tenscontrol.feedback.sampled import check_timing
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.mechanics.dynamics import accelerations
 from tenscontrol.mechanics.geometry import member_columns, weighted_laplacian
@@ -92,6 +94,16 @@ class ExtendedKalman(Presentable):
                              dtype=np.int64 if name in ("strings", "held") else float)
             value.setflags(write=False)
             object.__setattr__(self, name, value)
+        period, delay = check_timing(self.period, self.delay, "ExtendedKalman")
+        object.__setattr__(self, "period", period)
+        object.__setattr__(self, "delay", delay)
+        check_kind(self.kind)
+        n = 2 * self.structure.free_coordinates.size
+        if self.Qd.shape != (n, n) or self.gamma_ref.shape != self.strings.shape:
+            raise ValueError(f"ExtendedKalman: Qd must be ({n}, {n}) (the free coordinates' "
+                             f"[q; qd]) and gamma_ref one value per commanded string "
+                             f"({self.strings.size}), got {self.Qd.shape} and "
+                             f"{self.gamma_ref.shape}")
 
     @property
     def structure(self):
