@@ -88,6 +88,7 @@ __all__ = [
     "gain_margin", "mpc", "zoh",
     "LQGDesign", "Observability", "Placement", "discrete_lqg", "lqg", "observability",
     "place_sensors", "ExtendedKalman", "extended_kalman",
+    "ExtendedLQG", "extended_lqg",
     # studies
     "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
     "compare_closed_loop", "compare_materials", "verify",
@@ -117,6 +118,7 @@ _LAZY = {
     "LQGDesign": "linear.estimation", "discrete_lqg": "linear.estimation",
     "lqg": "linear.estimation",
     "ExtendedKalman": "linear.ekf", "extended_kalman": "linear.ekf",
+    "ExtendedLQG": "linear.extended_lqg", "extended_lqg": "linear.extended_lqg",
     "Observability": "linear.observability", "Placement": "linear.observability",
     "observability": "linear.observability", "place_sensors": "linear.observability",
     "save_mat": "linear.matlab",

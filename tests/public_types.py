@@ -222,6 +222,7 @@ BUILDERS = {
     "Observability": lambda c: tc.observability(_model(c), _sensors(c)),
     "Placement": lambda c: tc.place_sensors(_model(c), _sensors(c), 2, criterion="logdet"),
     "ExtendedKalman": lambda c: tc.extended_kalman(_sensors(c), 0.005, process_noise=4.0),
+    "ExtendedLQG": lambda c: tc.extended_lqg(_model(c), _sensors(c), 0.005, process_noise=4.0),
 }
 
 

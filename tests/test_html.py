@@ -19,7 +19,8 @@ WITH_SUMMARY = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", 
                 "DiscreteLQRDesign", "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign",
                 "DiscreteLQG", "DiscreteKalman", "Observability", "Placement",
                 "AllocatedController", "SelfStress", "Allocation", "ShapeChange", "ShapePath",
-                "ShapeChangeReport", "ShapeTracking", "ExtendedKalman"]
+                "ShapeChangeReport", "ShapeTracking", "ExtendedKalman",
+                "ExtendedLQG"]
 # built where osqp is installed (tests/public_types.py: OPTIONAL)
 WITH_SUMMARY += [n for n in ("PredictiveController",) if n in available()]
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?")

@@ -246,6 +246,26 @@ def _report_with_strings(n_strings: int):
                                                        structure=SimpleNamespace(name="ball")))
 
 
+def test_report_without_linear_prediction_has_no_linear_legend_entry():
+    # verify fills y_linear with NaN when a controller has no linear prediction: no empty
+    # "linear prediction" line or legend entry then (issue 23); with one, both are there
+    report = _report_with_strings(3)
+
+    def labels(fig):
+        ax = fig.axes[0]
+        legend = ax.get_legend() or fig.legends[0]
+        return ([t.get_text() for t in legend.get_texts()], [line.get_label() for line in
+                                                             ax.get_lines()])
+
+    with_linear = labels(plotting.plot_closed_loop(report))
+    assert all("closed loop (linear prediction)" in names for names in with_linear)
+    report.y_linear = np.full_like(report.y_closed, np.nan)
+    texts, lines = labels(plotting.plot_closed_loop(report))
+    assert not any("prediction" in name for name in texts + lines)
+    assert "closed loop (nonlinear)" in texts
+    plt.close("all")
+
+
 def _colorbar_gap(fig, ax) -> float:
     """Horizontal gap between `ax` and its colorbar, as a fraction of the figure's width."""
     fig.canvas.draw()

@@ -23,7 +23,7 @@ RESULTS = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "Newt
            "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign", "DiscreteLQG",
            "DiscreteKalman", "Observability", "Placement", "AllocatedController", "SelfStress",
            "Allocation", "ShapeChange", "ShapePath", "ShapeChangeReport", "ShapeTracking",
-           "PredictiveController", "ExtendedKalman"]
+           "PredictiveController", "ExtendedKalman", "ExtendedLQG"]
 #: Values and errors: one-line repr only (an error's str() is its message).
 VALUES = ["Bar", "String", "PointMass", "Material", "Selection", "Case", "Uniform", "LogUniform",
           "Normal", "Choice", "NormsPipeline", "LQRPipeline", "CaseResult", "CaseFailure",

@@ -100,9 +100,11 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             refused.add(name)
             continue
         check_repr(worst, f"{name} with extreme numbers")
-    # they validate their fields on construction (DiscreteFeedback: period > 0; DiscreteLQG: delay)
+    # they validate their fields on construction (DiscreteFeedback: period > 0; DiscreteLQG,
+    # ExtendedKalman and ExtendedLQG: delay)
     assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal",
-                       "ShapeTracking", "DiscreteFeedback", "DiscreteLQG"}
+                       "ShapeTracking", "DiscreteFeedback", "DiscreteLQG", "ExtendedKalman",
+                       "ExtendedLQG"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):
@@ -217,6 +219,8 @@ def _figures(name, obj) -> list:
     if isinstance(obj, tc.SampledController):
         extra = {"DiscreteFeedback": [f"{np.linalg.norm(getattr(obj, 'DK', 0)):.4g}"],
                  "DiscreteLQG": [f"{np.linalg.norm(getattr(obj, 'K', 0)):.4g}"],
+                 "ExtendedLQG": [f"{np.linalg.norm(getattr(obj, 'Kx', 0)):.4g}",
+                                 "extended Kalman filter"],
                  "PredictiveController": [f"{getattr(obj, 'horizon', 0)} samples"]}
         return ([f"commanded strings  {np.size(getattr(obj, 'strings', ()))}:", "period  ",
                  "delay  "] + extra.get(name, []))

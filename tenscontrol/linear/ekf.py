@@ -1,36 +1,51 @@
 """An extended Kalman filter on the nonlinear rigid-bar model, for motions too large for the
 linear filter of :func:`tenscontrol.discrete_lqg` (issue 23, item 3).
 
-State ``x = [q; qd]`` (2nq,) in Cartesian coordinates. One period T:
+State ``x = [q; qd]`` (2nq,) in Cartesian coordinates, covariance P on the free coordinates
+(2nf, 2nf). One period T, commands held as in the sampled loop (u_k-1 until ``t_k + delay``,
+u_k after it):
 
-- prediction: ``x_k+1|k = F(x_k|k)``, the rigid-bar model (:func:`tenscontrol.accelerations`,
-  the same constraint forces as ``simulate``) integrated over T by `substeps` classical
-  Runge-Kutta steps, no load (the loads are the process noise);
-- its Jacobian ``dF/dx`` by central differences of F over the free coordinates (step `fd_step`
-  times max(1, |x_i|)): the whole period's map, so the linearization follows the estimate;
-- ``P_k+1|k = Fx P Fx^T + Qd`` with ``Qd = T * G W G^T``, G the free coordinates' velocity
-  rows scaled by the inverse lumped mass (white nodal forces of density W [N^2 s]), plus a
-  small position part;
-- update with the sensors' ``h(q, qd)`` and its analytic Jacobian
-  :meth:`SensorSet.output_matrices` (Joseph form);
-- projection onto the bar lengths after each update: Gauss-Newton steps
-  ``q <- q - J^+ g(q)`` on ``g_k = |b_k|^2 - L_k^2`` with J the bar rows of the constraint
-  Jacobian on the free coordinates (the minimum-norm correction), then ``qd <- qd - J^+ J qd``
-  (the velocity onto the constraints' tangent space). The covariance is not projected.
+- prediction: ``x_k+1|k = Pi(F(x_k|k))``. F integrates the rigid-bar model
+  (:func:`tenscontrol.accelerations`, the simulator's constraint forces) with the commanded
+  strings' forces (as :mod:`tenscontrol.simulation.actuation` applies them: ``law + u`` or
+  ``gamma_ref + u``, clipped to ``[0, gamma_max]``) by `substeps` classical Runge-Kutta steps
+  per held piece, no load (the loads are the process noise); Pi puts the result back on the
+  bar lengths (Gauss-Newton ``q <- q - J^+ g(q)``, then ``qd <- qd - J^+ J qd``);
+- ``P_k+1|k = D Fx (P Fx^T + Qd) D^T`` with Fx the exact derivative of the Runge-Kutta map
+  (its stages' Jacobians from :func:`tenscontrol.linearize` at the stage states, the
+  commands' force derivative added) and ``D = [[Pi_t, 0], [-J^+ X Pi_t, Pi_t]]`` that of the
+  projection (``Pi_t = I - J^+ J`` the tangent projector, ``X = d(J qd)/dq``), so P stays
+  on the constraints' tangent space;
+- update with the sensors' ``h(q, qd)`` and their analytic Jacobian
+  :meth:`SensorSet.output_matrices` (Joseph form), then Pi.
+
+Qd is the process noise of white nodal forces of density W on every free coordinate through
+the model's ``E`` at the operating point (Van Loan's integral, as :func:`discrete_lqg` forms
+its own on the reduced coordinates).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg
 
+from tenscontrol import validation
+from tenscontrol.feedback.controllers import check_kind
+from tenscontrol.feedback.sampled import check_timing
+from tenscontrol.linear.linearization import linearize
 from tenscontrol.mechanics.dynamics import accelerations
+from tenscontrol.mechanics.geometry import member_columns, weighted_laplacian
+from tenscontrol.mechanics.laws import active_set, elastic_densities
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
 
-__all__ = ["ExtendedKalman", "extended_kalman"]
+__all__ = ["ExtendedKalman", "extended_kalman", "process_covariance"]
+
+_EMPTY_INT = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,16 +61,49 @@ class ExtendedKalman(Presentable):
     Qd : ndarray, shape (2nf, 2nf)
         Process-noise covariance per period on the free coordinates [q; qd].
     substeps : int
-        Runge-Kutta steps per period.
-    fd_step : float
-        Relative step of the central differences of the prediction.
+        Runge-Kutta steps per held piece of the period.
+    delay : float
+        Computation delay [s]: u_k acts from ``t_k + delay`` (0 <= delay < period).
+    strings : ndarray of int, shape (nu,)
+        The commanded strings (none: the filter of an uncontrolled structure).
+    gamma_ref : ndarray, shape (nu,)
+        Their operating force densities [N/m] (``kind="control"``).
+    kind : {"passive", "control"}
+        How a command acts, as in the simulator: ``law + u`` or ``gamma_ref + u``.
+    held : ndarray of int
+        Strings whose load cells read ``gamma_held`` (see
+        :class:`tenscontrol.feedback.estimators.SensorMeasurement`); none by default.
+    gamma_held : ndarray, shape (n_strings,) or (0,)
+        Force densities of the held strings [N/m].
     """
 
     sensors: SensorSet
     period: float
     Qd: np.ndarray
-    substeps: int = 4
-    fd_step: float = 1e-6
+    substeps: int = 1
+    delay: float = 0.0
+    strings: np.ndarray = field(default_factory=lambda: _EMPTY_INT)
+    gamma_ref: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    kind: str = "passive"
+    held: np.ndarray = field(default_factory=lambda: _EMPTY_INT)
+    gamma_held: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self):
+        for name in ("Qd", "strings", "gamma_ref", "held", "gamma_held"):
+            value = np.array(getattr(self, name),
+                             dtype=np.int64 if name in ("strings", "held") else float)
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+        period, delay = check_timing(self.period, self.delay, "ExtendedKalman")
+        object.__setattr__(self, "period", period)
+        object.__setattr__(self, "delay", delay)
+        check_kind(self.kind)
+        n = 2 * self.structure.free_coordinates.size
+        if self.Qd.shape != (n, n) or self.gamma_ref.shape != self.strings.shape:
+            raise ValueError(f"ExtendedKalman: Qd must be ({n}, {n}) (the free coordinates' "
+                             f"[q; qd]) and gamma_ref one value per commanded string "
+                             f"({self.strings.size}), got {self.Qd.shape} and "
+                             f"{self.gamma_ref.shape}")
 
     @property
     def structure(self):
@@ -69,110 +117,237 @@ class ExtendedKalman(Presentable):
 
     def __repr__(self) -> str:
         return (f"ExtendedKalman(states={self.Qd.shape[0]}, signals={self.sensors.n_signals}, "
-                f"period={self.period:.4g} s, substeps={self.substeps})")
+                f"commanded_strings={self.strings.size}, period={self.period:.4g} s, "
+                f"substeps={self.substeps})")
 
     def summary(self) -> str:
         """The filter's sizes, period, prediction steps and process noise as a table."""
         return titled_table("ExtendedKalman", [
             ("states x signals", f"{self.Qd.shape[0]} x {self.sensors.n_signals}"),
-            ("period", f"{self.period:.4g} s"),
-            ("prediction", f"{self.substeps} RK4 steps per period, Jacobian by central "
-                           f"differences (step {self.fd_step:.0e})"),
+            ("commanded strings", f"{self.strings.size} ({self.kind})"),
+            ("period, delay", f"{self.period:.4g} s, {self.delay:.4g} s"),
+            ("prediction", f"{self.substeps} RK4 step(s) per held piece, analytic Jacobian "
+                           "(linearize at the stages)"),
             ("trace Qd", f"{np.trace(self.Qd):.4g}")])
 
-    def _xdot(self, x: np.ndarray) -> np.ndarray:
+    # ---- the model ----------------------------------------------------------------------------
+
+    def command_forces(self, q: np.ndarray, u) -> tuple[np.ndarray, np.ndarray]:
+        """Nodal forces (nq,) [N] of the command u (nu,) [N/m] at q and their derivative
+        d f/dq (nq, nq): ``-(gamma_applied - law) Yhat_k q`` per commanded string."""
+        s, k, nq = self.structure, self.strings, q.size
+        if not k.size:
+            return np.zeros(nq), np.zeros((nq, nq))
+        pairs = s.string_nodes[k]
+        Y = member_columns(pairs, q)                           # column a: s_a at j, -s_a at i
+        N = q.reshape(-1, 3)
+        l = np.linalg.norm(N[pairs[:, 1]] - N[pairs[:, 0]], axis=1)
+        stiff, l0, spring = s.string_stiffness[k], s.string_rest_lengths[k], s.string_is_spring[k]
+        active = active_set(l, l0, spring)
+        law = np.where(active, elastic_densities(stiff, l0, l), 0.0)
+        cmd = (law if self.kind == "passive" else self.gamma_ref) + np.asarray(u, dtype=float)
+        lower, upper = np.where(spring, -np.inf, 0.0), s.string_gamma_max[k]
+        applied = np.clip(cmd, lower, upper)
+        slope = np.where(active, stiff * l0 / l**2, 0.0)      # d law / dl
+        # d(applied - law)/dl: 0 for a passive command inside its bounds, else -d law/dl
+        follows = (self.kind == "passive") & (cmd > lower) & (cmd < upper)
+        ddl = np.where(follows, 0.0, -slope)
+        delta = applied - law
+        dfdq = (-weighted_laplacian(s.string_connectivity[k], delta)
+                - (Y * (ddl / l)[None, :]) @ Y.T)
+        return -Y @ delta, dfdq
+
+    def derivative(self, x: np.ndarray, u=None) -> np.ndarray:
+        """``xdot = [qd; qdd(q, qd, u)]`` (2nq,)."""
+        return self._stage(x, self._u(u), False)[0]
+
+    def jacobian(self, x: np.ndarray, u=None) -> np.ndarray:
+        """d xdot / dx on the free coordinates (2nf, 2nf): linearize's A at x (the commands'
+        forces as loads) plus ``E d f/dq``."""
+        return self._stage(x, self._u(u), True)[1]
+
+    def _stage(self, x: np.ndarray, u: np.ndarray, tangent: bool) -> tuple:
+        """(xdot (2nq,), its Jacobian on the free coordinates or None) at x."""
         nq = x.size // 2
-        qdd, _ = accelerations(self.structure, x[:nq], x[nq:])
-        return np.concatenate([x[nq:], qdd])
+        f, dfdq = self.command_forces(x[:nq], u)
+        qdd, _ = accelerations(self.structure, x[:nq], x[nq:], loads=f)
+        if not tangent:
+            return np.concatenate([x[nq:], qdd]), None
+        with warnings.catch_warnings():
+            # a stage point is off the bar lengths to O(h^2) and may be at rest out of
+            # equilibrium: the model is wanted there as it is
+            warnings.simplefilter("ignore")
+            model = linearize(self.structure, q=x[:nq], qd=x[nq:], loads=f, kind="passive")
+        A = np.array(model.A)
+        A[nq:, :nq] += model.E[nq:] @ dfdq
+        return np.concatenate([x[nq:], qdd]), A[np.ix_(self.free, self.free)]
 
-    def propagate(self, x: np.ndarray) -> np.ndarray:
-        """F(x): the model over one period (RK4, `substeps` steps), shape (2nq,)."""
-        h = self.period / self.substeps
-        for _ in range(self.substeps):
-            k1 = self._xdot(x)
-            k2 = self._xdot(x + 0.5 * h * k1)
-            k3 = self._xdot(x + 0.5 * h * k2)
-            k4 = self._xdot(x + h * k3)
-            x = x + h / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
-        return x
+    def _u(self, u) -> np.ndarray:
+        return np.zeros(self.strings.size) if u is None else np.asarray(u, dtype=float)
 
-    def transition(self, x: np.ndarray) -> np.ndarray:
-        """dF/dx on the free coordinates by central differences, shape (2nf, 2nf)."""
-        cols = []
-        for i in self.free:
-            step = self.fd_step * max(1.0, abs(x[i]))
-            e = np.zeros_like(x)
-            e[i] = step
-            cols.append((self.propagate(x + e) - self.propagate(x - e))[self.free] / (2 * step))
-        return np.array(cols).T
+    def _pieces(self, u_prev, u) -> list:
+        """[(duration, command)] of the held pieces of one period."""
+        pieces = [(self.delay, self._u(u_prev))] if self.delay > 0 else []
+        return pieces + [(self.period - self.delay, self._u(u))]
 
-    def output_jacobian(self, x: np.ndarray) -> np.ndarray:
-        """dh/dx on the free coordinates (analytic), shape (ny, 2nf)."""
-        nq = x.size // 2
-        Cq, Cv, _ = self.sensors.output_matrices(x[:nq], x[nq:])
-        return np.hstack([Cq, Cv])[:, self.free]
+    def propagate(self, x: np.ndarray, u_prev=None, u=None, tangent: bool = False):
+        """F(x): the model over one period (RK4), shape (2nq,); with `tangent`, also its
+        derivative on the free coordinates (2nf, 2nf)."""
+        x = np.asarray(x, dtype=float)
+        free = self.free
+        Fx = np.eye(free.size)
+        for duration, command in self._pieces(u_prev, u):
+            h = duration / self.substeps
+            for _ in range(self.substeps):
+                x, step = self._rk4(x, command, h, tangent)
+                Fx = step @ Fx if tangent else Fx
+        return (x, Fx) if tangent else x
+
+    def _rk4(self, x, u, h, tangent):
+        """One classical Runge-Kutta step and (with `tangent`) its exact derivative: the
+        stages' ``dk_i = A(point_i) (I + c_i h dk_i-1)``."""
+        eye = np.eye(self.free.size)
+        k, dk, total, dtotal = None, None, np.zeros_like(x), np.zeros_like(eye)
+        for c, w in ((0.0, 1.0), (0.5, 2.0), (0.5, 2.0), (1.0, 1.0)):
+            k, A = self._stage(x if k is None else x + c * h * k, u, tangent)
+            total += w * k
+            if tangent:
+                dk = A if dk is None else A @ (eye + c * h * dk)
+                dtotal += w * dk
+        return x + h / 6.0 * total, (eye + h / 6.0 * dtotal) if tangent else None
+
+    def transition(self, x: np.ndarray, u_prev=None, u=None) -> np.ndarray:
+        """dF/dx on the free coordinates (analytic), shape (2nf, 2nf)."""
+        return self.propagate(x, u_prev, u, tangent=True)[1]
+
+    # ---- the constraints ----------------------------------------------------------------------
+
+    def _bar_rows(self, v: np.ndarray) -> np.ndarray:
+        """The bar rows of the constraint Jacobian at v on the free coordinates (nb, nf); at
+        v = qd they are ``X = d(J qd)/dq`` (J is linear in q)."""
+        s = self.structure
+        return constraint_jacobian(s, v)[s.fixed_coordinates.size:][:, s.free_coordinates]
 
     def project(self, x: np.ndarray, iterations: int = 5) -> np.ndarray:
         """x with the bar lengths restored and the velocity tangent to them (module
         docstring), shape (2nq,)."""
         s, nq = self.structure, x.size // 2
         q, qd, f = x[:nq].copy(), x[nq:].copy(), s.free_coordinates
-        ends = np.array([b.nodes for b in s.bars])
+        ends = np.array([b.nodes for b in s.bars]).reshape(-1, 2)
         L2 = np.asarray(s.bar_lengths, dtype=float) ** 2
-        nfix = s.fixed_coordinates.size
         for _ in range(iterations):
             n = q.reshape(-1, 3)
             g = np.sum((n[ends[:, 1]] - n[ends[:, 0]]) ** 2, axis=1) - L2
-            J = constraint_jacobian(s, q)[nfix:][:, f]
-            q[f] -= np.linalg.lstsq(J, g, rcond=None)[0]
-        J = constraint_jacobian(s, q)[nfix:][:, f]
+            q[f] -= np.linalg.lstsq(self._bar_rows(q), g, rcond=None)[0]
+        J = self._bar_rows(q)
         qd[f] -= np.linalg.lstsq(J, J @ qd[f], rcond=None)[0]
         return np.concatenate([q, qd])
 
-    def step(self, x_pred, P_pred, y) -> tuple:
-        """The update at one sample: (x_k|k, P_k|k) from the prediction and the reading y."""
-        nq = x_pred.size // 2
+    def projection_jacobian(self, x: np.ndarray) -> np.ndarray:
+        """The derivative of :meth:`project` at a state x on the constraints (2nf, 2nf):
+        ``[[Pi_t, 0], [-J^+ X Pi_t, Pi_t]]``."""
+        nq = x.size // 2
+        J = self._bar_rows(x[:nq])
+        Jp = np.linalg.pinv(J, rcond=1e-10)
+        Pi = np.eye(J.shape[1]) - Jp @ J
+        X = self._bar_rows(x[nq:])
+        return np.block([[Pi, np.zeros_like(Pi)], [-Jp @ X @ Pi, Pi]])
+
+    # ---- the filter ---------------------------------------------------------------------------
+
+    def outputs(self, x: np.ndarray) -> np.ndarray:
+        """The noiseless signals h(x) (ny,), held strings at gamma_held."""
+        nq = x.size // 2
+        if self.held.size:
+            return self.sensors.outputs(x[:nq], x[nq:], self.gamma_held, self.held)
+        return self.sensors.outputs(x[:nq], x[nq:])
+
+    def output_jacobian(self, x: np.ndarray) -> np.ndarray:
+        """dh/dx on the free coordinates (analytic), shape (ny, 2nf)."""
+        nq = x.size // 2
+        held = (self.gamma_held, self.held) if self.held.size else (None, None)
+        Cq, Cv, _ = self.sensors.output_matrices(x[:nq], x[nq:], *held)
+        return np.hstack([Cq, Cv])[:, self.free]
+
+    def correct(self, x_pred, P_pred, y) -> tuple:
+        """The update at one sample: (x_k|k, P_k|k) from the prediction and the reading y
+        (absolute signals, ny)."""
         H = self.output_jacobian(x_pred)
         V = np.diag(self.sensors.std[self.sensors.signal_sensor] ** 2)
         S = H @ P_pred @ H.T + V
         M = np.linalg.solve(S, H @ P_pred).T
-        x = x_pred.copy()
-        x[self.free] += M @ (y - self.sensors.outputs(x_pred[:nq], x_pred[nq:]))
+        x = np.array(x_pred, dtype=float)
+        x[self.free] += M @ (np.asarray(y, dtype=float) - self.outputs(x_pred))
         IKH = np.eye(P_pred.shape[0]) - M @ H
-        return self.project(x), IKH @ P_pred @ IKH.T + M @ V @ M.T
+        P = IKH @ P_pred @ IKH.T + M @ V @ M.T
+        return self.project(x), 0.5 * (P + P.T)
 
-    def filter(self, Y: np.ndarray, x0: np.ndarray, P0: np.ndarray) -> np.ndarray:
+    def predict(self, x, P, u_prev=None, u=None) -> tuple:
+        """(x_k+1|k, P_k+1|k) from (x_k|k, P_k|k) and the commands u_k-1, u_k (nu,) [N/m]."""
+        x_new, Fx = self.propagate(x, u_prev, u, tangent=True)
+        x_new = self.project(x_new)
+        D = self.projection_jacobian(x_new)
+        P_new = D @ (Fx @ P @ Fx.T + self.Qd) @ D.T
+        return x_new, 0.5 * (P_new + P_new.T)
+
+    def filter(self, Y: np.ndarray, x0: np.ndarray, P0: np.ndarray, U=None) -> np.ndarray:
         """Filtered states ``x_k|k`` (K, 2nq) of readings Y (K, ny) from the prior x0 (2nq,)
-        with covariance P0 (2nf, 2nf)."""
-        x, P, out = np.asarray(x0, dtype=float), np.asarray(P0, dtype=float), []
-        for y in np.asarray(Y, dtype=float):
-            x, P = self.step(x, P, y)
+        with covariance P0 (2nf, 2nf), commands U (K, nu) [N/m] (none by default)."""
+        Y = np.asarray(Y, dtype=float)
+        U = np.zeros((Y.shape[0], self.strings.size)) if U is None else np.asarray(U, float)
+        D = self.projection_jacobian(self.project(np.asarray(x0, dtype=float)))
+        x, P, out = self.project(np.asarray(x0, dtype=float)), D @ P0 @ D.T, []
+        u_prev = np.zeros(self.strings.size)
+        for y, u in zip(Y, U):
+            x, P = self.correct(x, P, y)
             out.append(x)
-            Fx = self.transition(x)
-            x, P = self.propagate(x), Fx @ P @ Fx.T + self.Qd
+            x, P = self.predict(x, P, u_prev, u)
+            u_prev = u
         return np.array(out)
 
 
+def process_covariance(model, period: float, process_noise: float) -> np.ndarray:
+    """Qd (2nf, 2nf): ``int_0^T e^{A s} E W E^T e^{A^T s} ds`` on the free coordinates of a
+    :class:`tenscontrol.LinearModel` (Van Loan, 1978), W = `process_noise` [N^2 s] on every
+    free coordinate's force."""
+    s = model.structure
+    f, nq = s.free_coordinates, 3 * s.n_nodes
+    free = np.concatenate([f, nq + f])
+    A = model.A[np.ix_(free, free)]
+    G = model.E[free][:, f] * np.sqrt(process_noise)
+    n = A.shape[0]
+    F = scipy.linalg.expm(np.block([[-A, G @ G.T], [np.zeros((n, n)), A.T]]) * period)
+    Qd = F[n:, n:].T @ F[:n, n:]
+    return 0.5 * (Qd + Qd.T)
+
+
 def extended_kalman(sensors: SensorSet, period: float, *, process_noise: float,
-                    substeps: int = 4) -> ExtendedKalman:
-    """An :class:`ExtendedKalman` with white nodal forces of density `process_noise`
-    [N^2 s] on the free coordinates: ``Qd = T [[T^2/3 G, T/2 G], [T/2 G, G]]`` with
-    ``G = W / m_i^2`` (lumped masses m_i: half of each bar's mass at each end), the
-    covariance of a constant-acceleration noise integrated over the period."""
+                    substeps: int = 1) -> ExtendedKalman:
+    """An :class:`ExtendedKalman` of an uncontrolled structure with white nodal forces of
+    density `process_noise` [N^2 s] on the free coordinates (:func:`process_covariance` of
+    ``linearize(sensors.structure)`` at its nodes).
+
+    Parameters
+    ----------
+    sensors : SensorSet
+        Every sensor needs a noise std > 0.
+    period : float
+        Sample period [s].
+    process_noise : float
+        [N^2 s].
+    substeps : int
+        Runge-Kutta steps per period.
+    """
     if not isinstance(sensors, SensorSet):
         raise TypeError(f"extended_kalman: sensors must be a tenscontrol SensorSet, got "
                         f"{type(sensors).__name__}")
     if np.any(sensors.std <= 0):
         raise ValueError("extended_kalman: every sensor needs a noise std > 0")
-    if not (period > 0 and process_noise > 0 and int(substeps) >= 1):
-        raise ValueError(f"extended_kalman: period and process_noise must be > 0 and substeps "
-                         f">= 1, got {period}, {process_noise}, {substeps}")
-    s = sensors.structure
-    mass = np.zeros(s.n_nodes)
-    for b, m in zip(s.bars, s.bar_masses):
-        mass[list(b.nodes)] += 0.5 * m
-    m = np.repeat(mass, 3)[s.free_coordinates]
-    G = np.diag(float(process_noise) / np.maximum(m, 1e-12) ** 2)
-    T = float(period)
-    Qd = T * np.block([[T**2 / 3 * G, T / 2 * G], [T / 2 * G, G]])
-    return ExtendedKalman(sensors, T, Qd, int(substeps))
+    T = validation.real("extended_kalman: period", period, positive=True,
+                        expected="a positive sample period [s]")
+    w = validation.real("extended_kalman: process_noise", process_noise, positive=True,
+                        expected="a positive spectral density [N^2 s]")
+    substeps = validation.integer("extended_kalman: substeps", substeps, minimum=1)
+    Qd = process_covariance(linearize(sensors.structure), T, w)
+    return ExtendedKalman(sensors, T, Qd, substeps)
+

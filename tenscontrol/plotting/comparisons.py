@@ -197,8 +197,9 @@ def plot_closed_loop(report, output=None) -> Figure:
     t = report.t
     ax.plot(t, 1e3 * report.y_open[:, k], color="0.5", label="open loop (nonlinear)")
     ax.plot(t, 1e3 * report.y_closed[:, k], color="C0", label="closed loop (nonlinear)")
-    ax.plot(t, 1e3 * report.y_linear[:, k], color="C1", linestyle="--",
-            label="closed loop (linear prediction)")
+    if np.isfinite(report.y_linear[:, k]).any():  # all NaN: verify had no linear prediction
+        ax.plot(t, 1e3 * report.y_linear[:, k], color="C1", linestyle="--",
+                label="closed loop (linear prediction)")
     ax.set_ylabel(f"deflection {names[k]} [mm]")
     ax.grid(True, alpha=0.3)
     c = report.closed_loop.control
