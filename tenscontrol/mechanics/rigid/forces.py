@@ -81,6 +81,24 @@ def spring_potential(q, members):
 
 
 @njit(cache=_CACHE)
+def spring_rounding(q, members):
+    """sum k |l - l0| l over the active tension members [J]: the rounding of
+    :func:`spring_potential` per eps. Each length comes from coordinates known to about eps l,
+    which moves V_s by the member force k |l - l0| times it: 2 V_s / strain, far above eps
+    V_s for stiff strings at small strains."""
+    si, sj, sk, sl0, _, ssp = members
+    v = 0.0
+    for k in range(si.shape[0]):
+        i3 = 3 * si[k]
+        j3 = 3 * sj[k]
+        l = np.sqrt((q[j3] - q[i3]) ** 2 + (q[j3 + 1] - q[i3 + 1]) ** 2
+                    + (q[j3 + 2] - q[i3 + 2]) ** 2)
+        if is_active(l, sl0[k], ssp[k]):
+            v += sk[k] * abs(l - sl0[k]) * l
+    return v
+
+
+@njit(cache=_CACHE)
 def mass_times(v, model, out):
     """out (3n,) = M v [kg * unit of v], M from its node diagonal and bar couplings."""
     md = model.mass_diagonal
