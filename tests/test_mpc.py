@@ -72,11 +72,11 @@ def test_verify_predicts_the_mpc_on_the_linear_plant(tbar):
                       t_eval=t)
     lqr = tc.verify(s, tc.dlqr(model, 0.005, effort=1e-2).controller,
                     tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.2), 0.8, outputs=outs, t_eval=t)
-    # measured 3.5e-4 (both) and 5e-13 (the QP's whitened cost is the identity: with no bound
-    # active OSQP's answer is the unconstrained one to rounding)
+    # measured 3.5e-4 (both) and 6e-7 (with no bound active OSQP's answer is the unconstrained
+    # one to its tolerance, 1e-6 of the whitened cost and of gamma_ref on the constraint rows)
     assert np.isfinite(small.linear_error) and small.linear_error < 2 * lqr.linear_error + 1e-4
     np.testing.assert_allclose(small.y_linear, lqr.y_linear, rtol=0,
-                               atol=5e-12 * np.abs(lqr.y_linear).max())
+                               atol=5e-6 * np.abs(lqr.y_linear).max())
 
 
 def test_rate_limit(tbar):

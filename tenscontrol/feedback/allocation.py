@@ -65,16 +65,25 @@ class Allocation(Presentable):
         (``min(gamma - gamma_min, gamma_max - gamma)``); negative where the bounds are missed.
     feasible : bool
         Whether every bound holds (to rounding).
+    solver : str
+        What found the move: ``"none"`` (the command kept the bounds, or no self-stress),
+        ``"nnls"`` (the least-distance program by SciPy's NNLS), ``"bvls"`` (by
+        ``lsq_linear``'s BVLS, taken when NNLS stops at its iteration limit, as SciPy
+        1.12-1.13's can); when the bounds cannot all be met, ``"linprog+nnls"`` or
+        ``"linprog+bvls"`` (the best margin by HiGHS' linear program, then the least move
+        that keeps it) or ``"linprog"`` (the linear program's own move).
     """
 
     command: np.ndarray
     change: np.ndarray
     margin: float
     feasible: bool
+    solver: str = "none"
 
     def __repr__(self) -> str:
         return (f"Allocation(commanded_strings={self.command.size}, feasible={self.feasible}, "
-                f"margin={self.margin:.4g} N/m, |change|={np.linalg.norm(self.change):.4g} N/m)")
+                f"margin={self.margin:.4g} N/m, |change|={np.linalg.norm(self.change):.4g} N/m, "
+                f"solver={self.solver!r})")
 
     def summary(self) -> str:
         """Feasibility, the margin to the bounds and the size of the change as a table."""
@@ -83,7 +92,8 @@ class Allocation(Presentable):
             ("feasible", "yes" if self.feasible else "no (best margin kept)"),
             ("margin to the bounds", f"{self.margin:.4g} N/m"),
             ("|change| (along self-stress)", f"{np.linalg.norm(self.change):.4g} N/m"),
-            ("allocated command", value_range(self.command, "N/m"))])
+            ("allocated command", value_range(self.command, "N/m")),
+            ("solver", self.solver)])
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,19 +157,20 @@ class SelfStress(Presentable):
         u = np.asarray(u, dtype=float).reshape(-1)
         v = np.asarray(base, dtype=float).reshape(-1) + u
         G, h = self._rows(v)
-        scale = max(1.0, float(np.abs(v).max(initial=0.0)), float(np.abs(self.gamma_min).max()))
+        scale = max(float(np.abs(v).max(initial=0.0)),
+                    float(np.abs(self.gamma_min).max(initial=0.0)))   # [N/m]: no 1 N/m floor
         tol = 1e-9 * scale
         if self.dimension == 0 or np.all(h <= 0.0):    # u keeps the bounds already
-            c = np.zeros(self.dimension)
+            c, solver = np.zeros(self.dimension), "none"
         else:
-            c = _least_distance(G, h, tol)
+            c, solver = _least_distance(G, h, tol)
             if c is None:   # no c meets the bounds: keep the best margin there is
                 best, c_lp = _best_margin(G, h)
-                c = _least_distance(G, h + best - tol, tol)
-                c = c_lp if c is None else c
+                c, solver = _least_distance(G, h + best - tol, tol)
+                c, solver = (c_lp, "linprog") if c is None else (c, "linprog+" + solver)
         change = self.basis @ c
         margin = float((G @ c - h).min(initial=np.inf)) if h.size else np.inf
-        return Allocation(u + change, change, margin, bool(margin >= -tol))
+        return Allocation(u + change, change, margin, bool(margin >= -tol), solver)
 
     def _rows(self, v):
         """(G, h): the bounds as ``G c >= h`` for the force densities v + S c."""
@@ -170,11 +181,16 @@ class SelfStress(Presentable):
 
 
 def _least_distance(G: np.ndarray, h: np.ndarray, tol: float):
-    """min |c| subject to G c >= h by NNLS (Lawson and Hanson, ch. 23); None when infeasible."""
+    """(c, solver): min |c| subject to G c >= h by NNLS (Lawson and Hanson, ch. 23), or by
+    BVLS where NNLS stops at its iteration limit; c None when infeasible."""
     r = G.shape[1]
-    E = np.vstack([G.T, h[None, :]])
+    # h [N/m] in units of its largest entry: then |c| ~ 1 and the residual's last entry,
+    # 1 / (1 + |c|^2), keeps its digits (with h in N/m, c ~ 1e4 N/m lost 8 of them)
+    unit = float(h.max(initial=0.0)) or 1.0
+    E = np.vstack([G.T, h[None, :] / unit])
     f = np.zeros(r + 1)
     f[r] = 1.0
+    solver = "nnls"
     try:
         w, _ = scipy.optimize.nnls(E, f)
     except RuntimeError:
@@ -183,11 +199,12 @@ def _least_distance(G: np.ndarray, h: np.ndarray, tol: float):
         # code) solves the same problem, min |E w - f| with w >= 0
         w = scipy.optimize.lsq_linear(E, f, bounds=(0.0, np.inf), method="bvls",
                                       tol=1e-15).x
+        solver = "bvls"
     res = E @ w - f
     if abs(res[r]) <= 1e-14:  # E w = f solvable: the constraints contradict each other
-        return None
-    c = -res[:r] / res[r]
-    return c if np.all(G @ c - h >= -tol) else None
+        return None, solver
+    c = -res[:r] / res[r] * unit
+    return (c if np.all(G @ c - h >= -tol) else None), solver
 
 
 def _best_margin(G: np.ndarray, h: np.ndarray):

@@ -136,7 +136,10 @@ class PredictiveController(SampledController):
         C = np.linalg.cholesky(0.5 * (H + H.T))
         self._unwhiten = np.linalg.inv(C).T        # U = unwhiten @ V
         self._F = self._unwhiten.T @ self._F
-        A = np.vstack(rows) @ self._unwhiten
+        # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
+        # tolerance is then the same fraction of the prestress at every length scale
+        self._row_unit = np.tile(unit, len(rows))
+        A = np.vstack(rows) @ self._unwhiten / self._row_unit[:, None]
         self._solver = osqp.OSQP()
         self._solver.setup(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
                            A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
@@ -187,6 +190,10 @@ class PredictiveController(SampledController):
             lo, hi = np.concatenate([lo, first - step]), np.concatenate([hi, first + step])
         return lo, hi
 
+    def _in_units(self, bound: np.ndarray) -> np.ndarray:
+        """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept)."""
+        return np.where(np.abs(bound) >= _INFINITY, bound, bound / self._row_unit)
+
     def initial_state(self) -> np.ndarray:
         self._solver.warm_start(x=np.zeros(self.horizon * self.strings.size))
         return np.zeros(self.strings.size)
@@ -195,7 +202,7 @@ class PredictiveController(SampledController):
         start = time.process_time()
         z0 = self.L @ np.concatenate([q - self.q_ref, qd])
         lo, hi = self.bounds(q, z0, xk)
-        self._solver.update(q=self._F @ z0, l=lo, u=hi)
+        self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
         res = self._solver.solve(raise_error=False)
         status = int(res.info.status_val)
         nu = self.strings.size

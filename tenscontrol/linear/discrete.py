@@ -31,7 +31,7 @@ from tenscontrol.model.selection import Selection
 from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
-           "gain_margin", "zoh"]
+           "dlqr_gain", "gain_margin", "zoh"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,6 +117,25 @@ def zoh(A, B, period: float, delay: float = 0.0) -> ZOHModel:
         return ZOHModel(Phi, Gamma0, np.zeros_like(Gamma0), period, delay)
     _, early = _held(A, B, delay)
     return ZOHModel(Phi, Gamma0, late @ early, period, delay)
+
+
+def dlqr_gain(A, B, Q, R, held: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(K, X): the gain ``u = -K x`` and Riccati solution of the discrete LQR on
+    ``x+ = A x + B u`` with the cost ``sum x^T Q x + u^T R u`` (SciPy's DARE solver).
+
+    Solved with the inputs, and the last `held` states (the held commands u_{k-1} of a
+    delayed loop), in units of ``1 / sqrt(R_ii)``: R on force densities is about
+    ``1 / gamma_ref^2``, 1e-10 at a 1e-3 length scale, where the unscaled equation lost
+    six digits of the delayed LQG loop's spectral radius (slycot), and at 1e-6 SciPy's
+    reordering failed.
+    """
+    s = 1.0 / np.sqrt(np.diag(R))
+    d = np.concatenate([np.ones(A.shape[0] - held), s[:held]])
+    At, Bt = A * d[None, :] / d[:, None], B * s[None, :] / d[:, None]
+    Qt, Rt = Q * np.outer(d, d), R * np.outer(s, s)
+    X = scipy.linalg.solve_discrete_are(At, Bt, Qt, Rt)
+    Kt = np.linalg.solve(Rt + Bt.T @ X @ Bt, Bt.T @ X @ At)
+    return Kt * s[:, None] / d[None, :], X / np.outer(d, d)
 
 
 def discretize(controller, period: float, delay: float = 0.0) -> DiscreteFeedback:
@@ -237,8 +256,7 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
     disc = zoh(A, B, period, delay)
     Ad, Bd = disc.augmented()
     Qa = scipy.linalg.block_diag(0.5 * (Qr + Qr.T), np.zeros((Ad.shape[0] - A.shape[0],) * 2))
-    X = scipy.linalg.solve_discrete_are(Ad, Bd, period * Qa, period * cont.R)
-    Ka = np.linalg.solve(period * cont.R + Bd.T @ X @ Bd, Bd.T @ X @ Ad)
+    Ka, _ = dlqr_gain(Ad, Bd, period * Qa, period * cont.R, held=Ad.shape[0] - A.shape[0])
     poles = np.linalg.eigvals(Ad - Bd @ Ka)
     poles = poles[np.argsort(np.abs(poles))]
     Kx = Ka[:, :A.shape[0]] @ L

@@ -33,6 +33,7 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import OutputFeedback
 from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.linear.discrete import dlqr_gain
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
@@ -159,8 +160,10 @@ def kalman_gain(A, E, Cr, W, V):
     """(L, P) of the continuous Kalman filter (python-control's ``lqe``) for process noise
     ``E W E^T`` and sensor noise V (spectral densities)."""
     G = E @ W @ E.T
-    L, P, _ = ct.lqe(A, np.eye(A.shape[0]), Cr, 0.5 * (G + G.T), V)   # symmetric to the bit
-    return np.asarray(L, dtype=float), np.asarray(P, dtype=float)
+    d, v = _units(G), np.sqrt(np.diag(V))    # solved in scaled units, as in _scaled_dlqe
+    L, P, _ = ct.lqe(A * d[None, :] / d[:, None], np.eye(d.size), Cr * d[None, :] / v[:, None],
+                     0.5 * (G + G.T) / np.outer(d, d), V / np.outer(v, v))   # symmetric to the bit
+    return np.asarray(L, dtype=float) * d[:, None] / v[None, :], np.asarray(P) * np.outer(d, d)
 
 
 def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
@@ -284,6 +287,23 @@ def _load_feedforward(Acl, Ga, G, S, Rd) -> np.ndarray:
     return np.linalg.solve(Rd + Ga.T @ S @ Ga, Ga.T @ (S @ G + N))
 
 
+def _units(G) -> np.ndarray:
+    """The states' units for a filter Riccati equation: sqrt(G_ii) of the process noise G."""
+    d = np.sqrt(np.diag(G))
+    return np.where(d > 0, d, d.max(initial=0.0) or 1.0)     # an unforced state: any unit
+
+
+def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
+    """python-control's dlqe a-priori covariance P, solved with each state scaled by
+    sqrt(Qd_ii) and each signal by its noise std (V diagonal): the reduced states, the loads
+    [N] and the signals [m, N, rad/s] span 14 decades at a 1e-3 length scale, where slycot's
+    sg02ad called the pencil singular."""
+    d, v = _units(Qd), np.sqrt(np.diag(V))
+    _, Pn, _ = ct.dlqe(Phi * d[None, :] / d[:, None], np.eye(d.size), Cr * d[None, :] / v[:, None],
+                       Qd / np.outer(d, d), V / np.outer(v, v))
+    return np.asarray(Pn, dtype=float) * np.outer(d, d)
+
+
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
                  load_drift=None) -> DiscreteLQG:
@@ -350,14 +370,13 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     basis = np.hstack([design.minimal.basis, np.zeros((design.minimal.basis.shape[0], nf))])
     Cr = meas.C @ basis
     V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
-    _, P, _ = ct.dlqe(Phi, np.eye(n + nf), Cr, Qd, V)
-    P = np.asarray(P, dtype=float)
+    P = _scaled_dlqe(Phi, Cr, Qd, V)
     M = P @ Cr.T @ np.linalg.inv(Cr @ P @ Cr.T + V)
     Qr, R = _weights(design)
     # the LQR on [z; u_prev], and the load states' feedforward (uncontrollable, so not dlqr's)
     Pa = np.block([[Phi[:n, :n], Gamma1[:n]], [np.zeros((nu, n + nu))]])
     Ga = np.vstack([Gamma0[:n], np.eye(nu)])
-    K, S, _ = ct.dlqr(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T)
+    K, S = dlqr_gain(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T, nu)
     K = np.asarray(K, float)
     Kf = _load_feedforward(Pa - Ga @ K, Ga, np.vstack([Phi[:n, n:], np.zeros((nu, nf))]),
                            np.asarray(S, float), R * T)

@@ -279,7 +279,7 @@ def _check_commanded(structure: Structure, path: ShapePath) -> None:
     fixed = structure.fixed
     for k, (i, j) in enumerate(structure.string_nodes):
         inert = bool(fixed[i].all() and fixed[j].all())
-        moves = np.ptp(path.gamma[:, k]) > 1e-9 * max(1.0, np.abs(path.gamma).max())
+        moves = np.ptp(path.gamma[:, k]) > 1e-9 * np.abs(path.gamma).max()   # [N/m]: relative
         if k not in commanded and moves and not inert:
             raise ValueError(f"shape_change: string {k} (nodes {i}->{j}) is not actuated but "
                              "its force density changes along the path; mark it actuated")

@@ -175,7 +175,7 @@ class SampledLoop:
         X = np.array(self.states).reshape(ts.size, self.n_controller)
         # the command in force at t: the last one whose switching instant is <= t; at each
         # sample the state of that sample
-        tol = 1e-12 * max(1.0, float(t[-1]) if t.size else 1.0)
+        tol = 1e-12 * max(self.period, float(np.abs(t).max(initial=0.0)))   # relative: no 1 s
         acting = np.searchsorted(ts + self.delay, t + tol, side="right") - 1
         sampled = np.searchsorted(ts, t + tol, side="right") - 1
         u = (np.where(acting[:, None] >= 0, U[np.maximum(acting, 0)], 0.0) if ts.size

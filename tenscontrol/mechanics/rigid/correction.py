@@ -29,7 +29,7 @@ from tenscontrol.mechanics.kernels.arrays import add_into, copy_into
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
-                                                spring_potential, total_energy)
+                                                spring_potential, spring_rounding, total_energy)
 
 __all__ = ["correct"]
 
@@ -271,7 +271,9 @@ def _energy_floor(y, E0, model):
     G = model.gravity
     for a in range(nq):
         content += abs(G[a] * y[a])
-    return _ROUNDING * content
+    # and eps sum k |l - l0| l, V_s's own rounding (2 V_s / strain: the shape-changed 3-prism's
+    # commanded strings stalled at 0.1-0.4 eps of it, up to 16 eps of the content)
+    return _ROUNDING * (content + spring_rounding(y[:nq], model.members) / 8.0)
 
 
 @njit(cache=_CACHE)

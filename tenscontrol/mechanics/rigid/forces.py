@@ -72,12 +72,30 @@ def spring_potential(q, members):
     si, sj, sk, sl0, _, ssp = members
     v = 0.0
     for k in range(si.shape[0]):
-        i3 = 3 * si[k]
-        j3 = 3 * sj[k]
-        l = np.sqrt((q[j3] - q[i3]) ** 2 + (q[j3 + 1] - q[i3 + 1]) ** 2
-                    + (q[j3 + 2] - q[i3 + 2]) ** 2)
-        v += string_energy(sk[k], sl0[k], l, ssp[k])
+        v += string_energy(sk[k], sl0[k], _length(q, si[k], sj[k]), ssp[k])
     return v
+
+
+@njit(cache=_CACHE)
+def spring_rounding(q, members):
+    """sum k |l - l0| l over the active tension members [J]: the rounding of
+    :func:`spring_potential` per eps. Each length comes from coordinates known to about eps l,
+    which moves V_s by the member force k |l - l0| times it: 2 V_s / strain, far above eps
+    V_s for stiff strings at small strains."""
+    si, sj, sk, sl0, _, ssp = members
+    v = 0.0
+    for k in range(si.shape[0]):
+        l = _length(q, si[k], sj[k])
+        if is_active(l, sl0[k], ssp[k]):
+            v += sk[k] * abs(l - sl0[k]) * l
+    return v
+
+
+@njit(cache=_CACHE)
+def _length(q, i, j):
+    """|n_j - n_i| [m] of nodes i, j in q (3n,)."""
+    return np.sqrt((q[3 * j] - q[3 * i]) ** 2 + (q[3 * j + 1] - q[3 * i + 1]) ** 2
+                   + (q[3 * j + 2] - q[3 * i + 2]) ** 2)
 
 
 @njit(cache=_CACHE)
