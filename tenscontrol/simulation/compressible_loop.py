@@ -94,7 +94,7 @@ def _solve(t, h, y, model, times, values, settings, work, clock, counts):
 
     Every derivative is evaluated at one call site (the stages, the f at the step's start
     that _successor left pending, the second filtering's), so that the derivative's code is
-    compiled into the loop once: each call site costs seconds of compilation.
+    inlined into the loop once.
     """
     rtol, fnewt, nit = settings[0], settings[1], int(settings[2])
     f, Q, Z, W, Ys, F, scale, r1, r2, E1, E2, piv1, piv2, J, atol, err = work[:16]
