@@ -237,15 +237,6 @@ def advance(model, times, values, settings, work, y, limit, t_eval, T_out, Y_out
     return DONE
 
 
-class LoopRecorder(Recorder):
-    """The compiled loop's :class:`Recorder`: its counts and time reached are views of the
-    loop's own state."""
-
-    def __init__(self, y0: np.ndarray, t_eval, clock, counts):
-        super().__init__(y0, t_eval, counts=counts[REC_FAILURES:NEXT_EVAL + 1],
-                         reached=clock[T_REACHED:T_REACHED + 1])
-
-
 class CompressibleLoop(ChunkedRadau5):
     """The compressible-bar run in the compiled loop, as the Python loop's solver and recorder.
 
@@ -274,7 +265,9 @@ class CompressibleLoop(ChunkedRadau5):
                                      dtype=float).reshape(1, nq)
         self.settings = np.array([self.rtol, self.fnewt, self.nit, self.t_final, self.max_step,
                                   *self.keep])
-        self.output = LoopRecorder(self.y, t_eval, self.clock, self.counts)
+        # the Recorder's counts and time reached are views of the loop's own state
+        self.output = Recorder(self.y, t_eval, counts=self.counts[REC_FAILURES:NEXT_EVAL + 1],
+                               reached=self.clock[T_REACHED:T_REACHED + 1])
 
     def _start(self):
         super()._start()  # the work arrays of ChunkedRadau5, then the loop's tuple of them
