@@ -17,7 +17,7 @@ from tenscontrol.model import catalog, materials
 from tenscontrol.model.io import (load_structure, save_structure, structure_from_dict,
                                   structure_to_dict)
 from tenscontrol.model.form_finding import FormFinding, form_find
-from tenscontrol.model.loads import doublet
+from tenscontrol.model.loads import PiecewiseConstantLoads, doublet
 from tenscontrol.model.materials import MATERIALS, Material
 from tenscontrol.model.mjcf import to_mjcf
 from tenscontrol.model.selection import Selection
@@ -63,7 +63,8 @@ from tenscontrol.studies.store import StudyFolderError
 __all__ = [
     # model
     "Bar", "MATERIALS", "Material", "PointMass", "Selection", "String", "Structure", "catalog",
-    "doublet", "load_structure", "materials", "save_structure", "structure_from_dict",
+    "doublet", "load_structure", "materials", "PiecewiseConstantLoads", "save_structure",
+    "structure_from_dict",
     "structure_to_dict", "to_mjcf", "FormFinding", "form_find",
     # mechanics
     "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",

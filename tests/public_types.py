@@ -180,6 +180,7 @@ BUILDERS = {
     "RigidBarModel": lambda c: rigid_model(_tbar(c)),
     "CompressibleBarModel": lambda c: compressible_model(tc.catalog.tbar("table2")),
     "Selection": lambda c: tc.Selection(nodes=[2, 3], axes="xz"),
+    "PiecewiseConstantLoads": lambda c: tc.doublet(tc.catalog.tbar(), tc.Selection(2, "z")),
     "StaticEquilibrium": _static,
     "NewtonHistory": lambda c: _static(c).history,
     "MechanismError": _mechanism_error,

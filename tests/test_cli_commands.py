@@ -41,8 +41,11 @@ def files(tmp_path_factory):
 def test_info(files, capsys):
     assert main(["info", str(files / "tbar.json")]) == 0
     out = capsys.readouterr().out
-    for text in ("4 nodes, 2 bars, 4 strings", "mass", "bar lengths", "fixed", "gravity",
-                 "bar materials"):
+    # the structure's own table first (the one presentation rule), then the details
+    s = tc.load_structure(files / "tbar.json")
+    assert out.startswith(s.summary() + "\ndetails\n")
+    for text in ("4, 2, 4", "total mass", "bar lengths", "fixed", "gravity", "bar materials",
+                 "stiffness", "damping"):
         assert text in out
 
 

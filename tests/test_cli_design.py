@@ -83,7 +83,7 @@ def test_catalog_list_matches_info(tmp_path, capsys):
     assert main(["catalog", "tbar", "--out", str(tmp_path / "t.json")]) == 0
     capsys.readouterr()
     assert main(["info", str(tmp_path / "t.json")]) == 0
-    info = re.search(r"^fixed\s+(.*)$", capsys.readouterr().out, re.M).group(1)
+    info = re.search(r"^ *fixed {2,}(.*)$", capsys.readouterr().out, re.M).group(1)
     assert main(["catalog", "--list"]) == 0
     assert f"fixed: {info};" in capsys.readouterr().out
 

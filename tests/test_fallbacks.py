@@ -16,7 +16,7 @@ import tenscontrol as tc
 from tenscontrol.integrate import radau
 from tenscontrol.mechanics.compressible import banded as CB
 from tenscontrol.mechanics.compressible import model as CM
-from tenscontrol.simulation import rigid_loop
+from tenscontrol.simulation import compressible_loop, rigid_loop
 
 
 def _toggle(offset=1e-7):
@@ -157,6 +157,8 @@ def test_newton_failures_reach_the_stats(monkeypatch):
             return radau._DIVERGED, 0.5, 1
         return newton(self, t, h, y0)
     monkeypatch.setattr(radau.Radau5, "newton", fail_once)
+    # the Python loop: the compiled one (compressible_loop) has no Radau5.newton to patch
+    monkeypatch.setattr(compressible_loop, "ENABLED", False)
     tr = tc.simulate(tc.catalog.tbar("stedy", damping=1.0, bar_material="hdpe"), 0.05,
                      bars="compressible")
     assert tr.stats.newton_failures == 1

@@ -25,8 +25,9 @@ RESULTS = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "Newt
            "Allocation", "ShapeChange", "ShapePath", "ShapeChangeReport", "ShapeTracking",
            "PredictiveController", "ExtendedKalman", "ExtendedLQG"]
 #: Values and errors: one-line repr only (an error's str() is its message).
-VALUES = ["Bar", "String", "PointMass", "Material", "Selection", "Case", "Uniform", "LogUniform",
-          "Normal", "Choice", "NormsPipeline", "LQRPipeline", "CaseResult", "CaseFailure",
+VALUES = ["Bar", "String", "PointMass", "Material", "Selection", "PiecewiseConstantLoads",
+          "Case", "Uniform", "LogUniform", "Normal", "Choice", "NormsPipeline", "LQRPipeline",
+          "CaseResult", "CaseFailure",
           "SimulationError", "SimulationInterrupted", "PrestressError", "StaticsError",
           "MechanismError", "StudyInterrupted", "StudyFolderError", "StudyFileError"]
 

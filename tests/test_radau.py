@@ -11,7 +11,8 @@ from scipy.integrate import solve_ivp
 
 from tenscontrol.integrate import IntegratorStats, StepSizeError
 from tenscontrol.integrate.radau import (ALPHA, BETA, DENSE, GAMMA, LARGE_N, TI, A, B, C, E,
-                                         Radau5, T, _lu_solve)
+                                         Radau5, T)
+from tenscontrol.integrate.radau_kernel import lu_solve as _lu_solve
 
 
 def radau5(fun, jac, t0, y0, t_final, *, record=None, progress=None, **options):
@@ -306,3 +307,19 @@ def test_invalid_arguments_raise_value_error(kwargs, match):
 def test_non_callable_raises_type_error():
     with pytest.raises(TypeError, match="jac must be callable"):
         radau5(vdp, None, 0.0, [2.0, 0.0], 1.0, rtol=1e-6, atol=1e-6)
+
+
+def test_factor_gives_scipys_lu_factors():
+    # radau_kernel.factor calls LAPACK's getrf as scipy.linalg.lu_factor does: the same factors
+    # and 0-based pivots, bit for bit, for fac1 I - J (real) and fac2 I - J (complex)
+    from tenscontrol.integrate.radau_kernel import PIVOT_DTYPE, factor
+    n = 9
+    J = np.random.default_rng(2).standard_normal((n, n))
+    fac1, fac2 = 3.6, complex(2.7, 3.1)
+    E1, E2 = np.empty((n, n), order="F"), np.empty((n, n), dtype=complex, order="F")
+    piv1, piv2 = np.empty(n, PIVOT_DTYPE), np.empty(n, PIVOT_DTYPE)
+    factor(J, fac1, fac2, E1, E2, piv1, piv2)
+    for lu, piv, fac in ((E1, piv1, fac1), (E2, piv2, fac2)):
+        lu_ref, piv_ref = sl.lu_factor(fac * np.eye(n) - J)
+        np.testing.assert_array_equal(lu, lu_ref)
+        np.testing.assert_array_equal(piv, piv_ref)

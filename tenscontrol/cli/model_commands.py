@@ -17,6 +17,7 @@ from tenscontrol.cli.common import (SELECTION_SYNTAX, check_selection_on, check_
 from tenscontrol.model import catalog
 from tenscontrol.model.io import load_structure, save_structure
 from tenscontrol.model.selection import Selection
+from tenscontrol.model.tables import titled_table
 
 __all__ = ["CATALOG", "add_structure_commands", "add_verify", "catalog_entry", "fixed_text",
            "structure_info"]
@@ -186,27 +187,21 @@ def _gravity(s) -> str:
 
 
 def structure_info(s) -> str:
-    """The lines ``tenscontrol info`` prints."""
+    """What ``tenscontrol info`` prints: the structure's table (:meth:`Structure.summary`,
+    as ``print(structure)`` shows it), then the details that table leaves out, in the same
+    form."""
     springs = int(s.string_is_spring.sum())
     point = sum(pm.mass for pm in s.point_masses)
-    rows = [
-        (s.name, f"{s.n_nodes} nodes, {s.n_bars} bars, {s.n_strings} strings "
-                 f"({s.n_strings - springs} one-sided, {springs} springs), "
-                 f"{len(s.point_masses)} point masses"),
-        ("mass", f"{s.total_mass:.6g} kg (bars {float(s.bar_masses.sum()):.6g} kg, "
-                 f"point masses {point:.6g} kg)"),
-        ("bar lengths", _range(s.bar_lengths, "m")),
+    return s.summary() + "\n" + titled_table("details", [
+        ("one-sided strings", f"{s.n_strings - springs} of {s.n_strings}"),
+        ("mass", f"bars {float(s.bar_masses.sum()):.6g} kg, point masses {point:.6g} kg"),
         ("string lengths", _range(s.string_lengths, "m")),
-        ("rest lengths", _range(s.string_rest_lengths, "m")),
         ("stiffness", _range(s.string_stiffness, "N/m")),
         ("damping", _range(s.string_damping, "N s/m")),
-        ("actuated", f"{s.actuated_strings.size} of {s.n_strings} strings"),
         ("fixed", fixed_text(s)),
-        ("gravity", _gravity(s)),
         ("bar materials", _materials(s.bars, "bar")),
         ("string materials", _materials(s.strings, "string")),
-    ]
-    return "\n".join(f"{label:<17} {text}" for label, text in rows)
+    ])
 
 
 def catalog_entry(name: str) -> str:

@@ -1,5 +1,9 @@
 """Load generators: functions ``loads(t, q, qd) -> (n_nodes, 3)`` [N] for the time-domain
-functions (:func:`tenscontrol.simulate`, :func:`tenscontrol.verify`)."""
+functions (:func:`tenscontrol.simulate`, :func:`tenscontrol.verify`).
+
+A load that is piecewise constant in time is a :class:`PiecewiseConstantLoads`: callable as
+any loads function, and readable by the simulation's compiled step loops, which then need no
+Python per derivative evaluation."""
 
 from __future__ import annotations
 
@@ -9,7 +13,35 @@ from tenscontrol import validation
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.structure import Structure
 
-__all__ = ["doublet"]
+__all__ = ["PiecewiseConstantLoads", "doublet"]
+
+
+class PiecewiseConstantLoads:
+    """Loads constant between switching times: ``values[k]`` [N] from ``times[k-1]`` (from
+    the start for k = 0) until just before ``times[k]``.
+
+    Parameters
+    ----------
+    times : ndarray, shape (k,)
+        Increasing switching times [s].
+    values : ndarray, shape (k + 1, n_nodes, 3)
+        The nodal loads [N] before the first switch, then after each.
+    """
+
+    def __init__(self, times: np.ndarray, values: np.ndarray):
+        self.times = np.array(times, dtype=float)
+        self.values = np.array(values, dtype=float)
+        if self.values.ndim != 3 or self.values.shape[0] != self.times.size + 1:
+            raise ValueError(f"values must have shape ({self.times.size + 1}, n_nodes, 3) for "
+                             f"{self.times.size} switching times, got {self.values.shape}")
+
+    def __call__(self, t, q=None, qd=None) -> np.ndarray:
+        """The loads at time t [s]: ndarray (n_nodes, 3) [N] (a new array)."""
+        return self.values[int(np.searchsorted(self.times, t, side="right"))].copy()
+
+    def __repr__(self) -> str:
+        return (f"PiecewiseConstantLoads({self.times.size} switches, "
+                f"{self.values.shape[1]} nodes)")
 
 
 def doublet(structure: Structure, disturbances: Selection, amplitude: float = 10.0,
@@ -33,8 +65,8 @@ def doublet(structure: Structure, disturbances: Selection, amplitude: float = 10
 
     Returns
     -------
-    callable
-        ``loads(t, q=None, qd=None) -> ndarray (n_nodes, 3)``.
+    PiecewiseConstantLoads
+        Callable as ``loads(t, q=None, qd=None) -> ndarray (n_nodes, 3)``.
     """
     if not isinstance(structure, Structure):
         raise TypeError(f"doublet: expected a tenscontrol.Structure, got "
@@ -48,14 +80,7 @@ def doublet(structure: Structure, disturbances: Selection, amplitude: float = 10
     amplitude = validation.real("doublet: amplitude", amplitude, expected="a finite force [N]")
     half_period = validation.real("doublet: half_period", half_period, positive=True,
                                   expected="a positive time [s]")
-    n_nodes = structure.n_nodes
-
-    def loads(t, q=None, qd=None):
-        f = np.zeros(3 * n_nodes)
-        if t < half_period:
-            f[coords] = amplitude
-        elif t < 2 * half_period:
-            f[coords] = -amplitude
-        return f.reshape(n_nodes, 3)
-
-    return loads
+    values = np.zeros((3, 3 * structure.n_nodes))
+    values[0, coords], values[1, coords] = amplitude, -amplitude
+    return PiecewiseConstantLoads(np.array([half_period, 2 * half_period]),
+                                  values.reshape(3, structure.n_nodes, 3))

@@ -27,6 +27,7 @@ _RIGID = _LAWS + ("tenscontrol.mechanics.kernels", "tenscontrol.mechanics.rigid"
 _COMPRESSIBLE = _RIGID + ("tenscontrol.mechanics.compressible",)
 _DOPRI = ("tenscontrol.integrate.dopri", "tenscontrol.integrate.dopri_kernel",
           "tenscontrol.integrate.chunked")
+_RADAU = ("tenscontrol.integrate.radau_kernel", "tenscontrol.integrate.chunked")
 _ACTUATION = _LAWS + ("tenscontrol.mechanics.kernels", "tenscontrol.simulation.actuation")
 
 #: For each module with disk-cached kernels, the modules and packages (recursively) whose
@@ -43,12 +44,14 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "tenscontrol.mechanics.compressible.banded": _COMPRESSIBLE,
     "tenscontrol.integrate.dopri": (),
     "tenscontrol.integrate.dopri_kernel": ("tenscontrol.integrate.dopri",),
-    "tenscontrol.integrate.radau": (),
+    "tenscontrol.integrate.radau_kernel": (),
     "tenscontrol.simulation.actuation": _ACTUATION,
     "tenscontrol.simulation.recording": (),
     "tenscontrol.simulation.rigid_feedback": _RIGID + _ACTUATION,
     "tenscontrol.simulation.rigid_loop": _RIGID + _DOPRI + _ACTUATION + (
         "tenscontrol.simulation.recording", "tenscontrol.simulation.rigid_feedback"),
+    "tenscontrol.simulation.compressible_loop": _COMPRESSIBLE + _RADAU + (
+        "tenscontrol.simulation.recording",),
 }
 
 
