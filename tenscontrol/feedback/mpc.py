@@ -47,6 +47,10 @@ _EPS = 1e-6             # OSQP's absolute and relative tolerances
 _ALPHA = 1.8
 # residuals checked every 10 iterations (OSQP's default 25): the T-bar's QPs converge in 5-10
 _CHECK = 10
+# rho adapted every 50 iterations: OSQP's default (0) picks the interval from the setup's
+# timing, so the iterations (and answers) would depend on the machine's load; 50 is what it
+# picked on the T-bar and the ball
+_RHO_INTERVAL = 50
 # the iteration cap: the ball's worst recorded QP (32 strings, horizon 5) takes 200
 # iterations (27 us each) and 2 refactorizations (0.8 ms each), 7 ms CPU; 250 keeps a step
 # under 10 ms. A QP stopped here (status 7) uses its iterate's first move, projected onto
@@ -214,7 +218,7 @@ class PredictiveController(SampledController):
         solver = require_osqp().OSQP()
         solver.setup(**self._qp, verbose=False, warm_starting=True, polishing=False,
                      eps_abs=_EPS, eps_rel=_EPS, max_iter=_MAX_ITER, alpha=_ALPHA,
-                     check_termination=_CHECK)
+                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL)
         return solver
 
     def initial_state(self) -> np.ndarray:
