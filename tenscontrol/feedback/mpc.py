@@ -13,13 +13,17 @@ with P the discrete Riccati solution (so without active bounds the first move is
 LQR's). ``gamma_i`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for
 ``kind="passive"`` the elastic law, exactly at the sampled state for i = 0 and linearized
 along the prediction after (``gamma_0 + G (z_i - z_0)``, G its gradient), so a stretched
-string's own tension counts against its bounds. The QP is condensed (U only), set up once
-in OSQP once (its KKT matrix factored at setup, and again only when OSQP's adaptive rho
-changes); each sample updates the linear term and the bounds and warm-starts from the last
-solution. The variables are whitened by the Cholesky factor of the cost (the cost becomes
-``|V|^2``): without that, the strings' self-stress directions (commands that change no nodal
-force, costed by R alone) leave OSQP's first-order iteration at its iteration limit on the
-ball. OSQP is an optional dependency
+string's own tension counts against its bounds. The QP is condensed (U only) and set up in
+OSQP at the start of each run (:meth:`PredictiveController.initial_state`; its KKT matrix
+factored there, and again only when OSQP's adaptive rho changes); each sample updates the
+linear term and the bounds and warm-starts from the last solution. The variables are
+whitened (``U = W V`` with ``W^T H W = I``: the cost becomes ``|V|^2``): without that, the
+strings' self-stress directions (commands that change no nodal force, costed by R alone)
+leave OSQP's first-order iteration at its iteration limit on the ball. Of the whitenings the
+one that makes the constraint rows lower triangular keeps OSQP's KKT factor smallest. A QP
+stopped at the iteration cap (OSQP status 7, in the control record) uses the first move of
+its iterate projected onto that move's bounds, so no sample breaks a hard bound.
+OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
 BSD-licensed with binary wheels.
 """
@@ -29,19 +33,31 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.linalg
 
 from tenscontrol.feedback.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
 __all__ = ["PredictiveController", "require_osqp"]
 
-# OSQP's own statuses that count as a usable solution (solved, solved inaccurate)
-_SOLVED = (1, 2)
 _INFINITY = 1e30        # OSQP's infinity
 _EPS = 1e-6             # OSQP's absolute and relative tolerances
 # over-relaxation (OSQP's default 1.6): on the ball's recorded QPs (32 strings, horizon 5) it
 # cuts the worst sample from 525 to 200 iterations at the same accuracy (benchmarks/bench_mpc.py)
 _ALPHA = 1.8
+# residuals checked every 10 iterations (OSQP's default 25): the T-bar's QPs converge in 5-10
+_CHECK = 10
+# rho adapted every 50 iterations: OSQP's default (0) picks the interval from the setup's
+# timing, so the iterations (and answers) would depend on the machine's load; 50 is what it
+# picked on the T-bar and the ball
+_RHO_INTERVAL = 50
+# the iteration cap: the ball's worst recorded QP (32 strings, horizon 5) takes 200
+# iterations (27 us each) and 2 refactorizations (0.8 ms each), 7 ms CPU; 250 keeps a step
+# under 10 ms. A QP stopped here (status 7) uses its iterate's first move, projected onto
+# its bounds
+_MAX_ITER = 250
+# OSQP statuses whose iterate is used: solved, solved inaccurate, iteration or time limit
+_USABLE = (1, 2, 7, 8)
 
 
 def require_osqp():
@@ -79,6 +95,27 @@ def _condensed(Ad, Bd, Q, R, P, G, N):
     return H, F, T, shift
 
 
+def _whitened(H, T, N, nu, rate):
+    """(unwhiten, A): U = unwhiten @ V turns the cost U^T H U into |V|^2 and the constraint
+    rows (tensions T U, and the rate rows if `rate`) into A V, A lower triangular."""
+    # whitening: the first-order OSQP iteration needs it when self-stress makes H
+    # ill-conditioned (commands that change no nodal force cost only R)
+    # any W with W^T H W = I whitens; W = T^-1 S with S the Cholesky factor of T H^-1 T^T
+    # makes the tension rows T W = S triangular: half the nonzeros of the dense T C^-T of
+    # H = C C^T, and a KKT factor a third the size (OSQP's iteration on the ball: 3x faster)
+    # (T is unit lower triangular: the tension of move i depends on moves 0..i)
+    S = np.linalg.cholesky(_symmetric(T @ np.linalg.solve(H, T.T)))
+    unwhiten = scipy.linalg.solve_triangular(T, S, lower=True, unit_diagonal=True)
+    rows = [S]
+    if rate:
+        rows.append(unwhiten - np.vstack([np.zeros((nu, N * nu)), unwhiten[:-nu]]))
+    return unwhiten, np.vstack(rows)
+
+
+def _symmetric(M):
+    return 0.5 * (M + M.T)
+
+
 class PredictiveController(SampledController):
     """The tension-bounded MPC as a :class:`~tenscontrol.SampledController` (see the module
     docstring); built by :func:`tenscontrol.mpc`.
@@ -111,7 +148,7 @@ class PredictiveController(SampledController):
 
     def __init__(self, Ad, Bd, L, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, fallback):
-        osqp = require_osqp()
+        require_osqp()
         import scipy.sparse as sp
 
         self.period, _ = check_timing(period, 0.0, "PredictiveController")
@@ -121,31 +158,22 @@ class PredictiveController(SampledController):
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
         self.n_states = nu                         # the last command (for the rate limit)
-        H, self._F, T, self._shift = _condensed(Ad, Bd, Q, R, P, G, N)
-        rows = [T]
-        if rate_limit is not None:
-            rows.append(np.eye(N * nu) - np.eye(N * nu, k=-nu))
-        # whitened variables V = C^T U (H = C C^T): the cost becomes |V|^2 / 2, which the
-        # first-order OSQP iteration needs when self-stress makes H ill-conditioned (commands
-        # that change no nodal force cost only R: the ball's condition number is ~1e9)
-        # and the cost scaled so that a command of one gamma_ref costs about 1: OSQP's
-        # absolute tolerance is then a fixed fraction of the prestress, not of the cost's units
+        H, F, T, self._shift = _condensed(Ad, Bd, Q, R, P, G, N)
+        # the cost scaled so that a command of one gamma_ref costs about 1: OSQP's absolute
+        # tolerance is then a fixed fraction of the prestress, not of the cost's units
         unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
         scale = 1.0 / np.mean(np.diag(H) * unit**2)
-        H, self._F = scale * H, scale * self._F
-        C = np.linalg.cholesky(0.5 * (H + H.T))
-        self._unwhiten = np.linalg.inv(C).T        # U = unwhiten @ V
-        self._F = self._unwhiten.T @ self._F
+        self._unwhiten, A = _whitened(scale * H, T, N, nu, rate_limit is not None)
+        self._F = self._unwhiten.T @ (scale * F)
         # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
-        # tolerance is then the same fraction of the prestress at every length scale
-        self._row_unit = np.tile(unit, len(rows))
-        A = np.vstack(rows) @ self._unwhiten / self._row_unit[:, None]
-        self._solver = osqp.OSQP()
-        self._solver.setup(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
-                           A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
-                           u=np.full(A.shape[0], _INFINITY), verbose=False, warm_starting=True,
-                           polishing=False, eps_abs=_EPS, eps_rel=_EPS, max_iter=4000,
-                           alpha=_ALPHA)
+        # tolerance is then the same fraction of the prestress at every length scale (a row
+        # scaling keeps A lower triangular)
+        self._row_unit = np.tile(unit, A.shape[0] // unit.size)
+        A = A / self._row_unit[:, None]
+        self._qp = dict(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
+                        A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
+                        u=np.full(A.shape[0], _INFINITY))
+        self._solver = self._setup()
         self._info = {}
 
     def __repr__(self) -> str:
@@ -194,9 +222,26 @@ class PredictiveController(SampledController):
         """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept)."""
         return np.where(np.abs(bound) >= _INFINITY, bound, bound / self._row_unit)
 
+    def _setup(self):
+        """A new OSQP solver of the QP (factors its KKT matrix)."""
+        solver = require_osqp().OSQP()
+        solver.setup(**self._qp, verbose=False, warm_starting=True, polishing=False,
+                     eps_abs=_EPS, eps_rel=_EPS, max_iter=_MAX_ITER, alpha=_ALPHA,
+                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL)
+        return solver
+
     def initial_state(self) -> np.ndarray:
-        self._solver.warm_start(x=np.zeros(self.horizon * self.strings.size))
-        return np.zeros(self.strings.size)
+        """Zero (no last command); the solver is set up anew, so that a run (a simulation,
+        :func:`tenscontrol.verify`'s linear prediction) does not depend on the runs before it
+        (OSQP keeps its last solution and its adapted step size rho)."""
+        self._solver = self._setup()
+        x0 = np.zeros(self.strings.size)
+        # one update at the operating point: its answer is zero, as is OSQP's cold start (the
+        # solver's state stays the same), and it takes the first calls' costs (allocations,
+        # cold caches: 0.3-0.5 ms on the T-bar) out of the first sample's time
+        self.update(0, 0.0, self.q_ref, np.zeros_like(self.q_ref), x0)
+        self._info = {}
+        return x0
 
     def update(self, k, t, q, qd, xk):
         start = time.process_time()
@@ -205,20 +250,28 @@ class PredictiveController(SampledController):
         self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
         res = self._solver.solve(raise_error=False)
         status = int(res.info.status_val)
-        nu = self.strings.size
-        # the first move's rows are its bounds at the sampled state (no prediction in them):
-        # clipping the QP's answer there removes OSQP's tolerance-sized violations (about
-        # 1e-3 of gamma_min on the ball), so the command meets gamma_min exactly at the sample
-        if status in _SOLVED:
-            u = np.clip(self._unwhiten[:nu] @ res.x, lo[:nu], hi[:nu])
-        else:       # the clipped discrete LQR move
-            u = np.clip(-self.fallback @ z0, lo[:nu], hi[:nu])
+        u = self._first_move(res.x if status in _USABLE else None, z0, lo, hi)
         self._info = {"status": status, "iterations": int(res.info.iter),
                       "solve_time": float(res.info.run_time),
                       "cpu_time": time.process_time() - start}
         return u, u
 
+    def _first_move(self, x, z0, lo, hi):
+        """The first move of OSQP's iterate `x` (the clipped LQR move if None), projected onto
+        its bounds at the sample: the rate limit's box, then the force densities' (which win
+        where the two do not meet)."""
+        nu, N = self.strings.size, self.horizon
+        u = -self.fallback @ z0 if x is None else self._unwhiten[:nu] @ x
+        if self.rate_limit is not None:
+            u = np.clip(u, lo[N * nu:N * nu + nu], hi[N * nu:N * nu + nu])
+        # the first move's rows are its bounds at the sampled state (no prediction in them):
+        # clipping there removes OSQP's tolerance-sized violations (about 1e-3 of gamma_min
+        # on the ball), so the command meets gamma_min exactly at the sample
+        return np.clip(u, lo[:nu], hi[:nu])
+
     def sample_info(self) -> dict:
-        """The last QP's OSQP status (1 solved, 2 solved inaccurate, else failed: the clipped
-        LQR move was used), iterations, OSQP run time [s] and the update's CPU time [s]."""
+        """The last QP's OSQP status (1 solved; 2 solved inaccurate, 7 stopped at the
+        iteration cap: the iterate's first move projected onto its bounds was used; else
+        failed: the clipped LQR move was used), iterations, OSQP run time [s] and the
+        update's CPU time [s]."""
         return dict(self._info)

@@ -60,8 +60,9 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     -------
     PredictiveController
         A :class:`~tenscontrol.SampledController`; its control record's ``sample_info`` has
-        each QP's OSQP ``status`` (1 solved), ``iterations``, ``solve_time`` [s] and the
-        update's ``cpu_time`` [s].
+        each QP's OSQP ``status`` (1 solved, 2 solved inaccurate, 7 stopped at the iteration
+        cap: its iterate's first move projected onto its bounds was used), ``iterations``,
+        ``solve_time`` [s] and the update's ``cpu_time`` [s].
 
     Raises
     ------
