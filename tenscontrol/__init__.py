@@ -36,8 +36,8 @@ from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffn
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
-from tenscontrol.feedback.allocation import (AllocatedController, Allocation, SelfStress,
-                                             allocated, self_stress)
+from tenscontrol.feedback.allocation import (AllocatedController, AllocatedSampled, Allocation,
+                                             SelfStress, allocated, self_stress)
 from tenscontrol.feedback.shape import ShapeTracking
 from tenscontrol.feedback.mpc import PredictiveController
 from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
@@ -76,7 +76,7 @@ __all__ = [
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
-    "AllocatedController", "Allocation", "SelfStress", "allocated", "self_stress",
+    "AllocatedController", "AllocatedSampled", "Allocation", "SelfStress", "allocated", "self_stress",
     "ShapeTracking",
     "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
     "DiscreteKalman", "DiscreteLQG", "SensorMeasurement",

@@ -204,6 +204,8 @@ BUILDERS = {
     # self-stress allocation
     "AllocatedController": lambda c: tc.allocated(_lqr(c).controller, _equilibrium(c).structure,
                                                   gamma_min=1.0),
+    "AllocatedSampled": lambda c: tc.allocated(tc.dlqr(_model(c), 0.01).controller,
+                                               _equilibrium(c).structure, gamma_min=1.0),
     "SelfStress": lambda c: tc.self_stress(_equilibrium(c).structure, gamma_min=1.0),
     "Allocation": lambda c: tc.self_stress(_equilibrium(c).structure, gamma_min=1.0).allocate(
         np.array([0.0, -12.0, 0.0, 0.0]), _equilibrium(c).gamma),

@@ -18,7 +18,7 @@ WITH_SUMMARY = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", 
                 "SampledController", "DiscreteFeedback", "SampledControlRecord",
                 "DiscreteLQRDesign", "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign",
                 "DiscreteLQG", "DiscreteKalman", "Observability", "Placement",
-                "AllocatedController", "SelfStress", "Allocation", "ShapeChange", "ShapePath",
+                "AllocatedController", "AllocatedSampled", "SelfStress", "Allocation", "ShapeChange", "ShapePath",
                 "ShapeChangeReport", "ShapeTracking", "ExtendedKalman",
                 "ExtendedLQG"]
 # built where osqp is installed (tests/public_types.py: OPTIONAL)

@@ -199,6 +199,7 @@ def _figures(name, obj) -> list:
         extra = {"StateFeedback": [f"{np.linalg.norm(getattr(obj, 'K', 0)):.4g}"],
                  "OutputFeedback": ["measured signals"],
                  "AllocatedController": [f"wraps{' ' * 4}", "self-stresses"],
+                 "AllocatedSampled": [f"wraps{' ' * 4}", "self-stresses"],
                  "ShapeTracking": [f"{getattr(obj, 'duration', 0):.4g} s", "path points"]
                  }.get(name, [])
         return [f"commanded strings  {obj.strings.size}: ", "states  "] + extra

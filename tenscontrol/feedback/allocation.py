@@ -38,12 +38,13 @@ import scipy.optimize
 
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import Controller, controller_table
+from tenscontrol.feedback.sampled import SampledController, is_sampled, sampled_table
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import string_densities
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
 from tenscontrol.model.tables import Presentable, titled_table, value_range
 
-__all__ = ["AllocatedController", "Allocation", "SelfStress", "allocated", "equilibrium_matrix",
+__all__ = ["AllocatedController", "AllocatedSampled", "Allocation", "SelfStress", "allocated", "equilibrium_matrix",
            "self_stress"]
 
 #: Singular values of the equilibrium matrix below this fraction of the largest count as zero.
@@ -282,21 +283,9 @@ def _upper_bounds(value, nu: int) -> np.ndarray:
     return a
 
 
-class AllocatedController(Controller):
-    """A controller whose every command is moved along the self-stresses to keep the bounds.
-
-    Built by :func:`allocated`. It commands the same strings, with the same kind and internal
-    states, as the controller it wraps; :meth:`force_densities` returns
-    ``self_stress.allocate(u, base).command`` for the wrapped controller's u, with base the
-    operating-point force densities (``kind="control"``) or the strings' law at q
-    (``kind="passive"``).
-
-    Attributes
-    ----------
-    controller : Controller
-        The wrapped controller (its linear prediction is this one's: ``B S = 0``).
-    self_stress : SelfStress
-    """
+class _Allocating:
+    """What the continuous and the sampled allocated controllers share: the wrapped
+    controller's strings, kind and states, and the base the commands add to."""
 
     def __init__(self, controller, structure, self_stress: SelfStress):
         self.controller = controller
@@ -324,13 +313,15 @@ class AllocatedController(Controller):
         return getattr(self.controller, name)
 
     def __repr__(self) -> str:
-        return (f"AllocatedController(of={type(self.controller).__name__}, kind={self.kind!r}, "
-                f"commanded_strings={self.self_stress.strings.size}, "
+        return (f"{type(self).__name__}(of={type(self.controller).__name__}, "
+                f"kind={self.kind!r}, commanded_strings={self.self_stress.strings.size}, "
                 f"self_stress_dimension={self.self_stress.dimension})")
+
+    _table = staticmethod(controller_table)
 
     def summary(self) -> str:
         """The wrapped controller, the commanded strings and the bounds kept as a table."""
-        return controller_table(
+        return self._table(
             self, ("wraps", type(self.controller).__name__),
             ("self-stresses", f"{self.self_stress.dimension} independent"),
             ("gamma_min", value_range(self.self_stress.gamma_min, "N/m")),
@@ -340,9 +331,6 @@ class AllocatedController(Controller):
     def initial_state(self):
         return self.controller.initial_state()
 
-    def state_derivative(self, t, q, qd, xc):
-        return self.controller.state_derivative(t, q, qd, xc)
-
     def base(self, q) -> np.ndarray:
         """What the command adds to at q (nu,) [N/m]: gamma_ref, or the strings' law."""
         if self.kind == "control":
@@ -351,9 +339,59 @@ class AllocatedController(Controller):
         lengths = np.linalg.norm(N[self._pairs[:, 1]] - N[self._pairs[:, 0]], axis=1)
         return string_densities(*self._law[:2], lengths, self._law[2])
 
+
+class AllocatedController(_Allocating, Controller):
+    """A controller whose every command is moved along the self-stresses to keep the bounds.
+
+    Built by :func:`allocated`. It commands the same strings, with the same kind and internal
+    states, as the controller it wraps; :meth:`force_densities` returns
+    ``self_stress.allocate(u, base).command`` for the wrapped controller's u, with base the
+    operating-point force densities (``kind="control"``) or the strings' law at q
+    (``kind="passive"``).
+
+    Attributes
+    ----------
+    controller : Controller
+        The wrapped controller (its linear prediction is this one's: ``B S = 0``).
+    self_stress : SelfStress
+    """
+
+    def state_derivative(self, t, q, qd, xc):
+        return self.controller.state_derivative(t, q, qd, xc)
+
     def force_densities(self, t, q, qd, xc):
         u = self.controller.force_densities(t, q, qd, xc)
         return self.self_stress.allocate(u, self.base(q)).command
+
+
+class AllocatedSampled(_Allocating, SampledController):
+    """A sampled controller whose every command is moved along the self-stresses to keep the
+    bounds at the sample (built by :func:`allocated` from a
+    :class:`~tenscontrol.SampledController`: a discretized LQR, a ``DiscreteLQG``, your own).
+
+    :meth:`update` returns ``self_stress.allocate(u_k, base(q_k)).command`` for the wrapped
+    controller's u_k and its next state unchanged (an estimator inside it goes on with the
+    command it computed: the allocated one makes the same nodal forces at the operating
+    point). Between samples the held command's strings follow the motion, as any held
+    command's do.
+
+    Attributes
+    ----------
+    controller : SampledController
+        The wrapped controller (its linear prediction is this one's: ``B S = 0``).
+    self_stress : SelfStress
+    """
+
+    period = property(lambda self: self.controller.period)
+    delay = property(lambda self: self.controller.delay)
+    _table = staticmethod(sampled_table)      # with the period and delay
+
+    def update(self, k, t, q, qd, xk):
+        u, x_next = self.controller.update(k, t, q, qd, xk)
+        return self.self_stress.allocate(u, self.base(q)).command, x_next
+
+    def sample_info(self) -> dict:
+        return dict(self.controller.sample_info())
 
 
 def allocated(controller, structure, *, gamma_min=0.0, gamma_max=None,
@@ -362,8 +400,9 @@ def allocated(controller, structure, *, gamma_min=0.0, gamma_max=None,
 
     Parameters
     ----------
-    controller : Controller
-        Any controller (``lqr(...).controller``, ``hinfsyn(...).controller``, your own).
+    controller : Controller or SampledController
+        Any controller (``lqr(...).controller``, ``hinfsyn(...).controller``, a sampled one
+        such as ``dlqr(...).controller`` or ``discrete_lqg(...)``, your own).
     structure : Structure
         The structure it runs on.
     gamma_min : float or array_like, shape (nu,)
@@ -376,18 +415,21 @@ def allocated(controller, structure, *, gamma_min=0.0, gamma_max=None,
 
     Returns
     -------
-    AllocatedController
-        Its commands make the same nodal forces as the controller's (through the bar
+    AllocatedController or AllocatedSampled
+        (the latter for a sampled `controller`). Its commands make the same nodal forces as the controller's (through the bar
         constraints, at q) and keep ``gamma_min <= gamma <= gamma_max`` whenever some
         self-stress combination can; otherwise the largest margin that can be kept.
     """
-    missing = [a for a in ("strings", "gamma_ref", "kind", "force_densities")
+    command = ("update",) if is_sampled(controller) else ("force_densities",)
+    missing = [a for a in ("strings", "gamma_ref", "kind") + command
                if not hasattr(controller, a)]
     if missing:
-        raise TypeError(f"allocated: controller must be a Controller (it lacks "
-                        f"{', '.join(missing)}), got {type(controller).__name__}")
+        raise TypeError(f"allocated: controller must be a Controller or SampledController (it "
+                        f"lacks {', '.join(missing)}), got {type(controller).__name__}")
     if q is None and hasattr(controller, "q_ref"):
         q = controller.q_ref
     stress = self_stress(structure, np.asarray(controller.strings, dtype=np.int64), q,
                          gamma_min=gamma_min, gamma_max=gamma_max)
+    if is_sampled(controller):
+        return AllocatedSampled(controller, structure, stress)
     return AllocatedController(controller, structure, stress)
