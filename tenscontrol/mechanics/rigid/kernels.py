@@ -51,6 +51,7 @@ from numba import njit
 from tenscontrol.mechanics.kernels.arrays import copy_into
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.kernels.cache import INTERNAL as _INTERNAL
 from tenscontrol.mechanics.rigid.correction import correct
 from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
                                                 member_forces, spring_potential, total_energy)
@@ -84,7 +85,9 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     nq = q.shape[0]
     nc = bi.shape[0]
     w = band.shape[1] - 1
-    xi = model.gravity + fext
+    xi = np.empty(nq)
+    for a in range(nq):  # a loop: an array expression compiles a function of its own
+        xi[a] = model.gravity[a] + fext[a]
     power = member_forces(q, qd, model.members, gamma, xi)
     for a in range(nq):
         power += fext[a] * qd[a]
@@ -122,7 +125,7 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     return power, 0
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _mass_solve(F, position, first, x):
     """x (3n,) = W x: M_ff^-1 on the free coordinates, 0 on fixed ones; F from the mass band."""
     z = np.zeros(F.shape[0])
@@ -134,7 +137,7 @@ def _mass_solve(F, position, first, x):
         x[a] = z[position[a]] if position[a] >= 0 else 0.0
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _dependent_rows(q, qd, xi, model, qdd, lam):
     """The accelerations by least squares on S = J W J^T (rcond 1e-12), for dependent bar rows.
 
