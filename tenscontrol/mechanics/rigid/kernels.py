@@ -65,7 +65,7 @@ __all__ = ["FALLBACK_NEEDED", "accelerations_lazily", "correct_lazily", "rhs_laz
 FALLBACK_NEEDED = 2
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, inline="always")
 def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     """Constrained accelerations of the rigid-bar model (Hsu et al. (2021), eqs. (21)-(23)).
 
