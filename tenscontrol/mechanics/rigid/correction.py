@@ -181,6 +181,7 @@ def _band_solve(B, first, rank, rhs):
     return out
 
 
+# inlined into correct, its one caller (one compiled library less; see kernels.accelerations)
 @njit(cache=_CACHE, inline="always")
 def _normal_step(y, E0, with_energy, model, gamma, dx):
     """The minimum-norm step dx (6n+1,) through the normal equations; False if B is singular."""

@@ -32,7 +32,7 @@ caller repeats the call with ``fallback=True`` (the default), the variant that c
 on first use only.
     total_energy(q, qd, model), energies(Y, model)
     member_forces(q, qd, members, gamma, out), elastic_forces(q, members, gamma, out)
-    bar_violations(Y, bars)                bars: a records.RigidBars
+    bar_violations(Y, bars)                bars: a records.RigidBars (numpy: runs once a run)
 
 No kernel forms a (3n, 3n) array: M is held as its node diagonal and one coupling per bar, and
 the accelerations (here) and the correction (:mod:`~tenscontrol.mechanics.rigid.correction`)
@@ -65,6 +65,8 @@ __all__ = ["FALLBACK_NEEDED", "accelerations_lazily", "correct_lazily", "rhs_laz
 FALLBACK_NEEDED = 2
 
 
+# inlined into rhs, its one compiled caller: numba compiles each kernel into a library of
+# its own and optimizes its code again in every caller's, so one level less is one pass less
 @njit(cache=_CACHE, inline="always")
 def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     """Constrained accelerations of the rigid-bar model (Hsu et al. (2021), eqs. (21)-(23)).
@@ -219,20 +221,15 @@ def energies(Y, model):
     return out
 
 
-@njit(cache=_CACHE)
 def bar_violations(Y, bars):
-    """|b| - l for each row of Y = [q, ...] and each bar of `bars` [m], shape (nt, n_bars)."""
-    bars_i, bars_j, lengths = bars
-    out = np.empty((Y.shape[0], bars_i.shape[0]))
-    for t in range(Y.shape[0]):
-        for k in range(bars_i.shape[0]):
-            i3 = 3 * bars_i[k]
-            j3 = 3 * bars_j[k]
-            l2 = 0.0
-            for a in range(3):
-                l2 += (Y[t, j3 + a] - Y[t, i3 + a]) ** 2
-            out[t, k] = np.sqrt(l2) - lengths[k]
-    return out
+    """|b| - l for each row of Y = [q, ...] and each bar of `bars` [m], shape (nt, n_bars).
+
+    numpy, not compiled: it runs once per run, on the output rows, where compiling it would
+    cost more than all its calls (the same arithmetic as the loop it replaced).
+    """
+    i, j, lengths = bars
+    d = [Y[:, 3 * j + a] - Y[:, 3 * i + a] for a in range(3)]
+    return np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - lengths
 
 
 # Called from Python: the variant without the fallbacks first, the one with them only where
