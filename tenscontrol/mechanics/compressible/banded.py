@@ -40,7 +40,7 @@ from numba import njit
 from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.mechanics.kernels.arrays import copy_into, copy_matrix
 from tenscontrol.mechanics.kernels.banded import envelope, ldl_factor, ldl_solve, node_order
-from tenscontrol.mechanics.kernels.cache import CACHE
+from tenscontrol.mechanics.kernels.cache import CACHE, INTERNAL
 from tenscontrol.mechanics.kernels.records import HeldForceDensities
 
 __all__ = ["BANDED_MIN_COORDINATES", "BandPattern", "BandedJacobian", "band_pattern", "rhs",
@@ -135,7 +135,7 @@ def band_pattern(model) -> BandPattern:
                        factor, _envelope_of(M0, perm, first))
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, **INTERNAL)
 def _mass_band(q, model, pat, A):
     """Envelope storage of M(q) on the free coordinates (identity on fixed ones) into A."""
     copy_matrix(A, pat.mass0)
@@ -205,7 +205,7 @@ def rhs(y, fext, model, pat, dy):
     return path
 
 
-@njit(cache=CACHE)
+@njit(cache=CACHE, **INTERNAL)
 def _add_blocks(Sq, Sqd, ii, jj, pat, Bq, Bqd):
     """Add each member's [[D, -D], [-D, D]] to the band Bq, Bqd, skipping fixed rows."""
     pos, free, w = pat.pos, pat.free, pat.width

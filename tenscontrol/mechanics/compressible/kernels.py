@@ -41,6 +41,7 @@ from numba import njit
 from tenscontrol.mechanics.kernels.arrays import copy_into, copy_matrix
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.kernels.cache import INTERNAL as _INTERNAL
 from tenscontrol.mechanics.kernels.records import HeldForceDensities
 from tenscontrol.mechanics.laws import (damper_density, damper_dissipation, elastic_density,
                                         elastic_energy, is_active, material_coefficient)
@@ -52,7 +53,7 @@ from tenscontrol.mechanics.rigid.kernels import spring_potential
 MASS_PIVOT_TOL = 1e-14
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _a_terms(k, l, ba0, bra, bex):
     """a(l), a'(l), a''(l) of bar k [kg, kg/m, kg/m^2]."""
     a = ba0[k]
@@ -67,13 +68,13 @@ def _a_terms(k, l, ba0, bra, bex):
     return a, a1, a2
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _diff(v, i3, j3, out):
     for a in range(3):
         out[a] = v[j3 + a] - v[i3 + a]
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _scatter(out, i3, j3, g):
     """Add +g to node j and -g to node i of `out`."""
     for a in range(3):
@@ -81,7 +82,7 @@ def _scatter(out, i3, j3, g):
         out[i3 + a] -= g[a]
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _add_block(J, i3, j3, D):
     """Add the member pattern [[D, -D], [-D, D]] on nodes (i, j) to J."""
     for r in range(3):
@@ -93,7 +94,7 @@ def _add_block(J, i3, j3, D):
             J[j3 + r, i3 + c] -= d
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _string_forces(q, qd, members, held, gamma, xi):
     """Add string and damper forces to xi, fill gamma; returns the damper power [W]."""
     si, sj, sk, sl0, sc, ssp = members
@@ -127,7 +128,7 @@ def _string_forces(q, qd, members, held, gamma, xi):
     return power
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
     """Add -K_b(psi) q (if with_elastic) and -N_T (docs/theory.md, "Compressible bars") to xi; fill
     psi."""
@@ -195,7 +196,7 @@ def mass_matrix(q, model, M):
         _add_block(M, i3, j3, D)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _factor(M, free):
     """Envelope LDL^T (:func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`) of
     M[free][:, free]: (L, first, ok).
@@ -226,7 +227,7 @@ def _factor(M, free):
     return L, first, ok
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _solve_cols(M, free, L, first, ok, B, D):
     """D = W_c B for a (3n, m) matrix B: solve on the free rows, zero on fixed rows."""
     nf = free.shape[0]
@@ -246,7 +247,7 @@ def _solve_cols(M, free, L, first, ok, B, D):
                 D[free[r], c] = x[r]
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _free_inverse(M, free, ok):
     """W_c (3n, 3n): inverse of M[free][:, free] in the free rows and columns, else zero."""
     nf = free.shape[0]
@@ -262,7 +263,7 @@ def _free_inverse(M, free, ok):
     return Wc
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _times_sparse(Wc, B, D):
     """D = Wc B for symmetric Wc and a sparse B (a few 3x3 blocks per member).
 
@@ -314,7 +315,7 @@ def velocity_terms(q, qd, bars, out):
         out[a] = -out[a]
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _laws(gamma, psi):
     """The held record that holds nothing: every member follows its elastic law."""
     return HeldForceDensities(gamma, psi, False, False)
@@ -338,7 +339,7 @@ def rhs(y, fext, model, dy):
     return 0 if ok else 2
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _string_blocks(q, qd, members, gamma, hold_g, Sq, Sqd, pq, pqd):
     """3x3 blocks d(f_s + f_d)/db, d f_d/dbd of each string (docs/theory.md, "Linearization: force
     densities in, nodal forces as disturbances") into Sq, Sqd
@@ -378,7 +379,7 @@ def _string_blocks(q, qd, members, gamma, hold_g, Sq, Sqd, pq, pqd):
             _scatter(pqd, i3, j3, gsd)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd):
     """Subtract d(N_T + M_a qdd)/db and d N_T/dbd of one bar from Dq, Dqd (qdd held)."""
     u = b / l
@@ -409,7 +410,7 @@ def _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd):
         Dqd[r, r] -= alpha
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _bar_blocks(q, qd, qdd, bars, psi, hold_p, Sq, Sqd):
     """3x3 blocks d(-K_b q - N_T - M_a qdd)/db, d(-N_T)/dbd of each bar (qdd held) into Sq, Sqd
     (n_bars, 3, 3)."""
@@ -454,7 +455,7 @@ def member_blocks(q, qd, qdd, model, held, gamma, psi, Sq, Sqd, Bq, Bqd, pw):
     _bar_blocks(q, qd, qdd, model.bars, psi, held.hold_psi, Bq, Bqd)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _assemble(Sq, Sqd, ii, jj, Jq, Jqd):
     """Add the member blocks Sq, Sqd on nodes (ii, jj) to the dense Jq, Jqd (in member order)."""
     for k in range(ii.shape[0]):

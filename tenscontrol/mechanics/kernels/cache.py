@@ -35,7 +35,14 @@ from numba import njit
 from numba.core import config
 from numba.core.dispatcher import Dispatcher
 
-__all__ = ["CACHE", "cache_folder", "cached_functions", "refresh"]
+__all__ = ["CACHE", "INTERNAL", "cache_folder", "cached_functions", "refresh"]
+
+#: numba options of a kernel that only other kernels call (``@njit(cache=CACHE, **INTERNAL)``):
+#: without the Python entry point and the C callback numba otherwise compiles for every kernel
+#: (their code is compiled, optimized and cached with the kernel, a few hundredths of a second
+#: of CPU each on a cold cache). Calling such a kernel from Python crashes the process: only
+#: private helpers take them.
+INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
 def _probe():

@@ -28,6 +28,7 @@ from numba import njit
 from tenscontrol.mechanics.kernels.arrays import add_into, copy_into
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.kernels.cache import INTERNAL as _INTERNAL
 from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
                                                 spring_potential, spring_rounding, total_energy)
 
@@ -43,7 +44,7 @@ _ROUNDING = 8.0 * np.finfo(np.float64).eps
 _DEPENDENT = 1e-10
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _residuals(y, E0, model):
     """Position (m^2), velocity (m^2/s) and energy (J) residual norms at y."""
     bi, bj, bl = model.bars
@@ -65,7 +66,7 @@ def _residuals(y, E0, model):
     return np.sqrt(rp), np.sqrt(rv), rE
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _bar_vectors(y, model):
     """(b, bd, r): bar vectors (nc, 3), their rates (nc, 3) and the geometric residuals (2 nc,)."""
     bi, bj, bl = model.bars
@@ -87,7 +88,7 @@ def _bar_vectors(y, model):
     return b, bd, r
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _energy_row(y, model, gamma):
     """(dE/dq, dE/dqd) (3n,) each: -(G + elastic forces) and M qd."""
     nq = (y.shape[0] - 1) // 2
@@ -95,10 +96,12 @@ def _energy_row(y, model, gamma):
     elastic_forces(y[:nq], model.members, gamma, f)
     mqd = np.empty(nq)
     mass_times(y[nq:2 * nq], model, mqd)
-    return -f, mqd
+    for c in range(nq):  # loops, not array expressions: each of those compiles a function
+        f[c] = -f[c]
+    return f, mqd
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _normal_matrix(b, bd, model):
     """B = A_g A_g^T in envelope storage (2 nc, w+1), rows of bar k at 2 rank[k] + (0, 1)."""
     rank, first, width, pk, pm, pn, ps = model.normal
@@ -126,7 +129,7 @@ def _normal_matrix(b, bd, model):
     return B
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _geometric_rows_times(b, bd, model, x, out):
     """out (2 nc,) = A_g x, x = [dq (3n), dqd (3n)] on all coordinates (fixed ones masked)."""
     bi, bj, _ = model.bars
@@ -146,7 +149,7 @@ def _geometric_rows_times(b, bd, model, x, out):
         out[nc + k] = v
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _add_geometric_transpose(b, bd, model, y1, dx):
     """dx[:6n] += A_g^T y1 (only the free coordinates receive anything)."""
     bi, bj, _ = model.bars
@@ -162,7 +165,7 @@ def _add_geometric_transpose(b, bd, model, y1, dx):
                     dx[nq + c] += sign * b[k, a] * y1[nc + k]
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _band_solve(B, first, rank, rhs):
     """B^-1 rhs for rhs in bar order (2 nc,: position rows, then velocity rows)."""
     nc = rank.shape[0]
@@ -178,7 +181,8 @@ def _band_solve(B, first, rank, rhs):
     return out
 
 
-@njit(cache=_CACHE)
+# inlined into correct, its one caller (one compiled library less; see kernels.accelerations)
+@njit(cache=_CACHE, inline="always")
 def _normal_step(y, E0, with_energy, model, gamma, dx):
     """The minimum-norm step dx (6n+1,) through the normal equations; False if B is singular."""
     nq = (y.shape[0] - 1) // 2
@@ -189,7 +193,8 @@ def _normal_step(y, E0, with_energy, model, gamma, dx):
     if ldl_factor(B, first, np.zeros(B.shape[0], dtype=np.bool_), _DEPENDENT) >= 0:
         return False
     y1 = _band_solve(B, first, rank, r)
-    dx[:] = 0.0
+    for c in range(dx.shape[0]):
+        dx[c] = 0.0
     if with_energy:
         eq, eqd = _energy_row(y, model, gamma)
         a = np.zeros(2 * nq + 1)
@@ -203,13 +208,15 @@ def _normal_step(y, E0, with_energy, model, gamma, dx):
         v = _band_solve(B, first, rank, ca)
         rE = E0 + y[2 * nq] - total_energy(y[:nq], y[nq:2 * nq], model)
         y2 = (rE - ca @ y1) / (a @ a - ca @ v)
-        y1 -= y2 * v
-        dx += y2 * a
+        for k in range(y1.shape[0]):  # loops: an array expression compiles a function
+            y1[k] -= y2 * v[k]
+        for c in range(dx.shape[0]):
+            dx[c] += y2 * a[c]
     _add_geometric_transpose(b, bd, model, y1, dx)
     return True
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _min_norm_solve(A, r):
     """Minimum-norm least-squares solution of A x = r (SVD-based, rcond 1e-12).
 
@@ -231,7 +238,7 @@ def _min_norm_solve(A, r):
     return x
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _svd_step(y, E0, with_energy, model, gamma, dx):
     """The minimum-norm step dx (6n+1,) by SVD least squares on the dense A (dependent rows)."""
     nq = (y.shape[0] - 1) // 2
@@ -262,7 +269,7 @@ def _svd_step(y, E0, with_energy, model, gamma, dx):
     copy_into(dx, _min_norm_solve(A, r))
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _energy_floor(y, E0, model):
     """8 eps times the energy content at y: |E0| + |w| + T + sum |G_a q_a| + V_s [J]."""
     nq = (y.shape[0] - 1) // 2

@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.kernels.cache import INTERNAL as _INTERNAL
 from tenscontrol.mechanics.laws import (damper_density, damper_dissipation, elastic_density,
                                         is_active, string_energy)
 
@@ -33,7 +34,7 @@ def elastic_forces(q, members, gamma, out):
     _member_forces(q, q, si, sj, sk, sl0, np.zeros_like(sl0), ssp, gamma, out)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
     """:func:`member_forces` on the unpacked member arrays."""
     power = 0.0

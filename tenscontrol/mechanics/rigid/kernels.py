@@ -32,7 +32,7 @@ caller repeats the call with ``fallback=True`` (the default), the variant that c
 on first use only.
     total_energy(q, qd, model), energies(Y, model)
     member_forces(q, qd, members, gamma, out), elastic_forces(q, members, gamma, out)
-    bar_violations(Y, bars)                bars: a records.RigidBars
+    bar_violations(Y, bars)                bars: a records.RigidBars (numpy: runs once a run)
 
 No kernel forms a (3n, 3n) array: M is held as its node diagonal and one coupling per bar, and
 the accelerations (here) and the correction (:mod:`~tenscontrol.mechanics.rigid.correction`)
@@ -51,6 +51,7 @@ from numba import njit
 from tenscontrol.mechanics.kernels.arrays import copy_into
 from tenscontrol.mechanics.kernels.banded import ldl_factor, ldl_solve
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
+from tenscontrol.mechanics.kernels.cache import INTERNAL as _INTERNAL
 from tenscontrol.mechanics.rigid.correction import correct
 from tenscontrol.mechanics.rigid.forces import (elastic_forces, kinetic_energy, mass_times,
                                                 member_forces, spring_potential, total_energy)
@@ -64,7 +65,9 @@ __all__ = ["FALLBACK_NEEDED", "accelerations_lazily", "correct_lazily", "rhs_laz
 FALLBACK_NEEDED = 2
 
 
-@njit(cache=_CACHE)
+# inlined into rhs, its one compiled caller: numba compiles each kernel into a library of
+# its own and optimizes its code again in every caller's, so one level less is one pass less
+@njit(cache=_CACHE, inline="always")
 def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     """Constrained accelerations of the rigid-bar model (Hsu et al. (2021), eqs. (21)-(23)).
 
@@ -84,7 +87,9 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     nq = q.shape[0]
     nc = bi.shape[0]
     w = band.shape[1] - 1
-    xi = model.gravity + fext
+    xi = np.empty(nq)
+    for a in range(nq):  # a loop: an array expression compiles a function of its own
+        xi[a] = model.gravity[a] + fext[a]
     power = member_forces(q, qd, model.members, gamma, xi)
     for a in range(nq):
         power += fext[a] * qd[a]
@@ -122,7 +127,7 @@ def accelerations(q, qd, fext, model, qdd, lam, gamma, fallback=True):
     return power, 0
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _mass_solve(F, position, first, x):
     """x (3n,) = W x: M_ff^-1 on the free coordinates, 0 on fixed ones; F from the mass band."""
     z = np.zeros(F.shape[0])
@@ -134,7 +139,7 @@ def _mass_solve(F, position, first, x):
         x[a] = z[position[a]] if position[a] >= 0 else 0.0
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, **_INTERNAL)
 def _dependent_rows(q, qd, xi, model, qdd, lam):
     """The accelerations by least squares on S = J W J^T (rcond 1e-12), for dependent bar rows.
 
@@ -216,20 +221,15 @@ def energies(Y, model):
     return out
 
 
-@njit(cache=_CACHE)
 def bar_violations(Y, bars):
-    """|b| - l for each row of Y = [q, ...] and each bar of `bars` [m], shape (nt, n_bars)."""
-    bars_i, bars_j, lengths = bars
-    out = np.empty((Y.shape[0], bars_i.shape[0]))
-    for t in range(Y.shape[0]):
-        for k in range(bars_i.shape[0]):
-            i3 = 3 * bars_i[k]
-            j3 = 3 * bars_j[k]
-            l2 = 0.0
-            for a in range(3):
-                l2 += (Y[t, j3 + a] - Y[t, i3 + a]) ** 2
-            out[t, k] = np.sqrt(l2) - lengths[k]
-    return out
+    """|b| - l for each row of Y = [q, ...] and each bar of `bars` [m], shape (nt, n_bars).
+
+    numpy, not compiled: it runs once per run, on the output rows, where compiling it would
+    cost more than all its calls (the same arithmetic as the loop it replaced).
+    """
+    i, j, lengths = bars
+    d = [Y[:, 3 * j + a] - Y[:, 3 * i + a] for a in range(3)]
+    return np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) - lengths
 
 
 # Called from Python: the variant without the fallbacks first, the one with them only where
