@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.integrate import radau
+from tenscontrol.integrate import chunked, radau
 from tenscontrol.mechanics.compressible import banded as CB
+from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.mechanics.compressible import model as CM
 from tenscontrol.simulation import compressible_loop, rigid_loop
 
@@ -104,6 +105,62 @@ def test_singular_mass_is_counted_and_warned(unchecked_mass, linear_algebra):
         assert st.dense_jacobians == st.jacobian_evaluations > 0
     warned = [m for m in messages if "singular mass matrix" in m]
     assert len(warned) == 1 and f"simulate: {st.singular_mass_solves} " in warned[0]
+
+
+def test_the_compiled_loop_redoes_a_singular_attempt_as_the_python_loop_runs_it(
+        unchecked_mass, monkeypatch):
+    # the compiled loop starts in its variant without the pseudo-inverse, returns FALLBACK at
+    # the first attempt (its Jacobian meets the singular mass) and redoes it in the other one
+    runs, statuses = [], []
+    real = compressible_loop.advance
+
+    def advance(*args):
+        statuses.append(real(*args))
+        return statuses[-1]
+
+    monkeypatch.setattr(compressible_loop, "advance", advance)
+    for compiled in (True, False):
+        monkeypatch.setattr(compressible_loop, "ENABLED", compiled)
+        runs.append(tc.simulate(_hanging_bar(), 0.01, bars="compressible", kinetic="paper"))
+    assert statuses[0] == compressible_loop.FALLBACK
+    a, b = runs
+    assert a.stats.singular_mass_solves > 0
+    for name in ("t", "nodes", "velocities", "work", "energy"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert dataclasses.replace(a.stats, wall_time=0.0) == dataclasses.replace(b.stats,
+                                                                                wall_time=0.0)
+
+
+def test_an_attempt_returned_from_its_stages_is_redone_the_same(unchecked_mass, monkeypatch):
+    # J at hand before the first attempt: the stage derivatives meet the singular mass, and
+    # the attempt redone from the state the loop returned equals the one run with the
+    # pseudo-inverse from the start
+    real, results = compressible_loop.advance, []
+
+    def advance(model, times, values, settings, work, y, limit, t_eval, T, Y, clock, counts,
+                fallback):
+        if not results:
+            CK.jacobian(y, values[0], model, work[13])
+            counts[chunked.NEED_JAC], counts[chunked.JAC_CURRENT] = 0, 1
+            state = (*work, y, T, Y, clock, counts)
+            copies = [a.copy(order="K") for a in state]   # E1, E2 stay Fortran-ordered
+            results.append(real(model, times, values, settings, work, y, limit, t_eval, T, Y,
+                                clock, counts, None))
+            results.append(real(model, times, values, settings, work, y, limit, t_eval, T, Y,
+                                clock, counts, True))
+            w, rest = tuple(copies[:len(work)]), copies[len(work):]
+            results.append(real(model, times, values, settings, w, rest[0], limit, t_eval,
+                                *rest[1:], True))
+            for got, want in zip(state, copies):
+                np.testing.assert_array_equal(got, want)
+            return results[1]
+        return real(model, times, values, settings, work, y, limit, t_eval, T, Y, clock,
+                    counts, fallback)
+
+    monkeypatch.setattr(compressible_loop, "advance", advance)
+    tr = tc.simulate(_hanging_bar(), 0.01, bars="compressible", kinetic="paper")
+    assert results[0] == compressible_loop.FALLBACK and results[1] == results[2]
+    assert tr.stats.singular_mass_solves > 0
 
 
 def test_accelerations_warn_of_a_singular_mass(unchecked_mass):

@@ -34,6 +34,7 @@ from tenscontrol.integrate.radau_kernel import (
     ALPHA, BETA, C, GAMMA, GOING, OK, THETA_JAC, dense_state, error_estimate, factor, finish,
     newton_iteration, newton_start, newton_test, next_step, quotient)
 from tenscontrol.mechanics.compressible import kernels as CK
+from tenscontrol.mechanics.kernels.arrays import copy_into, copy_matrix
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.model.loads import PiecewiseConstantLoads
 from tenscontrol.simulation.models import CompressibleRun
@@ -45,6 +46,10 @@ __all__ = ["CompressibleLoop", "ENABLED", "advance", "applies"]
 #: and benchmarks that compare the two).
 ENABLED = True
 _C1, _C2 = float(C[0]), float(C[1])
+#: What advance returns when an attempt meets a singular mass matrix in the variant compiled
+#: without its pseudo-inverse (``fallback`` None): every array is as at the attempt's start,
+#: and the caller runs the same attempt again with ``fallback=True``.
+FALLBACK = 7
 _EPS = float(np.finfo(float).eps)
 
 
@@ -66,15 +71,17 @@ def _load(times, values, t):
 
 
 @njit(cache=CACHE, inline="always")
-def _factors(t, h, y, model, times, values, work, clock, counts):
-    """Radau5.stages' start: J and the LU factors when due; False if J is not finite."""
+def _factors(t, h, y, model, times, values, work, clock, counts, fallback):
+    """Radau5.stages' start: J and the LU factors when due; returns OK, NONFINITE_JACOBIAN or
+    FALLBACK (before anything changed)."""
     E1, E2, piv1, piv2, J = work[9:14]
     if counts[NEED_JAC] != 0:
-        CK.jacobian(y, _load(times, values, t), model, J)
+        if CK.jacobian(y, _load(times, values, t), model, J, fallback) == CK.FALLBACK_NEEDED:
+            return FALLBACK
         counts[JACOBIANS] += 1
         if not np.all(np.isfinite(J)):
             clock[FAIL_TIME] = t
-            return False
+            return NONFINITE_JACOBIAN
         counts[NEED_JAC], counts[JAC_CURRENT], clock[H_LU] = 0, 1, 0.0
     if h != clock[H_LU]:
         fac1, fac2 = GAMMA / h, complex(ALPHA / h, BETA / h)
@@ -82,15 +89,16 @@ def _factors(t, h, y, model, times, values, work, clock, counts):
         counts[LU] += 1
         factor(J, fac1, fac2, E1, E2, piv1, piv2)
         clock[H_LU] = h
-    return True
+    return OK
 
 
 @njit(cache=CACHE, inline="always")
-def _solve(t, h, y, model, times, values, settings, work, clock, counts):
+def _solve(t, h, y, model, times, values, settings, work, clock, counts, fallback):
     """Radau5.newton and Radau5.error: the simplified Newton iterations from the started
     stages, then the scaled norm of the filtered error estimate (filtered twice on a first
     step or a retry when the first estimate fails); returns (status, step factor,
-    iterations, error).
+    iterations, error), status FALLBACK (clock and counts put back) if a derivative needs
+    the pseudo-inverse that this variant was compiled without.
 
     Every derivative is evaluated at one call site (the stages, the f at the step's start
     that _successor left pending, the second filtering's), so that the derivative's code is
@@ -107,11 +115,18 @@ def _solve(t, h, y, model, times, values, settings, work, clock, counts):
     # rows to evaluate: 0-2 the stages, 3 f(t, y), 4 f(t, y + err)
     lo, hi = 0, (4 if counts[F_PENDING] != 0 else 3)
     newt, status, fac, e = 0, GOING, 1.0, 0.0
+    # what the attempt changes before its last derivative, put back for a FALLBACK
+    rhs0, pending0, slow0, faccon0 = counts[RHS], counts[F_PENDING], counts[SLOW], clock[FACCON]
     while True:
         for k in range(lo, hi):
             point = Ys[k] if k < 3 else (y if k == 3 else y_work)
             out = F[k] if k < 3 else (f if k == 3 else f_work)
-            if CK.rhs(point, _load(times, values, stage_times[k]), model, out) != 0:
+            code = CK.rhs(point, _load(times, values, stage_times[k]), model, out, fallback)
+            if code == CK.FALLBACK_NEEDED:
+                counts[RHS], counts[F_PENDING], counts[SLOW] = rhs0, pending0, slow0
+                clock[FACCON] = faccon0
+                return FALLBACK, 1.0, 0, 0.0
+            if code != 0:
                 counts[SINGULAR] += 1
         counts[F_PENDING] = 0
         if lo == 4:  # the second filtering
@@ -147,7 +162,7 @@ def _record(t0, h, y0, y1, Q, t_eval, T_out, Y_out, clock, counts):
     n = counts[N_OUT]
     if t_eval.shape[0] == 0:
         T_out[n] = t1
-        Y_out[n, :] = y1
+        copy_into(Y_out[n], y1)
         counts[N_OUT] = n + 1
     else:
         k0 = counts[NEXT_EVAL]
@@ -179,17 +194,19 @@ def _successor(t, y, model, times, values, settings, work, clock, counts):
 
 @njit(cache=CACHE)
 def advance(model, times, values, settings, work, y, limit, t_eval, T_out, Y_out, clock,
-            counts):
+            counts, fallback):
     """Radau IIA steps of the compressible-bar run from (clock[T], y) until t_final or
     `limit` attempts, as Radau5 with CompressibleRun and Recorder; returns a status
     (:mod:`tenscontrol.integrate.chunked`: DONE, CHUNK, FULL, STEP_SIZE, NONFINITE,
-    NONFINITE_JACOBIAN).
+    NONFINITE_JACOBIAN, FALLBACK).
 
     The loads are values[k] (n_loads, 3n) [N] after the k-th of the switching times `times`
     [s]; `settings` = (rtol, newton_tol, max_newton_iterations, t_final, max_step, keep-h
     window low, high); `work` is the tuple of CompressibleLoop.work. Writes in place: y, the
     work arrays, clock and counts (the indices of chunked), the output rows T_out (cap,),
-    Y_out (cap, n).
+    Y_out (cap, n). With `fallback` None the variant leaves out the mass matrix's
+    pseudo-inverse (compiled on first use): an attempt that needs it returns FALLBACK as at
+    its start.
     """
     nit = int(settings[2])
     t_final = settings[3]
@@ -206,12 +223,15 @@ def advance(model, times, values, settings, work, y, limit, t_eval, T_out, Y_out
                 return CHUNK
             if not (h >= 16 * np.spacing(max(abs(t), abs(t_final))) or counts[LAST] != 0):
                 return STEP_SIZE
-            if not _factors(t, h, y, model, times, values, work, clock, counts):
-                return NONFINITE_JACOBIAN
+            status = _factors(t, h, y, model, times, values, work, clock, counts, fallback)
+            if status != OK:
+                return status
             ratio = h / clock[H_OLD] if clock[H_OLD] != 0.0 else 0.0
             newton_start(y, Q, ratio, work[14], settings[0], Z, work[3], work[4], work[6])
             status, fac, newt, err = _solve(t, h, y, model, times, values, settings, work,
-                                            clock, counts)
+                                            clock, counts, fallback)
+            if status == FALLBACK:
+                return FALLBACK
             if status == OK:
                 quot = quotient(h, err, newt, nit, work[19])
                 if err < 1.0:
@@ -229,8 +249,8 @@ def advance(model, times, values, settings, work, y, limit, t_eval, T_out, Y_out
             return NONFINITE
         _record(t, h, y, y_new, Q_new, t_eval, T_out, Y_out, clock, counts)
         t = t_final if counts[LAST] != 0 else t + h
-        y[:] = y_new
-        Q[:, :] = Q_new
+        copy_into(y, y_new)  # loops: a[:] = b compiles numba's shape-error message
+        copy_matrix(Q, Q_new)
         clock[T], clock[H_OLD], clock[QUOT] = t, h, quot
         counts[AFTER_ACCEPT] = 1
         counts[ACCEPTED] += 1
@@ -263,6 +283,9 @@ class CompressibleLoop(ChunkedRadau5):
             self.times = np.zeros(0)
             self.values = np.asarray(np.zeros(nq) if loads is None else loads,
                                      dtype=float).reshape(1, nq)
+        # None until an attempt meets a singular mass matrix: the loop compiled without its
+        # pseudo-inverse (see advance)
+        self.fallback = None
         self.settings = np.array([self.rtol, self.fnewt, self.nit, self.t_final, self.max_step,
                                   *self.keep])
         # the Recorder's counts and time reached are views of the loop's own state
@@ -271,6 +294,8 @@ class CompressibleLoop(ChunkedRadau5):
 
     def _start(self):
         super()._start()  # the work arrays of ChunkedRadau5, then the loop's tuple of them
+        # the loop counts on from the singular solves of the first step's Python derivatives
+        self.counts[SINGULAR] = self.run.counts["singular_mass_solves"]
         self.work = (self.f, self.Q, self.Z, self.W, self.Y, self.F, self.scale, self.r1,
                      self.r2, self.E1, self.E2, self.piv1, self.piv2, self.J, self.atol,
                      self.err, self.y_work, self.f_work, self.rates, self.gus, np.empty(5))
@@ -280,7 +305,10 @@ class CompressibleLoop(ChunkedRadau5):
         while True:
             status = advance(self.run.kernel, self.times, self.values, self.settings,
                              self.work, self.y, limit, out.t_eval, out.T, out.Y, self.clock,
-                             self.counts)
+                             self.counts, self.fallback)
+            if status == FALLBACK:  # the same attempt again, in the variant with fallbacks
+                self.fallback = True
+                continue
             singular = int(self.counts[SINGULAR])
             if singular:
                 self.run.counts["singular_mass_solves"] = singular

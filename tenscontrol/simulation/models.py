@@ -185,7 +185,7 @@ class CompressibleRun(Run):
             self.pattern = pattern = CB.band_pattern(self.model)
             self.kernel_rhs = lambda y, f, kernel, dy: CB.rhs(y, f, kernel, pattern, dy)
 
-    kernel_rhs = staticmethod(CK.rhs)
+    kernel_rhs = staticmethod(CK.rhs_lazily)
 
     def start(self, y0, fext, loop):
         self.fext = fext
@@ -207,11 +207,11 @@ class CompressibleRun(Run):
             self.counts["dense_jacobians"] += 1
         if self.loop is None:
             J = np.empty((nb, nb))
-            CK.jacobian(y, f, self.kernel, J)
+            CK.jacobian_lazily(y, f, self.kernel, J)
             return J
         J = np.zeros((y.size, y.size))
         Jp = np.empty((nb, nb))
-        CK.jacobian(np.ascontiguousarray(y[:nb]), f, self.kernel, Jp)
+        CK.jacobian_lazily(np.ascontiguousarray(y[:nb]), f, self.kernel, Jp)
         J[:nb, :nb] = Jp
         return J + self._coupling(t, y, f)
 

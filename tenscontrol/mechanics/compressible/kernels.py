@@ -14,13 +14,14 @@ W, gravity G, free, mass_is_constant, bars, members); the loops unpack the leaf 
 :class:`~tenscontrol.mechanics.kernels.records.Members` (si, sj, sk, sl0, sc, ssp) into the theory's
 symbols::
 
-    rhs(y, fext, model, dy)        dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
-    jacobian(y, fext, model, J)    J (6n+1, 6n+1) = d(dy)/dy, fext held constant, w column 0
-    energies(Y, model)             Etot of each row of Y (nt, >= 6n) -> (nt,) [J]
+    rhs(y, fext, model, dy[, fallback])      dy (6n+1,) = [qd, qdd, (f_ext + f_d) . qd]
+    jacobian(y, fext, model, J[, fallback])  J (6n+1, 6n+1) = d(dy)/dy, fext held constant,
+                                             w column 0
+    energies(Y, model)                       Etot of each row of Y (nt, >= 6n) -> (nt,) [J]
 
 Lower-level kernels used by :mod:`tenscontrol.mechanics.compressible.model`:
-``accelerations(q, qd, fext, model, held, qdd, gamma, psi)`` and
-``derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw)``, where ``held`` is a
+``accelerations(q, qd, fext, model, held, qdd, gamma, psi[, fallback])`` and
+``derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw[, fallback])``, where ``held`` is a
 :class:`~tenscontrol.mechanics.kernels.records.HeldForceDensities` (held gamma/psi: the control model),
 ``mass_matrix(q, model, M)`` and ``total_energy(q, qd, model)``; for
 :mod:`~tenscontrol.mechanics.compressible.banded`, ``forces``, ``member_blocks`` (the Jacobian's
@@ -51,6 +52,11 @@ from tenscontrol.mechanics.rigid.kernels import spring_potential
 #: :func:`~tenscontrol.mechanics.kernels.banded.ldl_factor`), dense and band paths alike: a
 #: smaller pivot marks M singular on the free coordinates.
 MASS_PIVOT_TOL = 1e-14
+#: What :func:`rhs` and :func:`jacobian` return, with ``fallback=None``, where the mass matrix
+#: is singular (the output unfinished): numba prunes the pseudo-inverse (np.linalg.inv and
+#: pinv, about 2 s of compile) from that variant, and the caller repeats the call with
+#: ``fallback=True`` (the default), the variant that compiles it, on first use only.
+FALLBACK_NEEDED = 3
 
 
 @njit(cache=_CACHE, **_INTERNAL)
@@ -228,10 +234,13 @@ def _factor(M, free):
 
 
 @njit(cache=_CACHE, **_INTERNAL)
-def _solve_cols(M, free, L, first, ok, B, D):
-    """D = W_c B for a (3n, m) matrix B: solve on the free rows, zero on fixed rows."""
+def _solve_cols(M, free, L, first, ok, B, D, fallback):
+    """D = W_c B for a (3n, m) matrix B: solve on the free rows, zero on fixed rows (D
+    unfinished if M is singular and `fallback` is None)."""
     nf = free.shape[0]
     if not ok:  # singular mass during motion ("paper" mode): rank-safe pseudo-inverse
+        if fallback is None:  # numba prunes the pseudo-inverse from this variant
+            return
         _times_sparse(_free_inverse(M, free, ok), B, D)
         return
     D[:, :] = 0.0
@@ -281,13 +290,14 @@ def _times_sparse(Wc, B, D):
 
 
 @njit(cache=_CACHE)
-def accelerations(q, qd, fext, model, held, qdd, gamma, psi):
+def accelerations(q, qd, fext, model, held, qdd, gamma, psi, fallback=True):
     """qdd = W_c xi_c (docs/theory.md, "Compressible bars"), gamma and psi; returns (wdot [W],
     mass_ok).
 
     With ``held.hold_gamma`` (``held.hold_psi``) the members take the force densities
     ``held.gamma`` (``held.psi``) instead of their elastic laws; a held gamma applies to slack
-    strings too.
+    strings too. With `fallback` None a singular mass matrix leaves qdd unfinished (mass_ok
+    False; see :data:`FALLBACK_NEEDED`).
     """
     free = model.free
     nq = q.shape[0]
@@ -299,7 +309,7 @@ def accelerations(q, qd, fext, model, held, qdd, gamma, psi):
     M = np.empty((nq, nq))
     mass_matrix(q, model, M)
     L, first, ok = _factor(M, free)
-    _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1))
+    _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1), fallback)
     return power, ok
 
 
@@ -322,17 +332,21 @@ def _laws(gamma, psi):
 
 
 @njit(cache=_CACHE)
-def rhs(y, fext, model, dy):
+def rhs(y, fext, model, dy, fallback=True):
     """State derivative dy = [qd; qdd; wdot] of y = [q; qd; w] (members follow their laws);
     returns 2 when the mass matrix was singular (its pseudo-inverse was used), else 0 (the
-    codes of :func:`tenscontrol.mechanics.compressible.banded.rhs`)."""
+    codes of :func:`tenscontrol.mechanics.compressible.banded.rhs`), or
+    :data:`FALLBACK_NEEDED` (dy unfinished) when it was singular and `fallback` is None."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
     qdd = np.empty(nq)
     gamma = np.empty(model.members.i.shape[0])
     psi = np.empty(model.bars.i.shape[0])
-    power, ok = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi)
+    power, ok = accelerations(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi, fallback)
+    if not ok:
+        if fallback is None:
+            return FALLBACK_NEEDED
     copy_into(dy[:nq], qd)
     copy_into(dy[nq:2 * nq], qdd)
     dy[2 * nq] = power
@@ -464,13 +478,14 @@ def _assemble(Sq, Sqd, ii, jj, Jq, Jqd):
 
 
 @njit(cache=_CACHE)
-def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
+def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw, fallback=True):
     """qdd and its partial derivatives D = [d qdd/dq, d qdd/dqd] (3n, 6n) (docs/theory.md,
     "Linearization: force densities in, nodal forces as disturbances").
 
     d qdd/dq = W_c (d xi_c/dq - d(M_qdd(q) qdd)/dq |qdd), d qdd/dqd = W_c d xi_c/dqd, with the
     members' laws or the held values as in :func:`accelerations`. Also fills
-    pw (6n,) = d wdot / d[q, qd] (f_ext held). Returns wdot [W].
+    pw (6n,) = d wdot / d[q, qd] (f_ext held). Returns (wdot [W], mass_ok); with `fallback`
+    None a singular mass matrix leaves qdd, D and pw unfinished (see :data:`FALLBACK_NEEDED`).
     """
     W, free = model.inverse_mass, model.free
     nq = q.shape[0]
@@ -486,7 +501,10 @@ def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
         M = np.empty((nq, nq))
         mass_matrix(q, model, M)
         L, first, ok = _factor(M, free)
-        _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1))
+        _solve_cols(M, free, L, first, ok, xi.reshape(nq, 1), qdd.reshape(nq, 1), fallback)
+        if not ok:
+            if fallback is None:
+                return power, ok
     ns, nb = model.members.i.shape[0], model.bars.i.shape[0]
     Sq, Sqd = np.empty((ns, 3, 3)), np.empty((ns, 3, 3))
     Bq, Bqd = np.empty((nb, 3, 3)), np.empty((nb, 3, 3))
@@ -499,13 +517,15 @@ def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw):
     if model.mass_is_constant:
         _times_sparse(W, B, D)
     else:
-        _solve_cols(M, free, L, first, ok, B, D)
-    return power
+        _solve_cols(M, free, L, first, ok, B, D, fallback)
+    return power, ok
 
 
 @njit(cache=_CACHE)
-def jacobian(y, fext, model, J):
-    """Dense Jacobian J = d(dy)/dy (6n+1, 6n+1) of :func:`rhs`; fext held, w column zero."""
+def jacobian(y, fext, model, J, fallback=True):
+    """Dense Jacobian J = d(dy)/dy (6n+1, 6n+1) of :func:`rhs`; fext held, w column zero.
+    Returns 0, or :data:`FALLBACK_NEEDED` (J unfinished) where the mass matrix is singular and
+    `fallback` is None."""
     nq = (y.shape[0] - 1) // 2
     q = y[:nq]
     qd = y[nq:2 * nq]
@@ -514,12 +534,16 @@ def jacobian(y, fext, model, J):
     psi = np.empty(model.bars.i.shape[0])
     D = np.empty((nq, 2 * nq))
     pw = np.empty(2 * nq)
-    derivatives(q, qd, fext, model, _laws(gamma, psi), qdd, gamma, psi, D, pw)
+    held = _laws(gamma, psi)
+    if not derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw, fallback)[1]:
+        if fallback is None:
+            return FALLBACK_NEEDED
     J[:, :] = 0.0
     for a in range(nq):
         J[a, nq + a] = 1.0
     copy_matrix(J[nq:2 * nq, :2 * nq], D)
     copy_into(J[2 * nq, :2 * nq], pw)
+    return 0
 
 
 @njit(cache=_CACHE)
@@ -558,3 +582,18 @@ def energies(Y, model):
     for t in range(Y.shape[0]):
         out[t] = total_energy(Y[t, :nq], Y[t, nq:2 * nq], model)
     return out
+
+
+# Called from Python: the variant without the pseudo-inverse first, the one with it only where
+# the mass matrix is singular (so that numba compiles it on first use only).
+
+def rhs_lazily(y, fext, model, dy) -> int:
+    """:func:`rhs` (the same return), compiling the pseudo-inverse on first use only."""
+    code = rhs(y, fext, model, dy, None)
+    return rhs(y, fext, model, dy) if code == FALLBACK_NEEDED else code
+
+
+def jacobian_lazily(y, fext, model, J) -> None:
+    """:func:`jacobian`, compiling the pseudo-inverse on first use only."""
+    if jacobian(y, fext, model, J, None) == FALLBACK_NEEDED:
+        jacobian(y, fext, model, J)
