@@ -166,7 +166,10 @@ def _bar_forces(q, qd, bars, held, psi, xi, with_elastic):
         _scatter(xi, i3, j3, g)
 
 
-@njit(cache=_CACHE)
+# forces, mass_matrix and member_blocks, as accelerations and derivatives below, are inlined
+# into their compiled callers: numba compiles each kernel into a library of its own and
+# optimizes its code again in every caller's, so one level less is one pass less
+@njit(cache=_CACHE, inline="always")
 def forces(q, qd, fext, model, held, gamma, psi, xi):
     """xi_c = G + f_ext + f_s + f_d - K_b(psi) q - N_T (docs/theory.md, "Compressible bars");
     returns wdot [W]."""
@@ -180,7 +183,7 @@ def forces(q, qd, fext, model, held, gamma, psi, xi):
     return power
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, inline="always")
 def mass_matrix(q, model, M):
     """M_qdd(q) = M0 + sum a(l) (H - H q q^T H / l^2) (docs/theory.md, "Compressible bars"),
     written to M."""
@@ -289,7 +292,8 @@ def _times_sparse(Wc, B, D):
     copy_matrix(D, DT.T)
 
 
-@njit(cache=_CACHE)
+# inlined into rhs (and the band path's rhs, where M(q) is singular)
+@njit(cache=_CACHE, inline="always")
 def accelerations(q, qd, fext, model, held, qdd, gamma, psi, fallback=True):
     """qdd = W_c xi_c (docs/theory.md, "Compressible bars"), gamma and psi; returns (wdot [W],
     mass_ok).
@@ -453,7 +457,7 @@ def _bar_blocks(q, qd, qdd, bars, psi, hold_p, Sq, Sqd):
             _inertia_jac(b, bd, bdd, l, a0, a1, a2, Dq, Dqd)
 
 
-@njit(cache=_CACHE)
+@njit(cache=_CACHE, inline="always")
 def member_blocks(q, qd, qdd, model, held, gamma, psi, Sq, Sqd, Bq, Bqd, pw):
     """Per-member 3x3 blocks of d xi_c/d[q, qd] (qdd held) and pw (6n,) = d wdot/d[q, qd]
     without its load term (the caller adds f_ext to pw[3n:]).
@@ -477,7 +481,8 @@ def _assemble(Sq, Sqd, ii, jj, Jq, Jqd):
         _add_block(Jqd, 3 * ii[k], 3 * jj[k], Sqd[k])
 
 
-@njit(cache=_CACHE)
+# inlined into jacobian, its one compiled caller (as accelerations into rhs)
+@njit(cache=_CACHE, inline="always")
 def derivatives(q, qd, fext, model, held, qdd, gamma, psi, D, pw, fallback=True):
     """qdd and its partial derivatives D = [d qdd/dq, d qdd/dqd] (3n, 6n) (docs/theory.md,
     "Linearization: force densities in, nodal forces as disturbances").
