@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import tenscontrol as tc
@@ -110,8 +110,19 @@ def test_valid_structures_build_and_round_trip_through_a_file(d):
     np.testing.assert_array_equal(again.nodes, s.nodes)
 
 
+def _all_fixed(strings):
+    """Two fixed nodes and no mass at all (found by hypothesis: the scales divided by the
+    zero total mass)."""
+    return {"format": "tenscontrol.structure/1", "name": "", "gravity": [0.0, 0.0, 0.0],
+            "nodes": [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+            "fixed": [{"node": 0, "axes": "xyz"}, {"node": 1, "axes": "xyz"}],
+            "bars": [], "strings": strings, "point_masses": []}
+
+
 @SIMULATED
 @given(structure_dicts(scales=(1.0,)))
+@example(_all_fixed([]))
+@example(_all_fixed([{"nodes": [0, 1], "stiffness": 1.0}]))
 def test_valid_structures_simulate_briefly(d):
     s = tc.structure_from_dict(d)
     traj = quietly(lambda: tc.simulate(s, 0.01, rtol=1e-5, atol=1e-7))

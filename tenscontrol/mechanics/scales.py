@@ -50,7 +50,7 @@ class Scales:
     length : float
         Mean member length [m].
     mass : float
-        Total mass [kg].
+        Total mass [kg] (1 kg when nothing has mass: every node fixed, no bars or masses).
     energy : float
         Prestress energy of the tension members plus M |g| L [J].
     time : float
@@ -90,6 +90,8 @@ def structure_scales(structure, loads=None) -> Scales:
     if not L > 0:
         L = 1.0  # a single node, or all at one point: nothing sets a length
     M = structure.total_mass
+    if not M > 0:
+        M = 1.0  # nothing has mass (every node fixed, no bars): nothing sets a mass
     E = prestress_energy(structure) + M * float(np.linalg.norm(structure.gravity)) * L
     if loads is not None:
         E += float(np.linalg.norm(np.reshape(loads, (-1, 3)), axis=1).sum()) * L
