@@ -30,6 +30,11 @@ loaded from the cache (hits) in the child. The cases:
 - demo: ``python -m tenscontrol demo --out-dir TMP`` (README's "Install and run the demo"),
   whole process only.
 
+The kernels compiled ahead of time at install (``tenscontrol.precompile``, loaded unless
+``TENSCONTROL_AOT=0``) are what a first run on a fresh install uses: the header prints whether
+the measured checkout loads them (``aot.STATUS``). Run the script with ``TENSCONTROL_AOT=0`` in
+the environment for the figures without them (numba's JIT alone), side by side.
+
 Timings are informative: the machine may be loaded (the header prints ``os.getloadavg``).
 Nothing asserts on them.
 """
@@ -124,6 +129,10 @@ def fmt(x, spec=".2f"):
 def measure(code: str, cases, results_dir: str | None) -> None:
     print(f"code: {code}   python {platform.python_version()}   load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}   cpus {os.cpu_count()}")
+    status = subprocess.run(
+        [sys.executable, "-c", "from tenscontrol.mechanics.kernels import aot; print(aot.STATUS)"],
+        env=dict(os.environ, PYTHONPATH=code), capture_output=True, text=True).stdout.strip()
+    print(f"kernels compiled at install: {status}")
     print(f"{'case':<13}{'run':<6}{'process CPU':>12}{'wall':>8}{'import CPU':>11}"
           f"{'import wall':>12}{'case CPU':>10}{'case wall':>10}{'compiled':>9}{'loaded':>8}")
     for case in cases:

@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 
+from tenscontrol.mechanics.kernels import aot
 from tenscontrol.mechanics.kernels.notice import compile_seconds
 from tenscontrol.model.selection import Selection
 from tenscontrol.simulation.simulator import Trajectory, simulate
@@ -94,8 +95,14 @@ def _demo_warm_up(ctx: DemoContext) -> None:
     # their compilation (42.9 s reported for a 2.1 s run)
     simulate(catalog.tbar("stedy", damping=1.0, bar_material="hdpe"), 1e-3, bars="compressible")
     compiled = compile_seconds() - compiled
-    how = (f"compiled in {compiled:.3g} s CPU (the first run on this machine; later runs load "
-           "them from the on-disk cache)" if compiled else "loaded from the on-disk cache")
+    if compiled:
+        how = (f"compiled in {compiled:.3g} s CPU (the first run on this machine; later runs "
+               "load them from the on-disk cache)")
+    elif aot.STATUS.endswith("loaded"):
+        how = "loaded"
+    else:
+        how = "loaded from the on-disk cache"
+    print(f"compiled at install (numba's ahead-of-time compiler): {aot.STATUS}")
     print(f"rigid and compressible kernels {how}, ready in {time.perf_counter() - start:.2g} s; "
           "the wall times below are the runs alone")
 

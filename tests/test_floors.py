@@ -51,3 +51,14 @@ def test_the_floors_job_installs_the_test_extra_with_the_pins_and_runs_the_tests
     assert "--constraint .ci/floors.txt '.[test]'" in script
     assert "pytest" in script
     assert ".ci/floors" in (ROOT / ".ci" / "run").read_text()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib")
+def test_the_build_requires_the_runtime_dependencies():
+    # setup.py runs tenscontrol.precompile in pip's isolated build environment, which imports
+    # tenscontrol: every runtime dependency must be there, at the same floor
+    import tomllib
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    build = sorted(r for r in pyproject["build-system"]["requires"]
+                   if not r.startswith("setuptools"))
+    assert build == sorted(pyproject["project"]["dependencies"])

@@ -18,9 +18,9 @@ import importlib
 import os
 from types import ModuleType
 
-from tenscontrol.mechanics.kernels import cache, notice
+from tenscontrol.mechanics.kernels import aot, cache, notice
 
-__all__ = ["SOURCES", "refresh", "source_files"]
+__all__ = ["SOURCES", "kernel_sources", "refresh", "source_files"]
 
 _LAWS = ("tenscontrol.mechanics.laws",)
 _RIGID = _LAWS + ("tenscontrol.mechanics.kernels", "tenscontrol.mechanics.rigid")
@@ -75,5 +75,13 @@ def refresh() -> list[str]:
     return cache.refresh(modules)
 
 
+def kernel_sources() -> list[str]:
+    """Every source file compiled into a cached kernel: the modules of :data:`SOURCES` and
+    what they include (the files whose hash the ahead-of-time kernels are built against)."""
+    return sorted({f for name, names in SOURCES.items() for f in source_files((name,) + names)})
+
+
 refresh()
+# the kernels compiled at install, where they match this numba and these sources
+aot.install(aot.source_stamp(kernel_sources()))
 notice.install()  # a line on stderr while a kernel compiles for more than a second
