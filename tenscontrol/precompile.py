@@ -3,7 +3,7 @@
 ``pip install`` runs this (``setup.py``) so that the first run on a machine does not wait for
 numba: the first rigid ``simulate`` of the T-bar compiles for about 14 s of CPU on a cold numba
 cache, the demo for 45 s. It runs the calls that :data:`CASES` lists (the T-bar: rigid bars
-open and closed loop, compressible bars, and the demo) with numba compiling every kernel
+open and closed loop, compressible bars on the dense and the band path, and the demo) with numba compiling every kernel
 afresh (in a temporary cache folder), records each kernel called from Python with the argument
 types of the call (numba's compile events), and compiles exactly those again with numba's
 ahead-of-time compiler (:mod:`numba.pycc`) into the extension module ``tenscontrol._aot``,
@@ -53,6 +53,14 @@ def _compressible():
     tc.simulate(tc.catalog.tbar("stedy", damping=1.0), 0.1, bars="compressible")
 
 
+def _compressible_banded():
+    # the band path that compressible runs take from BANDED_MIN_COORDINATES coordinates on
+    # (its records' types do not depend on the size)
+    import tenscontrol as tc
+    tc.simulate(tc.catalog.tbar("stedy", damping=1.0), 0.1, bars="compressible",
+                linear_algebra="banded")
+
+
 def _demo():
     import contextlib
     import io
@@ -62,9 +70,10 @@ def _demo():
         run_demo(out)
 
 
-#: The runs whose kernels are compiled ahead of time (README's first runs and demo).
+#: The runs whose kernels are compiled ahead of time: README's first runs, the band path of
+#: larger compressible structures, and the demo.
 CASES = {"rigid": _rigid, "closed-loop": _closed_loop, "compressible": _compressible,
-         "demo": _demo}
+         "compressible-banded": _compressible_banded, "demo": _demo}
 
 # kernels left to numba's JIT: the structure records' constructors return a numba object to
 # Python, whose memory the extension module's own runtime would then own
