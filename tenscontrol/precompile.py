@@ -3,13 +3,14 @@
 ``pip install`` runs this (``setup.py``) so that the first run on a machine does not wait for
 numba: the first rigid ``simulate`` of the T-bar compiles for about 14 s of CPU on a cold numba
 cache, the demo for 45 s. It runs the calls that :data:`CASES` lists (the T-bar: rigid bars
-open and closed loop, compressible bars on the dense and the band path, and the demo) with numba compiling every kernel
-afresh (in a temporary cache folder), records each kernel called from Python with the argument
-types of the call (numba's compile events), and compiles exactly those again with numba's
-ahead-of-time compiler (:mod:`numba.pycc`) into the extension module ``tenscontrol._aot``,
-for this machine's CPU, with the manifest that
-:mod:`tenscontrol.mechanics.kernels.aot` checks before loading it (numba version, source hash,
-argument types). Structures and runs with other argument types compile on first use, as before.
+open and closed loop, compressible bars on the dense and the band path, and the demo) with
+numba compiling every kernel afresh (in a temporary cache folder), finds the kernels they call
+from Python (:func:`capture`), and compiles each of them, for every argument-type tuple it was
+compiled for, again with numba's ahead-of-time compiler (:mod:`numba.pycc`) into the extension
+module ``tenscontrol._aot``, for this machine's CPU, with the manifest that
+:mod:`tenscontrol.mechanics.kernels.aot` checks before loading it (numba version, CPU, source
+hash, argument types). Structures and runs with other argument types compile on first use, as
+before.
 
 It takes a minute or two of CPU and needs a C compiler (numba's AOT compiler links a small C
 file). Without FOLDER it writes next to the package's own files (rebuilding an editable or
@@ -138,6 +139,11 @@ def build(folder: str, cases=CASES) -> str:
     from tenscontrol.simulation import cache_guard
 
     start = time.process_time()
+    # no manifest until the new module is complete: a build that fails half-way, or a process
+    # started meanwhile, loads nothing rather than a manifest that does not match the module
+    path = os.path.join(folder, aot.MANIFEST)
+    if os.path.exists(path):
+        os.remove(path)
     found = capture(cases)
     captured = time.process_time()
     cc = CC(aot.MODULE.rsplit(".", 1)[1])
@@ -156,7 +162,6 @@ def build(folder: str, cases=CASES) -> str:
                 "stamp": aot.source_stamp(cache_guard.kernel_sources()), "exports": exports,
                 "seconds": {"capture": round(captured - start, 1),
                             "compile": round(time.process_time() - captured, 1)}}
-    path = os.path.join(folder, aot.MANIFEST)
     with open(path, "w") as f:
         json.dump(manifest, f, indent=1)
     return path

@@ -29,10 +29,12 @@ as before. Nothing is loaded (and every kernel compiles on first use, as without
 from __future__ import annotations
 
 import base64
+import hashlib
 import importlib
 import json
 import os
 import pickle
+import warnings
 from collections.abc import Sequence
 
 import numba
@@ -61,7 +63,6 @@ def manifest_path() -> str:
 
 def source_stamp(files: Sequence[str]) -> str:
     """The hash of the kernels' source files (sha256 over their base names and contents)."""
-    import hashlib
     stamp = hashlib.sha256()
     for path in sorted(set(files)):
         with open(path, "rb") as f:
@@ -133,11 +134,15 @@ def install(stamp: str, path: str | None = None) -> int:
             args = pickle.loads(base64.b64decode(entry["args"]))
             _TYPES.append(args)
             # numba's own registration of compiled machine code (Dispatcher.add_overload)
-            # without a compile result: the C dispatcher calls the function for exactly
-            # these argument types; a caller compiled later links the kernel's own code
+            # without a compile result: the C dispatcher calls the function for these
+            # argument types (and those it converts safely to them, as it does for code it
+            # compiled); a kernel compiled later that calls this one links its own code
             dispatcher._insert([a._code for a in args], getattr(module, entry["name"]), False)
             n += 1
-        STATUS = f"{n} kernels compiled ahead of time (at install), loaded"
+        STATUS = f"{n} kernel signatures compiled ahead of time (at install), loaded"
     except Exception as error:  # anything wrong with the build's files: compile as before
         STATUS = f"not loaded ({type(error).__name__}: {error}): kernels compile on first use"
+        warnings.warn(f"tenscontrol: the kernels compiled at install were {STATUS}; reinstall "
+                      "tenscontrol, or run python -m tenscontrol.precompile, to rebuild them",
+                      RuntimeWarning, stacklevel=2)
     return n
