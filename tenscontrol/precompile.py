@@ -171,6 +171,11 @@ def main(argv=None) -> int:
     """Build into FOLDER (default: the package's folder); 0 on success."""
     argv = sys.argv[1:] if argv is None else argv
     folder = os.path.abspath(argv[0] if argv else os.path.dirname(os.path.abspath(__file__)))
+    if not os.access(folder, os.W_OK):
+        print(f"tenscontrol.precompile: cannot write to {folder}: run it as the user who "
+              "installed tenscontrol, or reinstall tenscontrol (pip install compiles the "
+              "kernels)", file=sys.stderr)
+        return 2
     if os.environ.get("TENSCONTROL_PRECOMPILING") != "1":
         # `python -m` has imported the package already: its kernels were set up to load an
         # earlier build and the user's cache, which would hide calls from the capture. The
