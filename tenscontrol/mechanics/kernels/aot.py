@@ -114,8 +114,12 @@ def install(stamp: str, path: str | None = None) -> int:
         with open(path) as f:
             manifest = json.load(f)
         if manifest["numba"] != numba.__version__:
+            # pip builds in an isolated environment with the newest numba it finds: an install
+            # that pins an older one gets here (python -m tenscontrol.precompile rebuilds with
+            # the numba that runs)
             STATUS = (f"built with numba {manifest['numba']}, this is {numba.__version__}: "
-                      "kernels compile on first use (reinstall tenscontrol to rebuild them)")
+                      "kernels compile on first use (python -m tenscontrol.precompile rebuilds "
+                      "them with this numba)")
             return 0
         if manifest["machine"] != machine():
             STATUS = (f"built for another CPU ({manifest['machine'][1]}, this is "
