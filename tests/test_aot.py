@@ -15,6 +15,7 @@ import numba
 import numpy as np
 import pytest
 
+import tenscontrol
 from tenscontrol.mechanics.kernels import aot
 from tenscontrol.simulation import cache_guard
 
@@ -82,8 +83,9 @@ def test_a_broken_build_loads_nothing_and_says_why(tmp_path, status):
 
 def test_the_stamp_covers_every_kernel_source_and_only_their_contents(tmp_path):
     files = cache_guard.kernel_sources()
-    assert os.path.join(ROOT, "tenscontrol", "mechanics", "rigid", "kernels.py") in files
-    assert os.path.join(ROOT, "tenscontrol", "simulation", "rigid_loop.py") in files
+    package = os.path.dirname(os.path.abspath(tenscontrol.__file__))  # checkout or installed
+    assert os.path.join(package, "mechanics", "rigid", "kernels.py") in files
+    assert os.path.join(package, "simulation", "rigid_loop.py") in files
     a, b = tmp_path / "a.py", tmp_path / "b.py"
     a.write_text("x = 1\n")
     b.write_text("y = 2\n")
