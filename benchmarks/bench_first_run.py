@@ -131,7 +131,8 @@ def measure(code: str, cases, results_dir: str | None) -> None:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}   cpus {os.cpu_count()}")
     status = subprocess.run(
         [sys.executable, "-c", "from tenscontrol.mechanics.kernels import aot; print(aot.STATUS)"],
-        env=dict(os.environ, PYTHONPATH=code), capture_output=True, text=True).stdout.strip()
+        env=dict(os.environ, PYTHONPATH=code), capture_output=True, text=True,
+        cwd=tempfile.gettempdir()).stdout.strip() or "none (this code has no such loader)"
     print(f"kernels compiled at install: {status}")
     print(f"{'case':<13}{'run':<6}{'process CPU':>12}{'wall':>8}{'import CPU':>11}"
           f"{'import wall':>12}{'case CPU':>10}{'case wall':>10}{'compiled':>9}{'loaded':>8}")
