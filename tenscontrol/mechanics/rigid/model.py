@@ -155,6 +155,9 @@ def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]
     rank = int(np.sum(sv > 1e-10 * smax)) if smax > 0 else 0
     if rank == J.shape[0]:
         return np.arange(J.shape[0]), ()
+    if rank == 0:  # no free coordinate moves a bar (J may have no columns: LAPACK's QR of an
+        # empty matrix fails under older scipy): every bar's constraint is dropped
+        return np.arange(0), tuple(range(J.shape[0]))
     # QR with column pivoting on J^T orders the rows by independence
     _, _, piv = scipy.linalg.qr(J.T, pivoting=True, mode="economic")
     keep = np.sort(piv[:rank])
