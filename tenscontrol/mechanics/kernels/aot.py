@@ -11,8 +11,8 @@ argument types.
 :func:`install` (run once per process by :mod:`tenscontrol.simulation.cache_guard`) checks the
 manifest and hands each exported function to its kernel's dispatcher as the machine code for
 those argument types, as numba does with a function it has compiled or loaded from its cache.
-numba's own dispatch then calls it for arguments of exactly those types; other types compile
-as before. Nothing is loaded (and every kernel compiles on first use, as without it) when:
+numba's own dispatch then calls it for arguments of those types (or types it converts to them
+safely, as for its own compiled code); other types compile as before. Nothing is loaded (and every kernel compiles on first use, as without it) when:
 
 - the environment sets ``TENSCONTROL_AOT=0``;
 - the module was not built (no C compiler at install, ``TENSCONTROL_AOT=0`` at install);
@@ -23,7 +23,7 @@ as before. Nothing is loaded (and every kernel compiles on first use, as without
 - a kernel's source changed since the build (an editable install being worked on): the hash
   is over the same files that :mod:`tenscontrol.simulation.cache_guard` watches.
 
-:data:`STATUS` says which, in one line (``tenscontrol info`` prints it).
+:data:`STATUS` says which, in one line (``tenscontrol demo`` prints it).
 """
 
 from __future__ import annotations
