@@ -12,7 +12,8 @@ argument types.
 manifest and hands each exported function to its kernel's dispatcher as the machine code for
 those argument types, as numba does with a function it has compiled or loaded from its cache.
 numba's own dispatch then calls it for arguments of those types (or types it converts to them
-safely, as for its own compiled code); other types compile as before. Nothing is loaded (and every kernel compiles on first use, as without it) when:
+safely, as for its own compiled code); other types compile as before. Nothing is loaded (and
+every kernel compiles on first use, as without it) when:
 
 - the environment sets ``TENSCONTROL_AOT=0``;
 - the module was not built (no C compiler at install, ``TENSCONTROL_AOT=0`` at install);
