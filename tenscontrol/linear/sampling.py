@@ -2,7 +2,8 @@
 
 - :func:`exact_hold`: ``(e^{A t}, int_0^t e^{A s} ds B)``, the exact zero-order hold of
   ``x' = A x + B u`` over a time t, from one matrix exponential (used by :func:`tenscontrol.zoh`,
-  :func:`tenscontrol.discrete_lqg` and :func:`sampled_cost`);
+  :func:`tenscontrol.discrete_lqg`, :func:`sampled_cost` and the linear prediction of
+  :func:`tenscontrol.verify`);
 - :func:`van_loan`: ``int_0^t e^{F s} W e^{F^T s} ds``, the covariance of white noise of
   intensity W through ``x' = F x`` (the process noise of a sampled Kalman filter, and, with
   ``F = A_hat^T``, the integral of a quadratic cost; Van Loan, "Computing integrals involving
