@@ -163,7 +163,6 @@ def actuation_jacobians(act: ActuatorRecord, q, qd, u) -> tuple[np.ndarray, np.n
     follows = act.passive & (cmd > act.lower) & (cmd < act.upper)
     dlaw = np.where(active & ~follows, density_slopes(m.stiffness, m.rest_length, length), 0.0)
     grad = -(dlaw / length)[:, None] * s                         # d density/ds (nu, 3)
-    H = np.zeros((u.size, 3, 3))                                 # d f_j/d sd
     if qd.size:
         V = qd.reshape(-1, 3)
         sd = V[m.j] - V[m.i]
@@ -172,14 +171,14 @@ def actuation_jacobians(act: ActuatorRecord, q, qd, u) -> tuple[np.ndarray, np.n
         density = density + switch * dot / l2
         # d(c s.sd/l^2)/ds = c (sd/l^2 - 2 (s.sd) s/l^4), d/dsd = c s/l^2
         grad = grad + (switch / l2)[:, None] * (sd - (2.0 * dot / l2)[:, None] * s)
-        H = -(switch / l2)[:, None, None] * s[:, :, None] * s[:, None, :]
+        H = -(switch / l2)[:, None, None] * s[:, :, None] * s[:, None, :]   # d f_j/d sd
     # f_j = -density s, f_i = +density s with s = q_j - q_i
     G = -(density[:, None, None] * np.eye(3) + s[:, :, None] * grad[:, None, :])
-    for a in range(u.size):
-        i, j = 3 * m.i[a] + np.arange(3), 3 * m.j[a] + np.arange(3)
-        for block, target in ((G[a], dq), (H[a], dqd)):
-            target[np.ix_(j, j)] += block
-            target[np.ix_(j, i)] -= block
-            target[np.ix_(i, j)] -= block
-            target[np.ix_(i, i)] += block
+    # string a adds c_a c_a^T (x) G_a, c_a its incidence (+1 at node j, -1 at node i)
+    c = np.zeros((u.size, nq // 3))
+    c[np.arange(u.size), m.j] = 1.0
+    c[np.arange(u.size), m.i] = -1.0
+    dq = np.einsum("an,am,axy->nxmy", c, c, G).reshape(nq, nq)
+    if qd.size:
+        dqd = np.einsum("an,am,axy->nxmy", c, c, H).reshape(nq, nq)
     return dq, dqd
