@@ -1,7 +1,7 @@
 """dlqr's sampled-data cost: the rectangle rule against the exact (Van Loan) cost (issue 30).
 
 ``dlqr`` minimizes the continuous LQR cost ``int z^T Q_r z + u^T R u dt`` over the sampled
-loop. Until 1.4 it weighted each period by the rectangle rule (``Q_r T``, ``R T``, no cross
+loop. In 1.0 it weighted each period by the rectangle rule (``Q_r T``, ``R T``, no cross
 term); ``cost="exact"`` (the default now) integrates the cost exactly over each period under
 the hold: ``Qd, Rd, Nd`` from Van Loan's integrals (:func:`tenscontrol.linear.sampling.
 sampled_cost`).
@@ -17,7 +17,7 @@ python-control's ``dlqr`` with the cross term N), the table gives for each of dl
   - K^T Nd^T + K^T Rd K`` (discrete Lyapunov), and its excess over the optimum
   ``trace P_K / trace P_exact - 1``.
 
-Run: PYTHONPATH=. python benchmarks/bench_dlqr_cost.py [--periods 0.005,0.2,0.5] [--delay-fraction 0]
+Run: PYTHONPATH=. python benchmarks/bench_dlqr_cost.py [--periods 0.005,0.2,0.5]
 (about ten seconds)
 """
 

@@ -262,7 +262,7 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
         the hold (Van Loan's integrals, :func:`tenscontrol.linear.sampling.sampled_cost`:
         weights Qd, Rd and the cross term Nd between state and command), so that the gain
         minimizes the true cost of the sampled loop at any period. ``"rectangle"``: the
-        rectangle rule ``sum_k T (z_k^T Q_r z_k + u_k^T R u_k)`` (the only cost before 1.4), close
+        rectangle rule ``sum_k T (z_k^T Q_r z_k + u_k^T R u_k)`` (the only cost of 1.0), close
         at short periods only (on the T-bar its gain is 18 % off the exact one at 0.5 s; the
         script ``benchmarks/bench_dlqr_cost.py`` measures it).
 
