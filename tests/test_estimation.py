@@ -152,7 +152,7 @@ def test_bad_arguments(tbar):
     ss = sensors(s, string_lengths=[1, 2], std=1e-3, rate=50.0)
     with pytest.raises(ValueError, match="slower than the controller"):
         est.discrete_lqg(model, ss, 0.005, process_noise=1.0)
-    with pytest.raises(ValueError, match="delay must be in"):
+    with pytest.raises(ValueError, match="delay must satisfy 0 <= delay < period"):
         est.discrete_lqg(model, ss, 0.05, process_noise=1.0, delay=0.05)
     with pytest.raises(TypeError, match="sensors must be a tenscontrol SensorSet"):
         est.lqg(model, tc.Selection(), process_noise=1.0)

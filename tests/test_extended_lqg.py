@@ -109,7 +109,7 @@ def test_bad_arguments(tbar):
         compressible = tc.linearize(s, bars="compressible")
     with pytest.raises(ValueError, match="rigid-bar LinearModel"):
         tc.extended_lqg(compressible, ss, T, process_noise=4.0)
-    with pytest.raises(ValueError, match="delay must be in"):
+    with pytest.raises(ValueError, match="delay must satisfy 0 <= delay < period"):
         tc.extended_lqg(model, ss, T, process_noise=4.0, delay=T)
     with pytest.raises(ValueError, match="kalman must have this controller's period"):
         dataclasses.replace(ext, kalman=dataclasses.replace(ext.kalman, delay=0.001))

@@ -23,7 +23,7 @@ def test_without_active_bounds_the_first_move_is_the_discrete_lqr(tbar):
     s, model = tbar
     T = 0.005
     m = tc.mpc(model, T, horizon=15, gamma_min=0.0, effort=1e-2)
-    d = tc.dlqr(model, T, effort=1e-2)
+    d = tc.dlqr(model, T, effort=1e-2, cost="rectangle")   # the MPC's weights
     rng = np.random.default_rng(1)
     free = s.free_coordinates
     for _ in range(3):
@@ -70,7 +70,8 @@ def test_verify_predicts_the_mpc_on_the_linear_plant(tbar):
     # a small doublet (no bound active): the MPC is the discrete LQR, on the linear plant too
     small = tc.verify(s, m, tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.2), 0.8, outputs=outs,
                       t_eval=t)
-    lqr = tc.verify(s, tc.dlqr(model, 0.005, effort=1e-2).controller,
+    # (the MPC weighs a period by the rectangle rule: its QP has no state-command cross term)
+    lqr = tc.verify(s, tc.dlqr(model, 0.005, effort=1e-2, cost="rectangle").controller,
                     tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.2), 0.8, outputs=outs, t_eval=t)
     # measured 3.5e-4 (both) and 6e-7 (with no bound active OSQP's answer is the unconstrained
     # one to its tolerance, 1e-6 of the whitened cost and of gamma_ref on the constraint rows)

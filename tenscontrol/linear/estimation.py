@@ -33,8 +33,10 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import OutputFeedback
 from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.feedback.sampled import check_timing
 from tenscontrol.linear.discrete import dlqr_gain
 from tenscontrol.linear.norms import h2_norm
+from tenscontrol.linear.sampling import exact_hold, van_loan
 from tenscontrol.linear.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
@@ -224,22 +226,6 @@ def loop_h2_direct(design: LQGDesign) -> float:
 # ---- sampled ---------------------------------------------------------------------------------
 
 
-def _hold(A, B, t) -> tuple:
-    """(e^{A t}, int_0^t e^{A s} ds B) by one matrix exponential."""
-    n, m = B.shape
-    F = scipy.linalg.expm(np.block([[A, B], [np.zeros((m, n + m))]]) * t)
-    return F[:n, :n], F[:n, n:]
-
-
-def _van_loan(A, G, period) -> np.ndarray:
-    """``int_0^T e^{A s} G G^T e^{A^T s} ds`` (Van Loan, 1978)."""
-    n = A.shape[0]
-    F = scipy.linalg.expm(np.block([[-A, G @ G.T], [np.zeros((n, n)), A.T]]) * period)
-    Phi = F[n:, n:].T
-    Qd = Phi @ F[:n, n:]
-    return 0.5 * (Qd + Qd.T)
-
-
 def _load_directions(A, E, C, basis) -> np.ndarray:
     """E times the orthonormal nodal-force directions that move the reduced coordinates and
     that the sensors (C on the Cartesian state) see at rest (``C basis (-A)^-1 E f != 0``),
@@ -268,12 +254,12 @@ def _load_states(A, B, E, T, d, w, drift, C, basis):
     nf = Ef.shape[1]
     Aa = np.block([[A, Ef], [np.zeros((nf, n + nf))]])
     Ba = np.vstack([B, np.zeros((nf, B.shape[1]))])
-    Phi, Gamma0 = _hold(Aa, Ba, T - d)
-    Phi_d, G_d = _hold(Aa, Ba, d)
+    Phi, Gamma0 = exact_hold(Aa, Ba, T - d)
+    Phi_d, G_d = exact_hold(Aa, Ba, d)
     Gamma1 = Phi @ G_d
     G = scipy.linalg.block_diag(E * np.sqrt(w), np.sqrt(drift) * np.eye(nf) if nf else
                                 np.zeros((0, 0)))
-    return Phi @ Phi_d, Gamma0, Gamma1, _van_loan(Aa, G, T), nf
+    return Phi @ Phi_d, Gamma0, Gamma1, van_loan(Aa, G @ G.T, T), nf
 
 
 def _load_feedforward(Acl, Ga, G, S, Rd) -> np.ndarray:
@@ -344,11 +330,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     noise ``int e^{As} E W E^T e^{A^T s} ds``. ``K`` acts on ``[z; f; u_prev]``.
     """
     _check(model, sensors, "discrete_lqg")
-    T = validation.real("discrete_lqg: period", period, positive=True,
-                        expected="a positive sample period [s]")
-    d = validation.real("discrete_lqg: delay", delay, expected="a delay [s]")
-    if not 0.0 <= d < T:
-        raise ValueError(f"discrete_lqg: delay must be in [0, period) = [0, {T:g}), got {d:g}")
+    T, d = check_timing(period, delay, "discrete_lqg")
     slow = sensors.rate * T < 1.0 - 1e-9
     if np.any(slow):
         raise ValueError(f"discrete_lqg: sensor {int(np.flatnonzero(slow)[0])} samples at "

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tenscontrol.feedback.estimators import DiscreteLQG
-from tenscontrol.feedback.sampled import SampledController, sampled_table
+from tenscontrol.feedback.sampled import SampledController, check_timing, sampled_table
 from tenscontrol.linear.ekf import ExtendedKalman, process_covariance
 from tenscontrol.linear.estimation import discrete_lqg
 from tenscontrol.linear.synthesis import lqr
@@ -75,9 +75,9 @@ class ExtendedLQG(SampledController):
                              dtype=np.int64 if name == "strings" else float)
             value.setflags(write=False)
             object.__setattr__(self, name, value)
-        if not 0.0 <= self.delay < self.period:
-            raise ValueError(f"ExtendedLQG: delay must be in [0, period) = [0, {self.period}), "
-                             f"got {self.delay}")
+        period, delay = check_timing(self.period, self.delay, "ExtendedLQG")
+        object.__setattr__(self, "period", period)
+        object.__setattr__(self, "delay", delay)
         f = self.kalman
         mine = (self.period, self.delay, self.kind, self.strings.tolist())
         if (f.period, f.delay, f.kind, f.strings.tolist()) != mine:

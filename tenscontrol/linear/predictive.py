@@ -10,12 +10,11 @@ discrete LQR wherever no bound is active. The QP and its solver live in
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import measurement
 from tenscontrol.feedback.mpc import PredictiveController, require_osqp
-from tenscontrol.linear.discrete import dlqr
+from tenscontrol.linear.discrete import dlqr, dlqr_gain
 from tenscontrol.model.selection import Selection
 
 __all__ = ["mpc"]
@@ -74,7 +73,9 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     require_osqp()
     horizon = int(validation.real("mpc: horizon", horizon, positive=True,
                                   expected="a positive whole number of samples"))
-    design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort)
+    # the rectangle-rule weights: the QP has no cross term between state and command (yet)
+    design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort,
+                  cost="rectangle")
     law, cont, zoh = design.controller, design.continuous, design.model
     mr, nu = cont.minimal, law.strings.size
     lo = validation.per_item("mpc: gamma_min", gamma_min, nu, "N/m", items=" (one per string)")
@@ -91,7 +92,7 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Qr = T.T @ cont.Q @ T
     Qr = period * 0.5 * (Qr + Qr.T)
     Rd = period * cont.R
-    P = scipy.linalg.solve_discrete_are(zoh.Phi, zoh.Gamma0, Qr, Rd)
+    _, P = dlqr_gain(zoh.Phi, zoh.Gamma0, Qr, Rd)   # scaled as dlqr's own solve
     if law.kind == "passive":
         G, data = _law_gradient(model.structure, np.asarray(model.q, float), law.strings, T)
     else:
