@@ -317,8 +317,8 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         Poisson radius change of docs/theory.md, "Compressible bars").
     controller : Controller or a design, optional
         Close the loop (:mod:`tenscontrol.feedback.controllers`; a design, the result of a
-        synthesis such as ``lqr(...)``, runs its ``.controller``): at every derivative evaluation the
-        controller's command sets the force densities of the strings it commands, clipped to
+        synthesis such as ``lqr(...)``, runs its ``.controller``): at every derivative
+        evaluation the controller's command sets the force densities of the strings it commands, clipped to
         [0, gamma_max] for one-sided strings (:mod:`tenscontrol.simulation.actuation`), with the damper of
         a string the command leaves slack off; its internal states are integrated with
         the structure's. A :class:`~tenscontrol.SampledController` (one with ``period`` and
