@@ -124,7 +124,7 @@ def sampled_figures(s, u: Units) -> dict:
     t = np.linspace(0.0, 0.4, 41) * u.time
     run = tc.simulate(s, t[-1], loads=load, controller=law, t_eval=t)
     c = run.control
-    return {"dlqr spectral radius": d.spectral_radius, "dlqr |poles|": np.abs(d.poles),
+    return {"dlqr spectral radius": d.spectral_radius, "dlqr |poles|": np.abs(d.E),
             "ZOH eig(Phi)": np.sort(np.abs(np.linalg.eigvals(d.model.Phi))),
             "gain margin": gain_margin(design.minimal, law),
             "loop q / L": (run.nodes - s.nodes).reshape(t.size, -1) / u.length,
@@ -214,7 +214,7 @@ def shape_figures(s, u: Units, closed_loop=False) -> dict:
     force = 10.0 * u.force
     out = {"path gamma / (F/L)": path.gamma / u.density,
            "path residual / F": path.residual.max() / force,
-           "poles * T": np.sort_complex(np.concatenate(change.poles)) * u.time}
+           "poles * T": np.sort_complex(np.concatenate(change.E)) * u.time}
     if closed_loop:
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)   # no failed correction
