@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.model.tables import Presentable, titled_table
+from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign"]
 
@@ -272,6 +272,6 @@ class MPCDesign(Design):
             ("controller", f"PredictiveController, kind {c.kind!r}"),
             ("inputs x design states", f"{c.strings.size} x {self.S.shape[0]}"),
             ("horizon", f"{c.horizon} samples"), ("period", f"{c.period:g} s"),
-            ("gamma_min", f"{np.min(c.gamma_min):.4g} .. {np.max(c.gamma_min):.4g} N/m"),
+            ("gamma_min", value_range(c.gamma_min, "N/m")),
             ("trace S (terminal)", f"{np.trace(self.S):.6g}"),
             ("unconstrained spectral radius", f"{self.spectral_radius:.6g}")])
