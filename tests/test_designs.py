@@ -75,6 +75,18 @@ def test_dlqr_keeps_its_riccati_solution_and_cartesian_gain(designs):
     np.testing.assert_allclose(d.controller.DK, d.K, rtol=1e-12)
 
 
+def test_lqg_and_hinf_eigenvalues_are_their_loops(designs):
+    # LQG: the loop on [z; z_hat] (tenscontrol.linear.estimation.closed_loop)
+    from tenscontrol.linear.estimation import closed_loop
+    d = designs["lqg"]
+    ref = np.linalg.eigvals(np.asarray(closed_loop(d).A))
+    assert np.abs(np.sort_complex(d.E) - np.sort_complex(ref)).max() < 1e-8 * np.abs(ref).max()
+    h = designs["hinfsyn"]
+    ref = np.linalg.eigvals(np.asarray(h.closed_loop.A))
+    assert np.abs(np.sort_complex(h.E) - np.sort_complex(ref)).max() == 0.0
+    assert h.E.real.max() < 0 and h.K is h.controller.K
+
+
 def test_discrete_lqg_eigenvalues_are_the_sampled_loops(designs):
     # separation principle checked against the whole loop: the DiscreteLQG written as a
     # linear sampled controller (verify's closed form) around the ZOH plant
