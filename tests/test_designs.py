@@ -165,6 +165,11 @@ def test_simulate_verify_and_save_take_a_design(designs, tbar, tmp_path):
                                   designs["lqr"].controller.K)
     law = tc.discretize(designs["lqr"], 0.01)          # discretize takes the design too
     np.testing.assert_array_equal(law.DK, designs["lqr"].K)
+    wrapped = tc.allocated(designs["dlqr"], s, gamma_min=1.0)
+    assert wrapped.controller is designs["dlqr"].controller
+    t = np.linspace(0.0, 0.04, 9)
+    report = tc.verify(s, designs["discrete_lqg"], load, 0.04, t_eval=t)
+    assert report.closed_loop.control.sample_times.size == 8
 
 
 def test_gain_margin_refuses_upper_at_most_one_and_is_zero_when_unstable(designs):
