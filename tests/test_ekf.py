@@ -84,7 +84,7 @@ def test_ekf_tracks_a_large_swing_the_linear_filter_does_not(tbar):
     traj = tc.simulate(s, 2.0, qd=qd0, t_eval=t)
     Q, V = traj.nodes.reshape(t.size, -1), traj.velocities.reshape(t.size, -1)
     Y = np.array([ss.read(Q[i], V[i], np.random.default_rng([0, i])) for i in range(t.size)])
-    k = est.discrete_lqg(tc.linearize(s), ss, T, process_noise=4.0).kalman
+    k = est.discrete_lqg(tc.linearize(s), ss, T, process_noise=4.0).controller.kalman
     lin = k.states(k.filter(Y - k.measurement.y_ref))[:, :nq] + s.nodes.reshape(-1)
     x0 = np.concatenate([s.nodes.reshape(-1), np.zeros(nq)])
     P0 = np.diag(np.r_[np.full(free.size, 1e-4), np.full(free.size, 1.0)])

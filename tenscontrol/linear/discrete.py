@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import control as ct
@@ -26,6 +27,7 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback
 from tenscontrol.feedback.sampled import DiscreteFeedback, check_timing
+from tenscontrol.linear.design import Design, sorted_eigenvalues
 from tenscontrol.linear.reduction import MinimalRealization
 from tenscontrol.linear.sampling import exact_hold, sampled_cost
 from tenscontrol.linear.synthesis import LQRDesign, lqr
@@ -145,7 +147,7 @@ def discretize(controller, period: float, delay: float = 0.0) -> DiscreteFeedbac
 
     Parameters
     ----------
-    controller : StateFeedback or OutputFeedback
+    controller : StateFeedback or OutputFeedback, or the design holding one (lqr, hinfsyn)
     period : float
         Sample period [s].
     delay : float
@@ -156,6 +158,8 @@ def discretize(controller, period: float, delay: float = 0.0) -> DiscreteFeedbac
     DiscreteFeedback
     """
     period, delay = check_timing(period, delay, "discretize")
+    if isinstance(controller, Design):              # lqr(...) or hinfsyn(...) itself
+        controller = controller.controller
     common = dict(strings=controller.strings if hasattr(controller, "strings") else None,
                   gamma_ref=getattr(controller, "gamma_ref", None),
                   kind=getattr(controller, "kind", None), period=period, delay=delay)
@@ -179,7 +183,7 @@ def discretize(controller, period: float, delay: float = 0.0) -> DiscreteFeedbac
 
 
 @dataclass(frozen=True, eq=False)
-class DiscreteLQRDesign(Presentable):
+class DiscreteLQRDesign(Design):
     """Result of :func:`dlqr`.
 
     Attributes
@@ -188,22 +192,44 @@ class DiscreteLQRDesign(Presentable):
         ``u_k = -K (x_k - x*)`` (no delay), or with delay the law on ``[x_k; u_{k-1}]``.
     K_reduced : ndarray, shape (nu, r) or (nu, r + nu)
         Gain on the reduced state (and the previous command, with delay).
-    poles : ndarray
-        Eigenvalues of the discrete closed loop (``|z| < 1``), sorted by modulus.
+    E : ndarray
+        Eigenvalues of the discrete closed loop (``|z| < 1``), sorted by modulus (``poles``
+        before issue 30: deprecated).
     spectral_radius : float
         Their largest modulus.
     model : ZOHModel
         The sampled reduced model.
     continuous : LQRDesign
         The continuous design whose weights and minimal realization were used.
+    K : ndarray, shape (nu, 2nq)
+        The gain on the Cartesian state, ``u_k = -K (x_k - x*)`` (with delay, ``- Ku u_k-1``
+        too, Ku the last nu columns of K_reduced).
+    S : ndarray, shape (r, r) or (r + nu, r + nu)
+        Solution of the discrete Riccati equation on the reduced state (and u_k-1).
+    minimal : MinimalRealization
+        The design model's minimal realization (``continuous.minimal``).
     """
 
     controller: DiscreteFeedback
     K_reduced: np.ndarray
-    poles: np.ndarray
+    E: np.ndarray
     spectral_radius: float
     model: ZOHModel
     continuous: LQRDesign
+    K: np.ndarray | None = None
+    S: np.ndarray | None = None
+
+    @property
+    def poles(self) -> np.ndarray:
+        """Deprecated spelling of :attr:`E` (the closed-loop eigenvalues)."""
+        warnings.warn("DiscreteLQRDesign.poles is deprecated: the closed-loop eigenvalues are "
+                      "DiscreteLQRDesign.E (python-control's name)", DeprecationWarning,
+                      stacklevel=2)
+        return self.E
+
+    @property
+    def minimal(self) -> MinimalRealization:
+        return self.continuous.minimal
 
     def __repr__(self) -> str:
         return (f"DiscreteLQRDesign(inputs={self.K_reduced.shape[0]}, period="
@@ -282,9 +308,8 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
     disc = zoh(A, B, period, delay)
     Ad, Bd = disc.augmented()
     Qd, Rd, Nd = sampled_weights(A, B, T.T @ cont.Q @ T, cont.R, disc, cost)
-    Ka, _ = dlqr_gain(Ad, Bd, Qd, Rd, held=Ad.shape[0] - A.shape[0], N=Nd)
-    poles = np.linalg.eigvals(Ad - Bd @ Ka)
-    poles = poles[np.argsort(np.abs(poles))]
+    Ka, S = dlqr_gain(Ad, Bd, Qd, Rd, held=Ad.shape[0] - A.shape[0], N=Nd)
+    poles = sorted_eigenvalues(np.linalg.eigvals(Ad - Bd @ Ka), discrete=True)
     Kx = Ka[:, :A.shape[0]] @ L
     if delay == 0:
         law = DiscreteFeedback(np.zeros((0, 0)), np.zeros((0, Kx.shape[1])), np.zeros((nu, 0)),
@@ -293,7 +318,8 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
         Ku = Ka[:, A.shape[0]:]
         law = DiscreteFeedback(-Ku, -Kx, Ku, Kx, ctrl.q_ref, ctrl.strings, ctrl.gamma_ref,
                                ctrl.kind, period, delay)
-    return DiscreteLQRDesign(law, Ka, poles, float(np.abs(poles).max()), disc, cont)
+    return DiscreteLQRDesign(law, Ka, poles, float(np.abs(poles).max()), disc, cont, K=Kx,
+                             S=np.asarray(S, dtype=float))
 
 
 def discrete_closed_loop(minimal: MinimalRealization, controller,
@@ -307,7 +333,7 @@ def discrete_closed_loop(minimal: MinimalRealization, controller,
     ----------
     minimal : MinimalRealization
         E.g. ``lqr(...).minimal``; its inputs are the controller's strings first, then d.
-    controller : DiscreteFeedback
+    controller : DiscreteFeedback or DiscreteLQRDesign
     gain : float
         Loop gain multiplying the controller's output (1: the design; see :func:`gain_margin`).
 
@@ -316,6 +342,8 @@ def discrete_closed_loop(minimal: MinimalRealization, controller,
     control.StateSpace
         Discrete time, ``dt = controller.period``.
     """
+    if isinstance(controller, Design):
+        controller = controller.controller
     if not isinstance(controller, DiscreteFeedback):
         raise TypeError(f"discrete_closed_loop: controller must be a DiscreteFeedback (from "
                         f"discretize or dlqr), got {type(controller).__name__}")
@@ -342,15 +370,42 @@ def discrete_closed_loop(minimal: MinimalRealization, controller,
 
 
 def gain_margin(minimal: MinimalRealization, controller, upper: float = 100.0) -> float:
-    """The largest loop gain ``g <= upper`` with the discrete closed loop stable for every gain
-    in ``[1, g]`` (bisection to 1e-3 relative on the spectral radius < 1); 1.0 if the design
-    itself is unstable, `upper` if no instability was found below it (a scan of 40 gains
-    brackets the first crossing)."""
+    """The gain margin of a sampled loop: the largest loop gain ``g <= upper`` with the
+    discrete closed loop (:func:`discrete_closed_loop`) stable for every gain in ``[1, g]``.
+
+    A scan of 40 gains from 1 to `upper` brackets the first unstable gain, then bisection on
+    the spectral radius < 1 to 1e-3 relative.
+
+    Parameters
+    ----------
+    minimal : MinimalRealization
+        E.g. ``dlqr(...).minimal``.
+    controller : DiscreteFeedback or DiscreteLQRDesign
+        The sampled controller (a design's ``.controller`` is taken).
+    upper : float
+        Largest gain tried, > 1.
+
+    Returns
+    -------
+    float
+        The margin in ``[1, upper]`` (`upper` if no instability was found below it), or 0.0
+        when the loop is unstable at the design gain 1 itself: no gain margin.
+
+    Raises
+    ------
+    ValueError
+        If `upper` is not a number > 1.
+    """
+    upper = validation.real("gain_margin: upper", upper, low=1.0, open_low=True,
+                            expected="a loop gain > 1 (the margin is sought in [1, upper])")
+    if isinstance(controller, Design):
+        controller = controller.controller
+
     def stable(g):
         sys = discrete_closed_loop(minimal, controller, g)
         return np.abs(np.linalg.eigvals(np.asarray(sys.A))).max() < 1.0
     if not stable(1.0):
-        return 1.0
+        return 0.0
     grid = np.geomspace(1.0, upper, 40)
     bad = [g for g in grid[1:] if not stable(g)]
     if not bad:

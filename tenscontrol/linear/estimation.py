@@ -17,9 +17,10 @@ with S_r the LQR Riccati solution, P the filter's error covariance, w = [d; v] n
   measuring the sensors' noiseless ``h(q, qd)`` through a
   :class:`tenscontrol.feedback.estimators.SensorMeasurement`; sensor noise enters the filter as
   spectral density ``std^2 / rate`` (``std^2`` [unit^2 s] for a continuous sensor).
-- :func:`discrete_lqg`: a :class:`tenscontrol.feedback.estimators.DiscreteLQG` for the sampled
-  loop (zero-order hold, computation delay; ``dlqe`` and ``dlqr`` on the exact
-  discretization, process noise by Van Loan's integral).
+- :func:`discrete_lqg`: a :class:`tenscontrol.linear.design.DiscreteLQGDesign` whose controller
+  is a :class:`tenscontrol.feedback.estimators.DiscreteLQG` for the sampled loop (zero-order
+  hold, computation delay; ``dlqe`` and ``dlqr`` on the exact discretization, process noise by
+  Van Loan's integral).
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from tenscontrol import validation
 from tenscontrol.feedback.controllers import OutputFeedback
 from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
 from tenscontrol.feedback.sampled import check_timing
+from tenscontrol.linear.design import Design, DiscreteLQGDesign, sorted_eigenvalues
 from tenscontrol.linear.discrete import dlqr_gain
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.sampling import exact_hold, van_loan
 from tenscontrol.linear.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
-from tenscontrol.model.tables import Presentable, titled_table
+from tenscontrol.model.tables import titled_table
 
 __all__ = ["LQGDesign", "closed_loop", "discrete_lqg", "kalman_gain", "lqg", "loop_h2",
            "loop_h2_direct", "noise_density", "reduced_model", "sensor_measurement"]
@@ -93,7 +95,7 @@ def noise_density(sensors: SensorSet, who: str) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class LQGDesign(Presentable):
+class LQGDesign(Design):
     """Result of :func:`lqg`.
 
     Attributes
@@ -112,6 +114,11 @@ class LQGDesign(Presentable):
         Process-noise (nq, nq) [N^2 s] and sensor-noise (ny, ny) [unit^2 s] spectral densities.
     h2 : float
         H2 norm of the loop (module docstring).
+    K, S, minimal
+        The state-feedback half's (``lqr.K``, ``lqr.S``, ``lqr.minimal``).
+    E : ndarray
+        Closed-loop eigenvalues [1/s] (separation principle): the regulator's ``A_r - B_r
+        K_r`` (``lqr.E``), then the filter error's ``A_r - L C_r``, each sorted by real part.
     """
 
     controller: OutputFeedback
@@ -122,6 +129,24 @@ class LQGDesign(Presentable):
     W: np.ndarray
     V: np.ndarray
     h2: float
+
+    @property
+    def K(self) -> np.ndarray:
+        return self.lqr.K
+
+    @property
+    def S(self) -> np.ndarray:
+        return self.lqr.S
+
+    @property
+    def minimal(self):
+        return self.lqr.minimal
+
+    @property
+    def E(self) -> np.ndarray:
+        A = np.asarray(self.lqr.minimal.sys.A, dtype=float)
+        error = np.linalg.eigvals(A - self.L @ self.Cr)
+        return np.concatenate([self.lqr.E, sorted_eigenvalues(error, discrete=False)])
 
     def __repr__(self) -> str:
         return (f"LQGDesign(states={self.L.shape[0]}, signals={self.L.shape[1]}, "
@@ -292,7 +317,7 @@ def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
 
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
-                 load_drift=None) -> DiscreteLQG:
+                 load_drift=None) -> DiscreteLQGDesign:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
 
     Parameters
@@ -320,7 +345,10 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
 
     Returns
     -------
-    DiscreteLQG
+    DiscreteLQGDesign
+        Its ``controller`` is the :class:`tenscontrol.feedback.estimators.DiscreteLQG` the
+        sampled loop runs (before issue 30 discrete_lqg returned that controller: its
+        attributes are still reached through the design, with a DeprecationWarning).
 
     Notes
     -----
@@ -365,6 +393,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     K = np.hstack([K[:, :n], Kf, K[:, n:]])
     kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, basis, meas, T, d)
     ctrl = design.controller
-    return DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
-                       bool(noise))
+    law = DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
+                      bool(noise))
+    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float))
 

@@ -14,6 +14,7 @@ import numpy as np
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import measurement
 from tenscontrol.feedback.mpc import PredictiveController, require_osqp
+from tenscontrol.linear.design import MPCDesign
 from tenscontrol.linear.discrete import dlqr, dlqr_gain
 from tenscontrol.model.selection import Selection
 
@@ -35,7 +36,7 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> PredictiveController:
+        effort=1.0) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -57,8 +58,11 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
 
     Returns
     -------
-    PredictiveController
-        A :class:`~tenscontrol.SampledController`; its control record's ``sample_info`` has
+    MPCDesign
+        Its ``controller`` is the :class:`PredictiveController`, a
+        :class:`~tenscontrol.SampledController` (before issue 30 mpc returned it: its
+        attributes are still reached through the design, with a DeprecationWarning); its
+        control record's ``sample_info`` has
         each QP's OSQP ``status`` (1 solved, 2 solved inaccurate, 7 stopped at the iteration
         cap: its iterate's first move projected onto its bounds was used), ``iterations``,
         ``solve_time`` [s] and the update's ``cpu_time`` [s].
@@ -97,6 +101,7 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         G, data = _law_gradient(model.structure, np.asarray(model.q, float), law.strings, T)
     else:
         G, data = np.zeros((nu, T.shape[1])), None
-    return PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
+    ctrl = PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
                                 lo, hi, horizon, rates, data, design.K_reduced)
+    return MPCDesign(ctrl, design, P, Qr, Rd)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.integrate
 
-from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
+from tenscontrol.feedback.controllers import (OutputFeedback, StateFeedback, measurement,
+                                              runtime_controller)
 from tenscontrol.feedback.estimators import DiscreteLQG
 from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
 from tenscontrol.linear.linearization import linearize
@@ -381,8 +382,9 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     structure : Structure
         The structure at its operating point (e.g. ``equilibrium(...).structure``): every
         simulation starts there, at rest.
-    controller : Controller
-        E.g. ``lqr(model).controller``; designed about the structure's nodes. A sampled
+    controller : Controller, SampledController or a design
+        E.g. ``lqr(model).controller`` (or ``lqr(model)``: a design runs its ``.controller``);
+        designed about the structure's nodes. A sampled
         controller is predicted in the sampled-data loop (a DiscreteLQG noiseless, an MPC with
         its QP on the linear plant); a continuous controller other than StateFeedback and
         OutputFeedback has no prediction (nan).
@@ -419,6 +421,7 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     -------
     ClosedLoopReport
     """
+    controller = runtime_controller(controller)     # a design: its .controller
     q_ref = _q_ref(controller, structure)
     if q_ref.shape != (structure.nodes.size,):
         raise ValueError(f"verify: the controller was designed for {q_ref.size // 3} nodes, the "
