@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
+from tenscontrol.linear.discrete import sampled_weights
 from tenscontrol.feedback.sampled import DiscreteFeedback
 from tenscontrol.mechanics.sensors import sensors
 from tenscontrol.studies.verification import _lqg_matrices
@@ -67,9 +68,14 @@ def test_lqr_eigenvalues_are_those_of_the_reduced_loop(designs):
 
 def test_dlqr_keeps_its_riccati_solution_and_cartesian_gain(designs):
     d = designs["dlqr"]
-    zoh, R = d.model, T * d.continuous.R
-    # the gain from S (python-control's dlqr: K = (R + B^T S B)^-1 B^T S A)
-    K = np.linalg.solve(R + zoh.Gamma0.T @ d.S @ zoh.Gamma0, zoh.Gamma0.T @ d.S @ zoh.Phi)
+    zoh = d.model
+    # the exact sampled-data weights the default cost="exact" designs with (Van Loan), and the
+    # gain from S (python-control's dlqr with a cross term: K = (R + B^T S B)^-1 (B^T S A + N^T))
+    A, B = np.asarray(d.minimal.sys.A), np.asarray(d.minimal.sys.B)[:, :d.K.shape[0]]
+    T_ = d.minimal.basis
+    _, R, N = sampled_weights(A, B, T_.T @ d.continuous.Q @ T_, d.continuous.R, zoh, "exact")
+    K = np.linalg.solve(R + zoh.Gamma0.T @ d.S @ zoh.Gamma0,
+                        zoh.Gamma0.T @ d.S @ zoh.Phi + N.T)
     np.testing.assert_allclose(K, d.K_reduced, rtol=1e-8, atol=1e-10 * np.abs(K).max())
     np.testing.assert_allclose(d.K, d.K_reduced @ d.minimal.left_inverse, rtol=1e-12)
     np.testing.assert_allclose(d.controller.DK, d.K, rtol=1e-12)
