@@ -33,11 +33,11 @@ from tenscontrol.statics.result import (MechanismError, NewtonHistory, StaticEqu
                                         StaticsError)
 from tenscontrol.statics.solve import static_equilibrium
 from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffness
+from tenscontrol.statics.self_stress import Allocation, SelfStress, self_stress
 # feedback laws, simulation
 from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
-from tenscontrol.feedback.allocation import (AllocatedController, AllocatedSampled, Allocation,
-                                             SelfStress, allocated, self_stress)
+from tenscontrol.feedback.allocation import AllocatedController, AllocatedSampled, allocated
 from tenscontrol.feedback.shape import ShapeTracking
 from tenscontrol.feedback.mpc import PredictiveController
 from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
@@ -71,12 +71,12 @@ __all__ = [
     "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
     "jacobians", "mass_matrix", "tangent_stiffness", "total_energy", "SensorSet", "sensors",
     "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
-    "static_equilibrium",
+    "static_equilibrium", "Allocation", "SelfStress", "self_stress",
     # feedback and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
-    "AllocatedController", "AllocatedSampled", "Allocation", "SelfStress", "allocated", "self_stress",
+    "AllocatedController", "AllocatedSampled", "allocated",
     "ShapeTracking",
     "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
     "DiscreteKalman", "DiscreteLQG", "SensorMeasurement",

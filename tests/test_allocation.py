@@ -1,11 +1,13 @@
-"""Self-stress allocation (tenscontrol.feedback.allocation): same nodal forces, bounds kept."""
+"""Self-stress allocation (tenscontrol.statics.self_stress, and tenscontrol.feedback.allocation at
+run time): same nodal forces, bounds kept."""
 
 import numpy as np
 import pytest
 import scipy.optimize
 
 import tenscontrol as tc
-from tenscontrol.feedback.allocation import allocated, self_stress
+from tenscontrol.feedback.allocation import allocated
+from tenscontrol.statics.self_stress import self_stress
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback.allocation import self_stress
+from tenscontrol.statics.self_stress import self_stress
 from tenscontrol.linear import estimation as est
 from tenscontrol.linear.discrete import gain_margin
 from tenscontrol.linear.observability import observability, place_sensors

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.feedback.allocation import equilibrium_matrix, self_stress
+from tenscontrol.statics.self_stress import equilibrium_matrix, self_stress
 from tenscontrol.feedback.shape import ShapeTracking
 from tenscontrol.linear.design import Design
 from tenscontrol.linear.linearization import linearize
