@@ -35,14 +35,14 @@ from tenscontrol.statics.solve import static_equilibrium
 from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffness
 from tenscontrol.statics.self_stress import Allocation, SelfStress, self_stress
 # feedback laws, simulation
-from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
+from tenscontrol.control.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
-from tenscontrol.feedback.allocation import AllocatedController, AllocatedSampled, allocated
-from tenscontrol.feedback.shape import ShapeTracking
-from tenscontrol.feedback.mpc import PredictiveController
-from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
-from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.feedback.storage import load_controller, save_controller
+from tenscontrol.control.allocation import AllocatedController, AllocatedSampled, allocated
+from tenscontrol.control.shape import ShapeTracking
+from tenscontrol.control.mpc import PredictiveController
+from tenscontrol.control.sampled import DiscreteFeedback, SampledController
+from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.control.storage import load_controller, save_controller
 from tenscontrol.simulation.actuation import ControlRecord
 from tenscontrol.simulation.sampled_loop import SampledControlRecord
 from tenscontrol.simulation.simulator import simulate
@@ -52,7 +52,7 @@ from tenscontrol.simulation.trajectory_io import load_trajectory
 # linear models (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.linear.threads import blas_threads
-from tenscontrol.linear.shape import ShapeChange, ShapePath, shape_change, shape_path
+from tenscontrol.design.shape import ShapeChange, ShapePath, shape_change, shape_path
 from tenscontrol.studies.verification import ClosedLoopReport, verify
 from tenscontrol.studies.shape_change import ShapeChangeReport, verify_shape_change
 from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform, grid, samples
@@ -110,21 +110,21 @@ _LAZY = {
     "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
     "ElasticModel": "linear.reduction", "MinimalRealization": "linear.reduction",
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
-    "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
-    "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
-    "Design": "linear.design", "DiscreteLQGDesign": "linear.design",
-    "ExtendedLQGDesign": "linear.design", "MPCDesign": "linear.design",
+    "HinfDesign": "design.synthesis", "LQRDesign": "design.synthesis",
+    "hinfsyn": "design.synthesis", "lqr": "design.synthesis",
+    "Design": "design.result", "DiscreteLQGDesign": "design.result",
+    "ExtendedLQGDesign": "design.result", "MPCDesign": "design.result",
     "to_iosystem": "simulation.iosystem",
-    "DiscreteLQRDesign": "linear.discrete", "ZOHModel": "linear.discrete",
-    "discrete_closed_loop": "linear.discrete", "discretize": "linear.discrete",
-    "dlqr": "linear.discrete", "gain_margin": "linear.discrete", "zoh": "linear.discrete",
-    "mpc": "linear.predictive",
-    "LQGDesign": "linear.estimation", "discrete_lqg": "linear.estimation",
-    "lqg": "linear.estimation",
-    "ExtendedKalman": "linear.ekf", "extended_kalman": "linear.ekf",
-    "ExtendedLQG": "linear.extended_lqg", "extended_lqg": "linear.extended_lqg",
-    "Observability": "linear.observability", "Placement": "linear.observability",
-    "observability": "linear.observability", "place_sensors": "linear.observability",
+    "DiscreteLQRDesign": "design.discrete", "ZOHModel": "design.discrete",
+    "discrete_closed_loop": "design.discrete", "discretize": "design.discrete",
+    "dlqr": "design.discrete", "gain_margin": "design.discrete", "zoh": "design.discrete",
+    "mpc": "design.predictive",
+    "LQGDesign": "estimation.lqg", "discrete_lqg": "estimation.lqg",
+    "lqg": "estimation.lqg",
+    "ExtendedKalman": "estimation.ekf", "extended_kalman": "estimation.ekf",
+    "ExtendedLQG": "estimation.extended_lqg", "extended_lqg": "estimation.extended_lqg",
+    "Observability": "estimation.observability", "Placement": "estimation.observability",
+    "observability": "estimation.observability", "place_sensors": "estimation.observability",
     "save_mat": "linear.matlab",
     "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",

@@ -1,4 +1,4 @@
-"""Self-stress allocation (tenscontrol.statics.self_stress, and tenscontrol.feedback.allocation at
+"""Self-stress allocation (tenscontrol.statics.self_stress, and tenscontrol.control.allocation at
 run time): same nodal forces, bounds kept."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import scipy.optimize
 
 import tenscontrol as tc
-from tenscontrol.feedback.allocation import allocated
+from tenscontrol.control.allocation import allocated
 from tenscontrol.statics.self_stress import self_stress
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback.storage import controller_arrays
+from tenscontrol.control.storage import controller_arrays
 from tenscontrol.mechanics.sensors import sensors
 
 

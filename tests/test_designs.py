@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback.sampled import DiscreteFeedback
+from tenscontrol.control.sampled import DiscreteFeedback
 from tenscontrol.mechanics.sensors import sensors
 from tenscontrol.studies.verification import _lqg_matrices
 
@@ -76,8 +76,8 @@ def test_dlqr_keeps_its_riccati_solution_and_cartesian_gain(designs):
 
 
 def test_lqg_and_hinf_eigenvalues_are_their_loops(designs):
-    # LQG: the loop on [z; z_hat] (tenscontrol.linear.estimation.closed_loop)
-    from tenscontrol.linear.estimation import closed_loop
+    # LQG: the loop on [z; z_hat] (tenscontrol.estimation.lqg.closed_loop)
+    from tenscontrol.estimation.lqg import closed_loop
     d = designs["lqg"]
     ref = np.linalg.eigvals(np.asarray(closed_loop(d).A))
     assert np.abs(np.sort_complex(d.E) - np.sort_complex(ref)).max() < 1e-8 * np.abs(ref).max()

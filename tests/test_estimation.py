@@ -1,5 +1,5 @@
 """Kalman filters, LQG (continuous and sampled), observability and sensor placement
-(tenscontrol.linear.estimation, .observability, tenscontrol.feedback.estimators)."""
+(tenscontrol.estimation.lqg, .observability, tenscontrol.control.estimators)."""
 
 import control as ct
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 import scipy.linalg
 
 import tenscontrol as tc
-from tenscontrol.linear import estimation as est
-from tenscontrol.linear.observability import observability, place_sensors
+from tenscontrol.estimation import lqg as est
+from tenscontrol.estimation.observability import observability, place_sensors
 from tenscontrol.mechanics.sensors import sensors
 
 

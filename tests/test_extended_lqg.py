@@ -1,4 +1,4 @@
-"""The extended Kalman filter in the sampled closed loop (tenscontrol.linear.extended_lqg):
+"""The extended Kalman filter in the sampled closed loop (tenscontrol.estimation.extended_lqg):
 ExtendedLQG against DiscreteLQG on the nonlinear T-bar."""
 
 import dataclasses

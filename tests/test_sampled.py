@@ -6,7 +6,7 @@ import pytest
 import scipy.integrate
 
 import tenscontrol as tc
-from tenscontrol.feedback.sampled import check_timing
+from tenscontrol.control.sampled import check_timing
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback.shape import quintic
+from tenscontrol.control.shape import quintic
 from tenscontrol.statics.solve import unbalanced_force
 
 C = 5.0 * np.cos(np.pi / 4)                    # the T-bar's string length and tip height [m]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tenscontrol.feedback.controllers import Controller, controller_table, runtime_controller
-from tenscontrol.feedback.sampled import SampledController, is_sampled, sampled_table
+from tenscontrol.control.controllers import Controller, controller_table, runtime_controller
+from tenscontrol.control.sampled import SampledController, is_sampled, sampled_table
 from tenscontrol.mechanics.laws import string_densities
 from tenscontrol.model.tables import value_range
 from tenscontrol.statics.self_stress import SelfStress, self_stress

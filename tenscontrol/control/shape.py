@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.interpolate
 
-from tenscontrol.feedback.controllers import Controller, controller_table
+from tenscontrol.control.controllers import Controller, controller_table
 from tenscontrol.mechanics.laws import damper_densities
 from tenscontrol.model.tables import value_range
 

@@ -17,7 +17,7 @@ bit for bit). The file holds:
   OutputFeedback: ``AK, BK, CK, DK``; DiscreteLQG: ``K`` and the filter's matrices as
   ``kalman_<field>`` (``Phi, Gamma0, Gamma1, Cr, M, P, basis``);
 - a :class:`~tenscontrol.Measurement` as ``measurement_<field>`` (``measurement_names`` as
-  text); a sensor measurement (:class:`~tenscontrol.feedback.estimators.SensorMeasurement`)
+  text); a sensor measurement (:class:`~tenscontrol.control.estimators.SensorMeasurement`)
   as ``measurement_<field>`` (``C, q_ref, y_ref, held, gamma_held``) and its sensor set as
   ``sensors_<field>`` (``kinds`` as text, ``items, std, bias, quantization, rate``) with the
   structure it reads as ``sensors_structure``, its ``tenscontrol.structure/1`` JSON text (a
@@ -48,10 +48,10 @@ from pathlib import Path
 import numpy as np
 
 from tenscontrol import fileio
-from tenscontrol.feedback.controllers import (Measurement, OutputFeedback, StateFeedback,
+from tenscontrol.control.controllers import (Measurement, OutputFeedback, StateFeedback,
                                               check_kind, runtime_controller)
-from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.feedback.sampled import DiscreteFeedback
+from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.control.sampled import DiscreteFeedback
 from tenscontrol.mechanics.sensors import KINDS, SensorSet
 from tenscontrol.model.io import structure_from_dict, structure_to_dict
 

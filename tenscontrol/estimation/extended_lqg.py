@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController, check_timing, sampled_table
-from tenscontrol.linear.design import DiscreteLQGDesign, ExtendedLQGDesign
-from tenscontrol.linear.ekf import ExtendedKalman, process_covariance
-from tenscontrol.linear.estimation import discrete_lqg
+from tenscontrol.control.sampled import SampledController, check_timing, sampled_table
+from tenscontrol.design.result import DiscreteLQGDesign, ExtendedLQGDesign
+from tenscontrol.estimation.ekf import ExtendedKalman, process_covariance
+from tenscontrol.estimation.lqg import discrete_lqg
 from tenscontrol import validation
 
 __all__ = ["ExtendedLQG", "extended_lqg"]

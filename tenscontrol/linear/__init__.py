@@ -1,2 +1,4 @@
-"""The linear layer: linearize (the one bridge from the mechanics), minimal realizations, norms,
-LQR and H-infinity synthesis. Imports python-control."""
+"""Linear analysis: linearize (the one bridge from the mechanics), minimal realizations and
+elastic models, H2 and H-infinity norms, the marginal/stable split, the integrals of
+sampled-data design (exact hold, Van Loan), MATLAB export and the BLAS thread policy. Imports
+python-control."""

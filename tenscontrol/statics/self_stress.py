@@ -22,7 +22,7 @@ program finds the largest margin that can be met and the allocation keeps that (
 :class:`Allocation` says so, and by how much the bounds are missed).
 
 S holds at the configuration it is computed at; the run-time wrapping of a controller
-(:mod:`tenscontrol.feedback.allocation`) computes it once, at the controller's operating point.
+(:mod:`tenscontrol.control.allocation`) computes it once, at the controller's operating point.
 A string whose two end nodes are fully fixed is a self-stress direction on its own (its force
 goes into the supports).
 """

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.linear.shape import ShapeChange
+from tenscontrol.design.shape import ShapeChange
 from tenscontrol.model.tables import Presentable, titled_table
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory
