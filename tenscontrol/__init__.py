@@ -8,8 +8,9 @@ Quick start::
     print(traj)             # the run's figures as a table; repr(traj) is one line
 
 Every public name is importable from here; docs/api.md lists them with one line each. The
-subpackages are the layers (model, mechanics, statics, integrate, feedback, simulation, linear,
-studies); pyproject.toml's import-linter contracts keep their import direction.
+subpackages are the layers (model, mechanics, statics, integrate, control: the runtime laws,
+simulation, linear: the analysis, design: the synthesis, estimation, studies); pyproject.toml's
+import-linter contracts keep their import direction.
 """
 
 # model: what a structure is
@@ -34,7 +35,7 @@ from tenscontrol.statics.result import (MechanismError, NewtonHistory, StaticEqu
 from tenscontrol.statics.solve import static_equilibrium
 from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffness
 from tenscontrol.statics.self_stress import Allocation, SelfStress, self_stress
-# feedback laws, simulation
+# control: the runtime laws the simulator calls; simulation
 from tenscontrol.control.controllers import (Controller, Measurement, OutputFeedback,
                                               StateFeedback, measurement)
 from tenscontrol.control.allocation import AllocatedController, AllocatedSampled, allocated
@@ -49,7 +50,7 @@ from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
 from tenscontrol.simulation.trajectory_io import load_trajectory
-# linear models (python-control loads lazily, below), studies
+# linear analysis, design, estimation (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.linear.threads import blas_threads
 from tenscontrol.design.shape import ShapeChange, ShapePath, shape_change, shape_path
@@ -72,7 +73,7 @@ __all__ = [
     "jacobians", "mass_matrix", "tangent_stiffness", "total_energy", "SensorSet", "sensors",
     "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
     "static_equilibrium", "Allocation", "SelfStress", "self_stress",
-    # feedback and simulation
+    # control and simulation
     "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
     "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
     "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
@@ -80,7 +81,7 @@ __all__ = [
     "ShapeTracking",
     "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
     "DiscreteKalman", "DiscreteLQG", "SensorMeasurement",
-    # linear
+    # linear analysis, design, estimation
     "Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign",
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
