@@ -107,7 +107,7 @@ def test_discrete_lqg_eigenvalues_are_the_sampled_loops(designs):
 def test_extended_lqg_reuses_the_discrete_lqg_design(designs):
     d = designs["extended_lqg"]
     lin = d.linear
-    assert isinstance(lin, tc.DiscreteLQGDesign)
+    assert isinstance(lin, tc.design.DiscreteLQGDesign)
     r = lin.minimal.order
     np.testing.assert_array_equal(d.K, lin.K[:, :r] @ lin.minimal.left_inverse)
     np.testing.assert_array_equal(d.controller.Ku, lin.K[:, -lin.controller.strings.size:])
@@ -117,7 +117,7 @@ def test_extended_lqg_reuses_the_discrete_lqg_design(designs):
 @pytest.mark.skipif(not HAS_OSQP, reason="mpc needs OSQP")
 def test_mpc_design_holds_the_unconstrained_design(designs):
     d = designs["mpc"]
-    assert isinstance(d.dlqr, tc.DiscreteLQRDesign)
+    assert isinstance(d.dlqr, tc.design.DiscreteLQRDesign)
     np.testing.assert_array_equal(d.controller.fallback, d.dlqr.K_reduced)
     # the terminal weight is the discrete Riccati solution of the same sampled model (mpc
     # solves it unscaled, dlqr scaled: measured 2.5e-15 apart, 2e-12 of the largest entry)

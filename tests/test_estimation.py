@@ -246,7 +246,7 @@ def test_sampled_lqg_runs_in_the_nonlinear_sampled_loop(tbar):
     assert r.closed.peak < 0.85 * r.open.peak
     assert r.closed.peak < 1.2 * full.closed.peak
     record = r.closed_loop.control
-    assert isinstance(record, tc.SampledControlRecord)
+    assert isinstance(record, tc.simulation.SampledControlRecord)
     # the samples are 5 ms apart and every command is applied from t_k + delay
     np.testing.assert_allclose(np.diff(record.sample_times), 0.005, rtol=1e-9)
 

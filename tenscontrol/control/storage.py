@@ -2,9 +2,9 @@
 
 :func:`save_controller` writes a :class:`~tenscontrol.StateFeedback` or
 :class:`~tenscontrol.OutputFeedback` (what :func:`tenscontrol.lqr`, :func:`tenscontrol.hinfsyn`
-and :func:`tenscontrol.lqg` return), a sampled :class:`~tenscontrol.DiscreteFeedback`
+and :func:`tenscontrol.lqg` return), a sampled :class:`~tenscontrol.control.DiscreteFeedback`
 (:func:`tenscontrol.discretize`, :func:`tenscontrol.dlqr`) or a
-:class:`~tenscontrol.DiscreteLQG` (:func:`tenscontrol.discrete_lqg`) with its matrices,
+:class:`~tenscontrol.control.DiscreteLQG` (:func:`tenscontrol.discrete_lqg`) with its matrices,
 operating point and timing; :func:`load_controller` reads it back equal (the same commands,
 bit for bit). The file holds:
 
@@ -31,7 +31,7 @@ feedback ``u = CK xc + DK y_m``) are read with CK and DK negated, so a controlle
 meaning (the same commands, the same closed loop); their StateFeedback is unchanged (``u = -K
 (x - x*)`` in both).
 
-A :class:`~tenscontrol.PredictiveController` (:func:`tenscontrol.mpc`) is refused: it holds an
+A :class:`~tenscontrol.control.PredictiveController` (:func:`tenscontrol.mpc`) is refused: it holds an
 OSQP solver and its warm start, not matrices; save its structure and settings instead (see
 the error message).
 

@@ -7,7 +7,7 @@
 - :func:`discretize`: a continuous :class:`~tenscontrol.StateFeedback` sampled and held
   (``u_k = -K (x_k - x*)``) or an :class:`~tenscontrol.OutputFeedback` discretized exactly
   by python-control's ``c2d`` (ZOH on the measurement), as a
-  :class:`~tenscontrol.DiscreteFeedback`.
+  :class:`~tenscontrol.control.DiscreteFeedback`.
 - :func:`dlqr`: the discrete LQR on the ZOH model of the minimal (or design-order) model,
   delay included in the model, minimizing the continuous cost exactly over each period (or by
   the rectangle rule); :func:`dlqr_gain` is the package's one scaled discrete Riccati solve.

@@ -31,7 +31,7 @@ _EMPTY = np.zeros(0)
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SampledControlRecord(ControlRecord):
-    """A :class:`~tenscontrol.ControlRecord` of a sampled-data loop, with the samples.
+    """A :class:`~tenscontrol.simulation.ControlRecord` of a sampled-data loop, with the samples.
 
     The base fields are at the output times, with u the command held there (right-continuous:
     at a switching instant, the command that starts there) and ``controller_states`` the

@@ -325,7 +325,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         ``update``) is called at ``t_k = k period`` instead and its command held from
         ``t_k + delay`` (:mod:`tenscontrol.simulation.sampled_loop`): the integration restarts
         at every sample and switching instant, so the hold is exact; the control record is
-        then a :class:`~tenscontrol.SampledControlRecord` with the samples. The actuators' work joins `work`, so the energy balance and the
+        then a :class:`~tenscontrol.simulation.SampledControlRecord` with the samples. The actuators' work joins `work`, so the energy balance and the
         correction hold in closed loop. The trajectory's ``control`` records commands,
         applied force densities, slack and saturation. With ``"radau5"`` the Jacobian adds the
         controller's coupling by central differences.

@@ -1,6 +1,6 @@
 """Verification of a shape change on the nonlinear model: tracking, least tension, final statics.
 
-:func:`verify_shape_change` runs a :class:`tenscontrol.ShapeChange`'s controller on the corrected
+:func:`verify_shape_change` runs a :class:`tenscontrol.design.ShapeChange`'s controller on the corrected
 nonlinear simulator from the start of its path at rest, and reports the tracking error against
 time (the largest coordinate deviation from the moving reference q(s(t))), the least force
 density and tension the strings carried, and the final static residual: the unbalanced force
