@@ -96,7 +96,8 @@ __version__ = "1.0.0"
 # The linear-systems tools import python-control (about 0.5 s); they load on first use so that
 # `import tenscontrol` stays quick for simulation-only work (PEP 562).
 _LAZY = {
-    "compare_materials": "studies.comparison", "compare_closed_loop": "studies.closed_loop_materials",
+    "compare_materials": "studies.comparison",
+    "compare_closed_loop": "studies.closed_loop_materials",
     "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
     "save_mat": "linear.matlab", "to_iosystem": "simulation.iosystem",
