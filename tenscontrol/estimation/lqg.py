@@ -15,10 +15,10 @@ with S_r the LQR Riccati solution, P the filter's error covariance, w = [d; v] n
 
 - :func:`lqg`: a continuous :class:`tenscontrol.OutputFeedback` (python-control's ``lqe``),
   measuring the sensors' noiseless ``h(q, qd)`` through a
-  :class:`tenscontrol.feedback.estimators.SensorMeasurement`; sensor noise enters the filter as
+  :class:`tenscontrol.control.estimators.SensorMeasurement`; sensor noise enters the filter as
   spectral density ``std^2 / rate`` (``std^2`` [unit^2 s] for a continuous sensor).
-- :func:`discrete_lqg`: a :class:`tenscontrol.linear.design.DiscreteLQGDesign` whose controller
-  is a :class:`tenscontrol.feedback.estimators.DiscreteLQG` for the sampled loop (zero-order
+- :func:`discrete_lqg`: a :class:`tenscontrol.design.result.DiscreteLQGDesign` whose controller
+  is a :class:`tenscontrol.control.estimators.DiscreteLQG` for the sampled loop (zero-order
   hold, computation delay; ``dlqe`` and ``dlqr`` on the exact discretization, process noise by
   Van Loan's integral).
 """
@@ -32,14 +32,14 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import OutputFeedback
-from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.feedback.sampled import check_timing
-from tenscontrol.linear.design import Design, DiscreteLQGDesign, sorted_eigenvalues
-from tenscontrol.linear.discrete import dlqr_gain
+from tenscontrol.control.controllers import OutputFeedback
+from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.control.sampled import check_timing
+from tenscontrol.design.result import Design, DiscreteLQGDesign, sorted_eigenvalues
+from tenscontrol.design.discrete import dlqr_gain
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.sampling import exact_hold, van_loan
-from tenscontrol.linear.synthesis import LQRDesign, lqr
+from tenscontrol.design.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import titled_table
 
@@ -346,7 +346,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     Returns
     -------
     DiscreteLQGDesign
-        Its ``controller`` is the :class:`tenscontrol.feedback.estimators.DiscreteLQG` the
+        Its ``controller`` is the :class:`tenscontrol.control.estimators.DiscreteLQG` the
         sampled loop runs (before issue 30 discrete_lqg returned that controller: its
         attributes are still reached through the design, with a DeprecationWarning).
 

@@ -7,7 +7,7 @@ signal divided by its noise std (by 1 where the std is 0), so that the rank deci
 Gramian compare signal-to-noise, not units. :func:`place_sensors` chooses k of a candidate set
 greedily: by the Gramian (``"logdet"``: ``log det(W_o + eps I)``, eps = 1e-9 trace of the
 candidates' Gramian; ``"trace"``) or by the H2 norm of the LQG loop
-(:func:`tenscontrol.linear.estimation.loop_h2`, ``"h2"``).
+(:func:`tenscontrol.estimation.lqg.loop_h2`, ``"h2"``).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.linear import norms
-from tenscontrol.linear.estimation import kalman_gain, noise_density, reduced_model, loop_h2
+from tenscontrol.estimation.lqg import kalman_gain, noise_density, reduced_model, loop_h2
 from tenscontrol.linear.reduction import elastic_model
-from tenscontrol.linear.synthesis import lqr
+from tenscontrol.design.synthesis import lqr
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
 
@@ -250,7 +250,7 @@ def place_sensors(model, candidates: SensorSet, k: int, *, criterion="h2",
 
 def _h2_score(model, candidates, process_noise, Q, R, effort, order):
     """score(S) = -H2 of the LQG loop with sensors S, and the full set's score."""
-    from tenscontrol.linear.estimation import sensor_measurement
+    from tenscontrol.estimation.lqg import sensor_measurement
 
     if process_noise is None:
         raise ValueError("place_sensors: criterion='h2' needs process_noise, the spectral "
