@@ -25,7 +25,9 @@ call from Python with every argument-type tuple numba compiled it for, and write
 this, when the committed file no longer matches.
 
 Without FOLDER the build goes where the install put the package (an editable install or a
-rebuild after a numba upgrade). ``TENSCONTROL_AOT=0`` at install skips it.
+rebuild after a numba upgrade); a FOLDER that is not a folder is refused (exit status 2).
+``FOLDER --cpu NAME`` builds for another baseline (``benchmarks/bench_aot_target.py``).
+``TENSCONTROL_AOT=0`` at install skips it.
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ import sysconfig
 import tempfile
 import time
 
-__all__ = ["BASELINE", "BASELINE_FEATURES", "CASES", "SIGNATURES", "capture", "compiler_problem",
-           "main"]
+__all__ = ["BASELINE", "BASELINE_FEATURES", "CARRIED_OPTIONS", "CASES", "SIGNATURES", "capture",
+           "compiler_problem", "main", "signatures_json", "target"]
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 #: The committed argument types of the kernels compiled ahead of time.
@@ -58,10 +60,11 @@ BASELINE_FEATURES = {
 BASELINE_FEATURES["x86-64-v3"] = BASELINE_FEATURES["x86-64-v2"] + (
     "avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe", "xsave")
 
-# The @njit options an export carries into its compile (numba's target options, which become
-# its Flags as in the JIT); any other option set on an exported kernel refuses the build
-_CARRIED = {"nopython", "error_model", "fastmath", "boundscheck", "nogil", "inline",
-            "forceinline", "looplift", "_nrt", "debug"}
+#: The @njit options an export carries into its compile (numba's target options, which become
+#: its Flags as in the JIT); any other option set on an exported kernel (``parallel``, no
+#: Python wrapper, ...) refuses the build
+CARRIED_OPTIONS = frozenset({"nopython", "error_model", "fastmath", "boundscheck", "nogil",
+                             "inline", "forceinline", "looplift", "_nrt", "debug"})
 
 # Put every package of tenscontrol in sys.modules bare (no __init__ run), then build
 _WORKER = """
@@ -73,8 +76,8 @@ for folder, _, files in os.walk(root):
         package = types.ModuleType(name)
         package.__path__ = [folder]
         sys.modules[name] = package
-from tenscontrol import _aot_build
-sys.exit(_aot_build.build(*sys.argv[2:]))
+from tenscontrol import aot_build
+sys.exit(aot_build.build(*sys.argv[2:]))
 """
 
 
@@ -252,6 +255,10 @@ def main(argv=None) -> int:
     if len(argv) == 3 and argv[1] == "--cpu":  # benchmarks/bench_aot_target.py compares CPUs
         cpu = argv.pop()
         argv.pop()
+        if cpu not in BASELINE_FEATURES and cpu != "host":
+            print(f"tenscontrol.precompile: --cpu must be one of {sorted(BASELINE_FEATURES)} "
+                  f"or host, got {cpu!r}", file=sys.stderr)
+            return 2
     if len(argv) > 1 or (argv and argv[0].startswith("-")):
         print("usage: python -m tenscontrol.precompile [FOLDER | --capture]", file=sys.stderr)
         return 2

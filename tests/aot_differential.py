@@ -9,43 +9,63 @@ tenscontrol.precompile FOLDER``). ``TENSCONTROL_AOT=0`` keeps the dispatchers pu
 they would call the compiled code themselves). tests/test_aot.py runs it and asserts that every
 row agrees.
 
-Inputs: the ordinary ones are recorded from real calls (the T-bar's rigid, closed-loop and
-compressible runs, dense and banded: the first call of each kernel with each argument-type
-tuple, its arrays copied before the call). Edge cases are derived from them for the kernels
+Inputs: the ordinary ones are recorded from real calls (the runs of
+``tenscontrol.precompile.CASES``, whose capture wrote the signatures: the first call of each
+kernel with each argument-type tuple, its arrays and records copied before the call); a kernel of numbers only that the runs
+call only from compiled code gets made-up ordinary numbers ("numbers": 1.5, 2.0, ...). Edge cases are derived from them for the kernels
 whose arguments are only numbers and arrays (the integrators' steps, the member laws, the band
 solves): every float (scalars and float arrays) set to 0, to NaN, to inf; every array emptied
 as well where all are 1-D. The kernels that take the models' records run their ordinary inputs
-only (their integer arrays index each other; changing them would read out of bounds in both).
+only (their integer arrays index each other; changing them would read out of bounds in both,
+and NaN or inf in their state would only test the step loop's exits, which the integrators'
+rows test directly).
 Each input runs in both versions, on its own copies; the results and the arrays the kernel
 wrote into must agree bit for bit (NaN with NaN), and so must the type of a raised exception.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 
 import numpy as np
-from numba import typeof
+from numba import njit, typeof
 from numba.core import types
 from numba.core.dispatcher import Dispatcher, OmittedArg
+from numba.experimental.structref import StructRefProxy
 
 
 def _copy(value):
-    """A copy of the arrays in `value` (tuples and named tuples walked; records shared)."""
+    """A copy of the arrays in `value`, walking tuples, named tuples and the models' records
+    (structrefs: a kernel may write into their arrays, as the held force densities)."""
     if isinstance(value, np.ndarray):
         return value.copy()
+    if isinstance(value, StructRefProxy):
+        return type(value)(*[_copy(_getter(name)(value))
+                             for name in value._numba_type_.field_dict])
     if isinstance(value, tuple):
         items = [_copy(v) for v in value]
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     return value
 
 
+@functools.lru_cache(maxsize=None)
+def _getter(name: str):
+    """A kernel that returns field `name` of a record (the proxies have no Python getters)."""
+    namespace: dict = {}
+    exec(f"def get(record):\n    return record.{name}\n", namespace)
+    return njit(namespace["get"])
+
+
 def _same(a, b) -> bool:
     """Bit for bit (NaN equal to NaN), walking tuples; other objects by identity or ==."""
     if isinstance(a, tuple) and isinstance(b, tuple):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, StructRefProxy) and isinstance(b, StructRefProxy):
+        return a._numba_type_ == b._numba_type_ and all(
+            _same(_getter(name)(a), _getter(name)(b)) for name in a._numba_type_.field_dict)
     if isinstance(a, (np.ndarray, float, complex, np.floating, np.complexfloating)):
         x, y = np.asarray(a), np.asarray(b)
         if x.shape != y.shape or x.dtype != y.dtype:
@@ -98,6 +118,22 @@ def record(cases, exports) -> dict:
     return found
 
 
+def _synthetic(args: tuple):
+    """Ordinary numbers for a signature of scalars only (1.5, 2.0, ... for the floats), or
+    None for any other signature."""
+    values = []
+    for i, t in enumerate(args):
+        if isinstance(t, types.Float):
+            values.append(1.5 + 0.5 * i)
+        elif isinstance(t, types.Boolean):
+            values.append(True)
+        elif isinstance(t, types.Integer):
+            values.append(1)
+        else:
+            return None
+    return tuple(values)
+
+
 def _plain(args) -> bool:
     """Only numbers and arrays (of numbers)."""
     return all(isinstance(a, (np.ndarray, int, float, complex, bool, np.number, np.bool_))
@@ -141,17 +177,18 @@ def compare(folder: str) -> list[tuple[str, str, str]]:
     module = aot._import_binary(os.path.join(folder, manifest["file"]))
     exports = [(aot._dispatcher(e["module"], e["qualname"]),
                 tuple(from_json(t) for t in e["args"])) for e in manifest["exports"]]
-    cases = [precompile.CASES[name] for name in ("rigid", "closed-loop", "compressible",
-                                                 "compressible-banded")]
+    cases = list(precompile.CASES.values())
     ordinary = record(cases, exports)
     rows = []
     for (dispatcher, args), entry in zip(exports, manifest["exports"]):
         name = f"{entry['module'].removeprefix('tenscontrol.')}.{entry['qualname']}"
-        call = ordinary.get((id(dispatcher), args))
+        call, label = ordinary.get((id(dispatcher), args)), "ordinary"
+        if call is None:
+            call, label = _synthetic(args), "numbers"
         if call is None:
             rows.append((name, "-", "NO INPUT RECORDED"))
             continue
-        inputs = {"ordinary": call}
+        inputs = {label: call}
         if _plain(call):
             inputs.update(variants(call))
         for label, given in inputs.items():

@@ -364,7 +364,35 @@ def test_every_compiled_kernel_means_what_its_jit_twin_means(built):
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     rows = [line.split(None, 2) for line in proc.stdout.splitlines()[1:-1]]
     manifest = json.loads((built / aot.MANIFEST).read_text())
-    assert sum(label == "ordinary" for _, label, _ in rows) == len(manifest["exports"])
+    assert sum(label in ("ordinary", "numbers") for _, label, _ in rows) \
+        == len(manifest["exports"])
     # the case that showed pycc dropping error_model="numpy": a zero scale gives inf under
     # the JIT and raised ZeroDivisionError from the compiled module
     assert ["integrate.radau_kernel.error_norm", "zeros", "same"] in rows
+
+
+def test_each_export_is_compiled_with_its_kernels_own_options():
+    # numba.pycc alone compiles every export with default Flags (error_model="python"), and
+    # radau_kernel.error_norm with a zero scale then raised ZeroDivisionError instead of inf
+    from numba.core.compiler import Flags
+
+    from tenscontrol import aot_build
+    from tenscontrol.integrate import radau_kernel
+    pycc = Flags()
+    pycc.no_compile = pycc.nrt = True
+    flags = aot_build.kernel_flags(radau_kernel.error_norm, pycc)
+    assert flags.error_model == "numpy" and flags.no_compile and flags.nrt
+    from tenscontrol.simulation import recording
+    assert aot_build.kernel_flags(recording.covered, pycc).error_model == "python"
+
+
+def test_a_kernel_with_an_option_the_build_cannot_carry_is_refused(tmp_path, monkeypatch):
+    from tenscontrol import aot_build
+    (tmp_path / "parallel_kernels.py").write_text(
+        "from numba import njit\n\n\n@njit(parallel=True)\ndef twice(x):\n    return 2 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    signatures = tmp_path / "signatures.json"
+    signatures.write_text(json.dumps({"kernels": [
+        {"module": "parallel_kernels", "name": "twice", "args": ["float64"]}]}))
+    with pytest.raises(ValueError, match=r"parallel_kernels.twice: .*cannot carry.*'parallel'"):
+        aot_build.exports(str(signatures))

@@ -24,7 +24,7 @@ from numba.core.errors import NumbaPendingDeprecationWarning
 
 from tenscontrol.mechanics.kernels import aot
 from tenscontrol.mechanics.kernels.typejson import from_json, to_json
-from tenscontrol.precompile import _CARRIED, BASELINE_FEATURES, SIGNATURES
+from tenscontrol.precompile import CARRIED_OPTIONS, BASELINE_FEATURES, SIGNATURES
 
 __all__ = ["build", "exports", "kernel_flags"]
 
@@ -47,7 +47,7 @@ def exports(path: str = SIGNATURES) -> list[tuple[str, str, object, tuple]]:
         if not hasattr(dispatcher, "targetoptions"):
             raise ValueError(f"{module}.{name} in {path} is not a numba kernel any more: "
                              "regenerate it with python -m tenscontrol.precompile --capture")
-        refused = {k: v for k, v in dispatcher.targetoptions.items() if k not in _CARRIED}
+        refused = {k: v for k, v in dispatcher.targetoptions.items() if k not in CARRIED_OPTIONS}
         if refused:
             raise ValueError(f"{module}.{name}: the ahead-of-time build cannot carry its @njit "
                              f"options {refused}: drop them or the kernel from the capture")
