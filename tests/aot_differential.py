@@ -19,7 +19,10 @@ as well where all are 1-D. The kernels that take the models' records run their o
 only (their integer arrays index each other; changing them would read out of bounds in both,
 and NaN or inf in their state would only test the step loop's exits, which the integrators'
 rows test directly).
-Each input runs in both versions, on its own copies; the results and the arrays the kernel
+A recorded input counts only where the JIT, run on the copy, repeats the real call (else the
+row says NOT REPRODUCIBLE: the compressible step loop's first call is not, for a reason not
+found yet; the whole runs of tests/test_aot.py compare it). Each input runs in both versions,
+on its own copies; the results and the arrays the kernel
 wrote into must agree bit for bit (NaN with NaN), and so must the type of a raised exception.
 """
 
@@ -92,8 +95,12 @@ def record(cases, exports) -> dict:
     def recorder(dispatcher):
         def call(*args):
             key = (id(dispatcher), tuple(typeof(a) for a in args))
-            calls.setdefault(key, _copy(args))
-            return dispatcher(*args)
+            if key in calls:
+                return dispatcher(*args)
+            before = _copy(args)
+            result = dispatcher(*args)
+            calls[key] = (before, (_copy(result), _copy(args), None))
+            return result
         return call
 
     for module in [m for n, m in sys.modules.items() if n.startswith("tenscontrol") and m]:
@@ -113,8 +120,9 @@ def record(cases, exports) -> dict:
             omitted = args[len(given):]
             if key == id(dispatcher) and given == args[:len(given)] \
                     and all(isinstance(t, types.Omitted) for t in omitted):
-                found[(id(dispatcher), args)] = call + tuple(OmittedArg(t.value)
-                                                             for t in omitted)
+                before, after = call
+                found[(id(dispatcher), args)] = (before + tuple(OmittedArg(t.value)
+                                                                for t in omitted), after)
     return found
 
 
@@ -183,7 +191,15 @@ def compare(folder: str) -> list[tuple[str, str, str]]:
     for (dispatcher, args), entry in zip(exports, manifest["exports"]):
         name = f"{entry['module'].removeprefix('tenscontrol.')}.{entry['qualname']}"
         call, label = ordinary.get((id(dispatcher), args)), "ordinary"
-        if call is None:
+        if call is not None:
+            call, after = call
+            if not _same(_run(dispatcher, call)[:2], after[:2]):
+                # the copy is not the state the real call saw (the JIT on it does not repeat
+                # the real call): no fair comparison; the whole runs of tests/test_aot.py
+                # compare these kernels
+                rows.append((name, label, "NOT REPRODUCIBLE from a copy of its input"))
+                continue
+        else:
             call, label = _synthetic(args), "numbers"
         if call is None:
             rows.append((name, "-", "NO INPUT RECORDED"))
@@ -214,8 +230,11 @@ def main(argv) -> int:
     for kernel, label, verdict in rows:
         print(f"{kernel:<{width}}  {label:<8}  {verdict}")
     bad = [r for r in rows if r[2].startswith(("DIFFERENT", "NO INPUT"))]
-    print(f"{len(rows)} inputs over {len({r[0] for r in rows})} kernel signatures: "
-          f"{len(rows) - len(bad)} agree, {len(bad)} do not")
+    unfair = [r for r in rows if r[2].startswith("NOT REPRODUCIBLE")]
+    signatures = sum(r[1] in ("ordinary", "numbers", "-") for r in rows)
+    print(f"{len(rows)} inputs over {signatures} "
+          f"kernel signatures: {len(rows) - len(bad) - len(unfair)} agree, {len(bad)} do not, "
+          f"{len(unfair)} not reproducible from a copy")
     return 1 if bad else 0
 
 

@@ -366,6 +366,10 @@ def test_every_compiled_kernel_means_what_its_jit_twin_means(built):
     manifest = json.loads((built / aot.MANIFEST).read_text())
     assert sum(label in ("ordinary", "numbers") for _, label, _ in rows) \
         == len(manifest["exports"])
+    # the inputs a copy cannot reproduce (the JIT on the copy differs from the real call; the
+    # whole runs above compare these): only the compressible model's, a finding not explained
+    assert {kernel for kernel, _, verdict in rows if verdict.startswith("NOT REPRODUCIBLE")} \
+        <= {"simulation.compressible_loop.advance", "mechanics.compressible.kernels.derivatives"}
     # the case that showed pycc dropping error_model="numpy": a zero scale gives inf under
     # the JIT and raised ZeroDivisionError from the compiled module
     assert ["integrate.radau_kernel.error_norm", "zeros", "same"] in rows
