@@ -7,7 +7,7 @@ Usage::
 Each BUILD_FOLDER holds a build (``python -m tenscontrol.precompile FOLDER --cpu x86-64-v2``;
 the package's own build is measured too when there is one). For each build, and for numba's
 JIT for this machine's CPU (a warm numba cache), a fresh process runs the rigid T-bar
-``simulate`` (``catalog.tbar("stedy", damping=1.0)``, 10 s) once to warm up, then REPEATS
+``simulate`` (``catalog.tbar("stedy", damping=1.0)``, 100 s) once to warm up, then REPEATS
 times, and prints the best and median wall time of one run. Informative only: the machine may
 be loaded (the header prints ``os.getloadavg``).
 """
@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-REPEATS = 7
+REPEATS = 9
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r'''
@@ -32,11 +32,11 @@ if sys.argv[1] != "jit":
     aot.install(aot.source_stamp(cache_guard.kernel_sources()),
                 os.path.join(sys.argv[1], aot.MANIFEST))
 s = tc.catalog.tbar("stedy", damping=1.0)
-tc.simulate(s, 10.0, bars="rigid")
+tc.simulate(s, 100.0, bars="rigid")
 times = []
 for _ in range(int(sys.argv[2])):
     start = time.perf_counter()
-    tc.simulate(s, 10.0, bars="rigid")
+    tc.simulate(s, 100.0, bars="rigid")
     times.append(time.perf_counter() - start)
 print(json.dumps({"status": aot.STATUS, "best": min(times), "median": statistics.median(times)}))
 '''
@@ -57,7 +57,7 @@ def main(argv) -> int:
     own = os.path.join(ROOT, "tenscontrol")
     if os.path.exists(os.path.join(own, "_aot.json")):
         builds.insert(0, own)
-    print(f"load average {os.getloadavg()[0]:.1f}; rigid T-bar simulate, 10 s, "
+    print(f"load average {os.getloadavg()[0]:.1f}; rigid T-bar simulate, 100 s, "
           f"best and median of {REPEATS} warm runs")
     print(f"{'kernels':<44} {'best [ms]':>10} {'median [ms]':>12}")
     for build in ["jit"] + builds:
