@@ -21,7 +21,7 @@ cache, the demo for 45 s). It compiles, with numba's ahead-of-time compiler
 ``--capture`` (a developer command, when the kernels or their records change) rewrites the
 signatures file from the runs that :data:`CASES` lists: it runs them, records each kernel they
 call from Python with every argument-type tuple numba compiled it for, and writes them as JSON
-(:mod:`tenscontrol.mechanics.kernels.typejson`). ``tests/test_precompile.py`` fails, and says
+(:mod:`tenscontrol.mechanics.kernels.typejson`). ``tests/test_aot.py`` fails, and says
 this, when the committed file no longer matches.
 
 Without FOLDER the build goes where the install put the package (an editable install or a
