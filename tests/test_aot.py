@@ -332,7 +332,7 @@ def test_import_stays_silent_under_w_error_whatever_is_wrong_with_the_build(tmp_
                           env=environment, capture_output=True, text=True, cwd=str(tmp_path),
                           timeout=300)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr[-2000:]
-    assert proc.stdout.strip().endswith("kernels compile on first use"), proc.stdout
+    assert "kernels compile on first use" in proc.stdout, proc.stdout
     assert {"binary": "not loaded (ImportError", "hash": "is not the one the manifest",
             "json": "not loaded (JSONDecodeError", "numba": "built with numba 0.1.0"}[broken] \
         in proc.stdout
