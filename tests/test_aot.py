@@ -290,14 +290,15 @@ def test_a_type_the_json_cannot_hold_is_refused_by_name():
 
 
 @pytest.mark.slow
-def test_the_committed_signatures_are_what_the_cases_compile():
-    # the capture of the cases (tenscontrol.precompile.CASES), in a fresh process with numba
-    # compiling everything afresh, written as the committed file would be
+def test_the_committed_signatures_are_what_the_cases_compile(tmp_path):
+    # the capture of the cases (tenscontrol.precompile.CASES) as --capture makes it: in a
+    # fresh process with nothing loaded ahead of time and an empty numba cache (with a warm
+    # one it finds 3 kernels fewer: laws.elastic_density, laws.elastic_energy and
+    # correction.correct; why is not known yet)
     out = _run("""
         from tenscontrol import precompile
         print(precompile.signatures_json(precompile.capture()), end="")
-    """, TENSCONTROL_AOT="0", MPLBACKEND="Agg",
-                NUMBA_CACHE_DIR=os.path.join(ROOT, ".pytest-capture-cache"))
+    """, TENSCONTROL_AOT="0", MPLBACKEND="Agg", NUMBA_CACHE_DIR=str(tmp_path))
     with open(precompile.SIGNATURES) as f:
         committed = f.read()
     assert out == committed, ("the kernels' signatures changed: regenerate "
