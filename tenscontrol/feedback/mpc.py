@@ -33,14 +33,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.linalg
 
+from tenscontrol.feedback.mpc_qp import INFINITY, condensed, soft_layout, whitened
 from tenscontrol.feedback.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
 __all__ = ["PredictiveController", "require_osqp"]
 
-_INFINITY = 1e30        # OSQP's infinity
 _EPS = 1e-6             # OSQP's absolute and relative tolerances
 # over-relaxation (OSQP's default 1.6): on the ball's recorded QPs (32 strings, horizon 5) it
 # cuts the worst sample from 525 to 200 iterations at the same accuracy (benchmarks/bench_mpc.py)
@@ -53,11 +52,20 @@ _CHECK = 10
 _RHO_INTERVAL = 50
 # the iteration cap: the ball's worst recorded QP (32 strings, horizon 5) takes 200
 # iterations (27 us each) and 2 refactorizations (0.8 ms each), 7 ms CPU; 250 keeps a step
-# under 10 ms. A QP stopped here (status 7) uses its iterate's first move, projected onto
-# its bounds
+# under 10 ms. A QP stopped here uses its iterate's first move, projected onto its bounds
 _MAX_ITER = 250
-# OSQP statuses whose iterate is used: solved, solved inaccurate, iteration or time limit
-_USABLE = (1, 2, 7, 8)
+# OSQP statuses whose iterate is used (its first move projected onto its bounds at the sample)
+_USABLE = ("solved", "solved inaccurate", "maximum iterations reached",
+           "run time limit reached")
+_NO_LIMIT = 1e10        # OSQP's time limit when there is none [s] (it must be positive)
+# a slack counts as active above this fraction of its string's gamma_ref (OSQP's tolerance,
+# 1e-6 in these units, leaves inactive slacks at about 1e-6)
+_ACTIVE = 1e-4
+_PASSES = 3             # fixed-point passes of the first move's projection
+# the penalty's factor over the soft rows' largest multiplier (a slack's group sum) at the
+# last sample: on the 3-prism's doublet the sums stay within 60 and change by a few percent
+# per period (benchmarks/bench_mpc_floor.py)
+_SAFETY = 10.0
 
 
 def require_osqp():
@@ -70,64 +78,31 @@ def require_osqp():
     return osqp
 
 
-def _powers(Ad, Bd, N):
-    """Ax (N+1, r, r) with Ax[i] = Ad^i, and Bu (N+1, r, N nu): z_i = Ax[i] z_0 + Bu[i] U."""
-    r, nu = Bd.shape
-    Ax = np.empty((N + 1, r, r))
-    Bu = np.zeros((N + 1, r, N * nu))
-    Ax[0] = np.eye(r)
-    for i in range(1, N + 1):
-        Ax[i] = Ad @ Ax[i - 1]
-        Bu[i] = Ad @ Bu[i - 1]
-        Bu[i][:, (i - 1) * nu:i * nu] = Bd
-    return Ax, Bu
-
-
-def _condensed(Ad, Bd, Q, R, P, G, N):
-    """The condensed QP on U: cost ``U^T H U + 2 z_0^T F^T U`` (+ const), tension rows T U
-    (``u_i + G (z_i - z_0)``) whose bounds move by ``-shift z_0``."""
-    Ax, Bu = _powers(Ad, Bd, N)
-    Qbar = [Q] * (N - 1) + [P]
-    H = sum(Bu[i].T @ Qbar[i - 1] @ Bu[i] for i in range(1, N + 1)) + np.kron(np.eye(N), R)
-    F = sum(Bu[i].T @ Qbar[i - 1] @ Ax[i] for i in range(1, N + 1))
-    T = np.eye(N * Bd.shape[1]) + np.vstack([G @ Bu[i] for i in range(N)])
-    shift = np.vstack([G @ (Ax[i] - Ax[0]) for i in range(N)])
-    return H, F, T, shift
-
-
-def _whitened(H, T, N, nu, rate):
-    """(unwhiten, A): U = unwhiten @ V turns the cost U^T H U into |V|^2 and the constraint
-    rows (tensions T U, and the rate rows if `rate`) into A V, A lower triangular."""
-    # whitening: the first-order OSQP iteration needs it when self-stress makes H
-    # ill-conditioned (commands that change no nodal force cost only R)
-    # any W with W^T H W = I whitens; W = T^-1 S with S the Cholesky factor of T H^-1 T^T
-    # makes the tension rows T W = S triangular: half the nonzeros of the dense T C^-T of
-    # H = C C^T, and a KKT factor a third the size (OSQP's iteration on the ball: 3x faster)
-    # (T is unit lower triangular: the tension of move i depends on moves 0..i)
-    S = np.linalg.cholesky(_symmetric(T @ np.linalg.solve(H, T.T)))
-    unwhiten = scipy.linalg.solve_triangular(T, S, lower=True, unit_diagonal=True)
-    rows = [S]
-    if rate:
-        rows.append(unwhiten - np.vstack([np.zeros((nu, N * nu)), unwhiten[:-nu]]))
-    return unwhiten, np.vstack(rows)
-
-
-def _symmetric(M):
-    return 0.5 * (M + M.T)
+def _check_finite(k, t, values: dict):
+    """ValueError naming sample k if any of the named arrays has a NaN or an infinity."""
+    for name, value in values.items():
+        bad = np.flatnonzero(~np.isfinite(value))
+        if bad.size:
+            raise ValueError(f"PredictiveController: {name} at sample {k} "
+                             f"(t = {t:g} s) is not finite (entry {int(bad[0])} is "
+                             f"{value[bad[0]]}); the MPC refuses a non-finite state rather "
+                             "than command NaN: check the simulation or the estimator that "
+                             "feeds it")
 
 
 class PredictiveController(SampledController):
     """The tension-bounded MPC as a :class:`~tenscontrol.SampledController` (see the module
-    docstring); built by :func:`tenscontrol.mpc`.
+    docstring for the QP and for what is guaranteed where); built by :func:`tenscontrol.mpc`.
 
     Parameters
     ----------
-    Ad, Bd : ndarray, shape (r, r), (r, nu)
-        ZOH model of the reduced design model at `period`.
+    Ad, Bd : ndarray, shape (nw, nw), (nw, nu)
+        The exact ZOH model of the reduced design model at `period` on ``w = z``
+        (``nw = r``) or, with a computation delay, on ``w = [z; u_prev]`` (``nw = r + nu``).
     L : ndarray, shape (r, 2nq)
         ``z = L (x - x*)``.
-    Q, P : ndarray, shape (r, r)
-        Stage and terminal weights; R : ndarray (nu, nu).
+    Q, P : ndarray, shape (nw, nw)
+        Stage and terminal weights on w; R : ndarray (nu, nu).
     G : ndarray, shape (nu, r)
         Gradient of the commanded strings' elastic law on z (zero for ``kind="control"``).
     q_ref, strings, gamma_ref, kind, period
@@ -140,59 +115,91 @@ class PredictiveController(SampledController):
     law : tuple or None
         (pairs (nu, 2), stiffness, rest_length, spring) of the commanded strings, for the
         exact elastic law at the sample (``kind="passive"``).
-    fallback : ndarray, shape (nu, r)
-        The discrete LQR gain used, clipped to the bounds, when a QP is not solved.
+    hold : tuple of ndarray
+        (W, C), shapes (M+1, r, nw) and (M+1, r, nu): the design model's state at the points
+        ``t_i + tau_j`` of each hold, ``W_j w_i + C_j u_i`` (module docstring).
+    delay : float
+        Computation delay [s], ``0 <= delay < period``: u_k acts from ``t_k + delay``.
+    time_limit : float
+        OSQP's run-time limit per QP [s] (``inf``: none).
+    penalty : float
+        The least exact penalty per unit slack (in the whitened cost's units, a slack of one
+        gamma_ref); at each sample the penalty is the larger of it and ten times the soft
+        rows' largest multiplier sum at the last sample (module docstring).
     """
 
-    delay = 0.0
-
     def __init__(self, Ad, Bd, L, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
-                 gamma_min, gamma_max, horizon, rate_limit, law, fallback):
+                 gamma_min, gamma_max, horizon, rate_limit, law, hold, *, delay=0.0,
+                 time_limit=np.inf, penalty=1e3):
         require_osqp()
-        import scipy.sparse as sp
-
-        self.period, _ = check_timing(period, 0.0, "PredictiveController")
+        self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
-        self.q_ref, self.L, self.law, self.fallback = q_ref, L, law, fallback
-        self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, _INFINITY)
+        self.q_ref, self.L, self.law = q_ref, L, law
+        self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
+        self.time_limit, self.penalty = float(time_limit), float(penalty)
         nu, N = strings.size, horizon
-        self.n_states = nu                         # the last command (for the rate limit)
-        H, F, T, self._shift = _condensed(Ad, Bd, Q, R, P, G, N)
+        self.n_states = nu                         # the last command (rate limit, delay)
+        qp = condensed(Ad, Bd, Q, R, P, G, hold[0], hold[1], N)
+        self._condensed, self._shift, self.hold_points = qp, qp.shift, len(hold[0])
         # the cost scaled so that a command of one gamma_ref costs about 1: OSQP's absolute
         # tolerance is then a fixed fraction of the prestress, not of the cost's units
         unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
-        scale = 1.0 / np.mean(np.diag(H) * unit**2)
-        self._unwhiten, A = _whitened(scale * H, T, N, nu, rate_limit is not None)
-        self._F = self._unwhiten.T @ (scale * F)
+        scale = 1.0 / np.mean(np.diag(qp.H) * unit**2)
+        self._unwhiten, A = whitened(scale * qp.H, qp.rows, N, nu, rate_limit is not None)
+        self._F = self._unwhiten.T @ (scale * qp.F)
         # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
-        # tolerance is then the same fraction of the prestress at every length scale (a row
-        # scaling keeps A lower triangular)
-        self._row_unit = np.tile(unit, A.shape[0] // unit.size)
+        # tolerance is then the same fraction of the prestress at every length scale
+        n_rows = A.shape[0]
+        self._row_unit = np.tile(unit[:nu], n_rows // nu)
         A = A / self._row_unit[:, None]
-        self._qp = dict(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
-                        A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
-                        u=np.full(A.shape[0], _INFINITY))
+        move = np.concatenate([qp.move, np.repeat(np.arange(N), nu)
+                               if rate_limit is not None else np.zeros(0, int)])
+        upper = np.tile(self.gamma_max < INFINITY, n_rows // nu)
+        upper[qp.move.size:] = True                # rate rows: both sides
+        self._soft = soft_layout(move, np.tile(np.arange(nu), n_rows // nu), upper)
+        import scipy.sparse as sp
+        n, ns = N * nu, self._soft.n_slack
+        self._qp = dict(P=sp.block_diag([sp.identity(n), sp.csc_matrix((ns, ns))], "csc"),
+                        q=np.zeros(n + ns), A=sp.csc_matrix(self._soft.matrix(A)))
+        self._qp["l"], self._qp["u"] = self._soft.bounds(-np.full(n_rows, INFINITY),
+                                                         np.full(n_rows, INFINITY))
+        self._Aw, self._Bw, self._G = Ad, Bd, G
+        # rows that predict (all but the first move's at its sample, without delay): the
+        # margin (:meth:`margin`) tightens them
+        self._predicts = np.ones(n_rows, bool)
+        self._predicts[:nu] = self.delay > 0
+        self._predicts[qp.move.size:] = False      # rate rows: no law in them
+        self._predicted = None
+        # the first move's rows (all points of its hold) as functions of u_0 alone:
+        # (I + coupling_j) u_0, the coupling G C_j its own effect on the law within the hold
+        self._first = np.flatnonzero(qp.move == 0)
+        self._coupling = qp.rows[self._first, :nu] - np.tile(np.eye(nu), (self._first.size
+                                                                          // nu, 1))
         self._solver = self._setup()
         self._info = {}
 
     def __repr__(self) -> str:
         return (f"PredictiveController(kind={self.kind!r}, commanded_strings={self.strings.size}"
-                f", horizon={self.horizon}, period={self.period:g} s, rate_limit="
-                f"{'none' if self.rate_limit is None else 'yes'})")
+                f", horizon={self.horizon}, period={self.period:g} s, delay={self.delay:g} s, "
+                f"rate_limit={'none' if self.rate_limit is None else 'yes'})")
 
     def summary(self) -> str:
-        """The horizon, the bounds, the rate limit and the fallback gain as a table."""
-        gmax = np.where(self.gamma_max >= _INFINITY, np.inf, self.gamma_max)
+        """The horizon, the bounds, the rate limit and the solver's limits as a table."""
+        gmax = np.where(self.gamma_max >= INFINITY, np.inf, self.gamma_max)
         rate = ("none" if self.rate_limit is None else
                 value_range(self.rate_limit, "N/m/s"))
+        limit = "none" if self.time_limit >= _NO_LIMIT else f"{self.time_limit:g} s"
         return sampled_table(self, ("horizon", f"{self.horizon} samples"),
-                              ("design states", f"{self.L.shape[0]}"),
-                              ("gamma_min", value_range(self.gamma_min, "N/m")),
-                              ("gamma_max", value_range(gmax, "N/m")),
-                              ("rate limit", rate),
-                              ("||fallback||_F", f"{np.linalg.norm(self.fallback):.4g}"),
-                              law="QP over the horizon, bounded force densities")
+                             ("design states", f"{self.L.shape[0]}"),
+                             ("gamma_min", value_range(self.gamma_min, "N/m")),
+                             ("gamma_max", value_range(gmax, "N/m")),
+                             ("rate limit", rate),
+                             ("bound checked at", f"{self.hold_points} points per hold"),
+                             ("soft rows", f"moves 2..{self.horizon}, penalty "
+                                           f"{self.penalty:g}"),
+                             ("QP time limit", limit),
+                             law="QP over the horizon, bounded force densities")
 
     def elastic_law(self, q: np.ndarray) -> np.ndarray:
         """What u adds to at positions q (3n,): the elastic law's force densities (passive)
@@ -205,14 +212,26 @@ class PredictiveController(SampledController):
         law = k * (1.0 - l0 / length)
         return np.where(spring | (length > l0), law, 0.0)
 
-    def bounds(self, q: np.ndarray, z0: np.ndarray, u_prev: np.ndarray):
-        """(lower, upper) of the QP's constraint rows at the sample."""
+    def margin(self, base: np.ndarray) -> np.ndarray:
+        """The tightening (nu,) [N/m] of the predicting rows at this sample: how much the
+        design model over-predicted each string's elastic law `base` (nu,) over the last
+        period (zero at the first sample and where it under-predicted)."""
+        if self._predicted is None or self.law is None:
+            return np.zeros_like(base)
+        return np.maximum(self._predicted - base, 0.0)
+
+    def bounds(self, q: np.ndarray, w0: np.ndarray, u_prev: np.ndarray):
+        """(lower, upper) [N/m] of the QP's constraint rows (tension, then rate) at the
+        sample: q (3n,) the sampled positions, w0 the prediction's start, u_prev (nu,) the
+        last command."""
         base = self.elastic_law(q)
-        shift = self._shift @ z0
-        N = self.horizon
-        lo = np.tile(self.gamma_min - base, N) - shift
-        hi = np.tile(self.gamma_max - base, N) - shift
+        shift = self._shift @ w0
+        reps = self._shift.shape[0] // base.size
+        tighten = np.where(self._predicts[:shift.size], np.tile(self.margin(base), reps), 0.0)
+        lo = np.tile(self.gamma_min - base, reps) - shift + tighten
+        hi = np.tile(self.gamma_max - base, reps) - shift
         if self.rate_limit is not None:
+            N = self.horizon
             step = np.tile(self.rate_limit * self.period, N)
             first = np.concatenate([u_prev, np.zeros((N - 1) * u_prev.size)])
             lo, hi = np.concatenate([lo, first - step]), np.concatenate([hi, first + step])
@@ -220,14 +239,22 @@ class PredictiveController(SampledController):
 
     def _in_units(self, bound: np.ndarray) -> np.ndarray:
         """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept)."""
-        return np.where(np.abs(bound) >= _INFINITY, bound, bound / self._row_unit)
+        return np.where(np.abs(bound) >= INFINITY, bound, bound / self._row_unit)
 
     def _setup(self):
         """A new OSQP solver of the QP (factors its KKT matrix)."""
         solver = require_osqp().OSQP()
         solver.setup(**self._qp, verbose=False, warm_starting=True, polishing=False,
                      eps_abs=_EPS, eps_rel=_EPS, max_iter=_MAX_ITER, alpha=_ALPHA,
-                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL)
+                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL,
+                     time_limit=min(self.time_limit, _NO_LIMIT))
+        # the multipliers of the slacks' rows e >= 0 are the penalty while the soft rows hold
+        # (nearly always): started there, not at 0, OSQP need not climb to them (from 0 it
+        # stopped at the iteration cap on the T-bar's first QPs)
+        self._x = np.zeros(self._qp["q"].size)
+        self._y = np.zeros(self._qp["l"].size)
+        self._y[self._y.size - self._soft.n_slack:] = -self.penalty
+        self._rho = self._used = self.penalty
         return solver
 
     def initial_state(self) -> np.ndarray:
@@ -235,43 +262,75 @@ class PredictiveController(SampledController):
         :func:`tenscontrol.verify`'s linear prediction) does not depend on the runs before it
         (OSQP keeps its last solution and its adapted step size rho)."""
         self._solver = self._setup()
+        self._predicted = None
         x0 = np.zeros(self.strings.size)
         # one update at the operating point: its answer is zero, as is OSQP's cold start (the
         # solver's state stays the same), and it takes the first calls' costs (allocations,
         # cold caches: 0.3-0.5 ms on the T-bar) out of the first sample's time
         self.update(0, 0.0, self.q_ref, np.zeros_like(self.q_ref), x0)
-        self._info = {}
+        self._info, self._predicted = {}, None
         return x0
 
     def update(self, k, t, q, qd, xk):
         start = time.process_time()
+        _check_finite(k, t, {"positions q": q, "velocities qd": qd, "last command": xk})
         z0 = self.L @ np.concatenate([q - self.q_ref, qd])
-        lo, hi = self.bounds(q, z0, xk)
-        self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
+        w0 = z0 if self.delay == 0 else np.concatenate([z0, xk])
+        lo, hi = self.bounds(q, w0, xk)
+        low, high = self._soft.bounds(self._in_units(lo), self._in_units(hi))
+        penalty, ns = self._rho, self._soft.n_slack
+        self._solver.update(q=np.concatenate([self._F @ w0, np.full(ns, penalty)]), l=low,
+                            u=high)
+        self._y[self._y.size - ns:] -= penalty - self._used     # (see _setup)
+        self._solver.warm_start(x=self._x, y=self._y)
         res = self._solver.solve(raise_error=False)
-        status = int(res.info.status_val)
-        u = self._first_move(res.x if status in _USABLE else None, z0, lo, hi)
+        if np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.y)):
+            self._x, self._y, self._used = res.x, res.y, penalty
+        status = str(res.info.status)
+        usable = status in _USABLE
+        n = self._unwhiten.shape[1]
+        u = self._first_move(res.x[:n] if usable else None, xk, lo, hi)
+        slack = res.x[n:] if usable else np.zeros(0)
+        if usable:      # exact while the multipliers grow less than tenfold in one period
+            self._rho = max(self.penalty, _SAFETY * self._soft.multiplier(res.y,
+                                                                          slack > _ACTIVE))
+        if self.law is not None:          # the law the design model predicts for the next sample
+            r = self._G.shape[1]
+            z1 = (self._Aw @ w0 + self._Bw @ u)[:r]
+            self._predicted = self.elastic_law(q) + self._G @ (z1 - z0)
         self._info = {"status": status, "iterations": int(res.info.iter),
                       "solve_time": float(res.info.run_time),
+                      "soft_active": int(np.count_nonzero(slack > _ACTIVE)),
+                      "held_last": int(not usable), "penalty": penalty,
                       "cpu_time": time.process_time() - start}
         return u, u
 
-    def _first_move(self, x, z0, lo, hi):
-        """The first move of OSQP's iterate `x` (the clipped LQR move if None), projected onto
-        its bounds at the sample: the rate limit's box, then the force densities' (which win
-        where the two do not meet)."""
-        nu, N = self.strings.size, self.horizon
-        u = -self.fallback @ z0 if x is None else self._unwhiten[:nu] @ x
+    def _first_move(self, x, u_prev, lo, hi):
+        """The first move of OSQP's iterate `x` (the last command if None: the QP failed),
+        projected onto its bounds: the rate limit's box, then the force densities' at the
+        points of its hold (which win where the two do not meet)."""
+        nu, nt = self.strings.size, self._shift.shape[0]
+        u = u_prev.copy() if x is None else self._unwhiten[:nu] @ x
         if self.rate_limit is not None:
-            u = np.clip(u, lo[N * nu:N * nu + nu], hi[N * nu:N * nu + nu])
-        # the first move's rows are its bounds at the sampled state (no prediction in them):
-        # clipping there removes OSQP's tolerance-sized violations (about 1e-3 of gamma_min
-        # on the ball), so the command meets gamma_min exactly at the sample
+            u = np.clip(u, lo[nt:nt + nu], hi[nt:nt + nu])
+        # a fixed point of the per-string boxes at every point (the coupling, a string's law
+        # answering its own command within one period, is small: 1e-3 on the T-bar at 5 ms);
+        # it removes OSQP's tolerance-sized violations (about 1e-3 of gamma_min on the ball)
+        # and those of an iterate stopped early
+        low, high = lo[self._first], hi[self._first]
+        for _ in range(_PASSES):
+            c = self._coupling @ u
+            u = np.maximum(np.minimum(u, (high - c).reshape(-1, nu).min(axis=0)),
+                           (low - c).reshape(-1, nu).max(axis=0))
+        # the start of the hold has no coupling: exact there
         return np.clip(u, lo[:nu], hi[:nu])
 
     def sample_info(self) -> dict:
-        """The last QP's OSQP status (1 solved; 2 solved inaccurate, 7 stopped at the
-        iteration cap: the iterate's first move projected onto its bounds was used; else
-        failed: the clipped LQR move was used), iterations, OSQP run time [s] and the
-        update's CPU time [s]."""
+        """The last QP's figures: OSQP's ``status`` by name ("solved", "solved inaccurate",
+        "maximum iterations reached", "run time limit reached": the iterate's first move
+        projected onto its bounds was used; any other, e.g. "primal infeasible": the last
+        command held, projected onto the bounds at the sample, and ``held_last`` 1),
+        ``iterations``, OSQP's ``solve_time`` [s], ``soft_active`` (how many slacks of the
+        soft rows of moves 2..N were active, above 1e-4 gamma_ref) and the update's
+        ``cpu_time`` [s]."""
         return dict(self._info)

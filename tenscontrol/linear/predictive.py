@@ -15,10 +15,48 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import measurement
 from tenscontrol.feedback.mpc import PredictiveController, require_osqp
-from tenscontrol.linear.discrete import dlqr
+from tenscontrol.linear.discrete import dlqr, dlqr_gain, zoh
 from tenscontrol.model.selection import Selection
 
 __all__ = ["mpc"]
+
+# points per hold at which the bound is imposed on the design model's prediction
+# (kind="passive"): 4 intervals of a quarter period. On the T-bar's 40 N doublet at 200 Hz the
+# least applied force density between the points was within 2e-4 N/m of the bound
+# (benchmarks/bench_mpc_floor.py)
+_HOLD_POINTS = 4
+# the exact penalty per slack of one gamma_ref in the whitened cost (OSQP's objective
+# 1/2 |V|^2 + ...): above the largest multiplier of the hard rows seen on the T-bar and the
+# 3-prism doublets (benchmarks/bench_mpc_floor.py), so a soft row is violated only when no
+# command meets it
+_PENALTY = 10.0
+
+
+def _hold_prediction(A, B, period, delay, points):
+    """(W, C), shapes (M+1, r, nw) and (M+1, r, nu): the state at ``t_i + delay + j T / M``
+    (j = 0..M; M = points, one point at the hold's start if 0) is ``W_j w_i + C_j u_i``,
+    w_i = z_i or [z_i; u_{i-1}] (with delay); exact holds of ``z' = A z + B u``."""
+    r, nu = B.shape
+    if delay > 0:
+        early = zoh(A, B, delay)
+    W, C = [], []
+    for s in (period * np.arange(points + 1) / points if points else [0.0]):
+        held = zoh(A, B, s) if s > 0 else None
+        E, Gam = (np.eye(r), np.zeros((r, nu))) if held is None else (held.Phi, held.Gamma0)
+        W.append(E if delay == 0 else np.hstack([E @ early.Phi, E @ early.Gamma0]))
+        C.append(Gam)
+    return np.array(W), np.array(C)
+
+
+def _time_limit(limit, period, delay) -> float:
+    """OSQP's run-time limit [s]: by default the time the command has (the delay, or the
+    period without one)."""
+    if limit is None:
+        return delay if delay > 0 else period
+    limit = validation.real("mpc: time_limit", limit, what="a number of seconds",
+                            positive=True, finite=False, expected="a positive number of seconds, inf "
+                            "for none, or None for the computation budget")
+    return limit
 
 
 def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
@@ -35,8 +73,8 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
-        R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> PredictiveController:
+        R=None, outputs: Selection | None = None, order=None, effort=1.0, delay: float = 0.0,
+        time_limit: float | None = None) -> PredictiveController:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -74,7 +112,9 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     require_osqp()
     horizon = int(validation.real("mpc: horizon", horizon, positive=True,
                                   expected="a positive whole number of samples"))
-    design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort)
+    design = dlqr(model, period, delay=delay, Q=Q, R=R, outputs=outputs, order=order,
+                  effort=effort)
+    delay = design.model.delay
     law, cont, zoh = design.controller, design.continuous, design.model
     mr, nu = cont.minimal, law.strings.size
     lo = validation.per_item("mpc: gamma_min", gamma_min, nu, "N/m", items=" (one per string)")
@@ -92,10 +132,22 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Qr = period * 0.5 * (Qr + Qr.T)
     Rd = period * cont.R
     P = scipy.linalg.solve_discrete_are(zoh.Phi, zoh.Gamma0, Qr, Rd)
+    if delay > 0:       # the prediction's state is [z; u_prev]: its weights and terminal weight
+        Aw, Bw = zoh.augmented()
+        Qr = scipy.linalg.block_diag(Qr, np.zeros((nu, nu)))
+        _, P = dlqr_gain(Aw, Bw, Qr, Rd, held=nu)
+    else:
+        Aw, Bw = zoh.Phi, zoh.Gamma0
     if law.kind == "passive":
         G, data = _law_gradient(model.structure, np.asarray(model.q, float), law.strings, T)
-    else:
+        points = _HOLD_POINTS
+    else:               # the applied force density gamma_ref + u is constant over a hold
         G, data = np.zeros((nu, T.shape[1])), None
-    return PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
+        points = 0
+    A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
+    return PredictiveController(Aw, Bw, mr.left_inverse, Qr, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
-                                lo, hi, horizon, rates, data, design.K_reduced)
+                                lo, hi, horizon, rates, data,
+                                _hold_prediction(A, B, period, delay, points), delay=delay,
+                                time_limit=_time_limit(time_limit, period, delay),
+                                penalty=_PENALTY)
