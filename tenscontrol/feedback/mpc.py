@@ -165,12 +165,8 @@ class PredictiveController(SampledController):
         self._qp["l"], self._qp["u"] = self._soft.bounds(-np.full(n_rows, INFINITY),
                                                          np.full(n_rows, INFINITY))
         self._Aw, self._Bw, self._G = Ad, Bd, G
-        # rows that predict (all but the first move's at its sample, without delay): the
-        # margin (:meth:`margin`) tightens them
-        self._predicts = np.ones(n_rows, bool)
-        self._predicts[:nu] = self.delay > 0
-        self._predicts[qp.move.size:] = False      # rate rows: no law in them
-        self._predicted = None
+        self._growth = self._margin_growth(qp.move.size, nu)
+        self._predicted = self._error = None
         # the first move's rows (all points of its hold) as functions of u_0 alone:
         # (I + coupling_j) u_0, the coupling G C_j its own effect on the law within the hold
         self._first = np.flatnonzero(qp.move == 0)
@@ -212,13 +208,28 @@ class PredictiveController(SampledController):
         law = k * (1.0 - l0 / length)
         return np.where(spring | (length > l0), law, 0.0)
 
+    def _margin_growth(self, n_tension: int, nu: int) -> np.ndarray:
+        """(n_tension,) the margin's factor on each tension row: at the first move's points
+        ``max(1, (tau / T)^2)`` (tau from the sample: an error that grows as an unmodeled
+        constant force's, beyond the period it was measured over), 0 at the sample itself
+        (no delay); 1 on the later moves."""
+        T, points = self.period, self.hold_points - 1
+        factor = np.ones(n_tension)
+        tau = self.delay + T * np.arange(points + 1) / max(points, 1)
+        grow = np.maximum(1.0, (tau / T) ** 2)
+        factor[:nu] = grow[0] if self.delay > 0 else 0.0
+        factor[n_tension - points * nu:] = np.repeat(grow[1:], nu)
+        return factor
+
     def margin(self, base: np.ndarray) -> np.ndarray:
         """The tightening (nu,) [N/m] of the predicting rows at this sample: how much the
         design model over-predicted each string's elastic law `base` (nu,) over the last
         period (zero at the first sample and where it under-predicted)."""
         if self._predicted is None or self.law is None:
             return np.zeros_like(base)
-        return np.maximum(self._predicted - base, 0.0)
+        error = self._predicted - base
+        trend = 0.0 if self._error is None else np.maximum(error - self._error, 0.0)
+        return np.maximum(error + trend, 0.0)
 
     def bounds(self, q: np.ndarray, w0: np.ndarray, u_prev: np.ndarray):
         """(lower, upper) [N/m] of the QP's constraint rows (tension, then rate) at the
@@ -227,7 +238,7 @@ class PredictiveController(SampledController):
         base = self.elastic_law(q)
         shift = self._shift @ w0
         reps = self._shift.shape[0] // base.size
-        tighten = np.where(self._predicts[:shift.size], np.tile(self.margin(base), reps), 0.0)
+        tighten = self._growth * np.tile(self.margin(base), reps)
         lo = np.tile(self.gamma_min - base, reps) - shift + tighten
         hi = np.tile(self.gamma_max - base, reps) - shift
         if self.rate_limit is not None:
@@ -262,13 +273,13 @@ class PredictiveController(SampledController):
         :func:`tenscontrol.verify`'s linear prediction) does not depend on the runs before it
         (OSQP keeps its last solution and its adapted step size rho)."""
         self._solver = self._setup()
-        self._predicted = None
+        self._predicted = self._error = None
         x0 = np.zeros(self.strings.size)
         # one update at the operating point: its answer is zero, as is OSQP's cold start (the
         # solver's state stays the same), and it takes the first calls' costs (allocations,
         # cold caches: 0.3-0.5 ms on the T-bar) out of the first sample's time
         self.update(0, 0.0, self.q_ref, np.zeros_like(self.q_ref), x0)
-        self._info, self._predicted = {}, None
+        self._info, self._predicted, self._error = {}, None, None
         return x0
 
     def update(self, k, t, q, qd, xk):
@@ -295,9 +306,10 @@ class PredictiveController(SampledController):
             self._rho = max(self.penalty, _SAFETY * self._soft.multiplier(res.y,
                                                                           slack > _ACTIVE))
         if self.law is not None:          # the law the design model predicts for the next sample
-            r = self._G.shape[1]
+            r, base = self._G.shape[1], self.elastic_law(q)
             z1 = (self._Aw @ w0 + self._Bw @ u)[:r]
-            self._predicted = self.elastic_law(q) + self._G @ (z1 - z0)
+            self._error = None if self._predicted is None else self._predicted - base
+            self._predicted = base + self._G @ (z1 - z0)
         self._info = {"status": status, "iterations": int(res.info.iter),
                       "solve_time": float(res.info.run_time),
                       "soft_active": int(np.count_nonzero(slack > _ACTIVE)),
