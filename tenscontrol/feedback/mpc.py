@@ -1,31 +1,66 @@
 """Tension-bounded model predictive control on the string force densities.
 
-At each sample the controller solves a quadratic program over a horizon of N commands
-``U = [u_0; ...; u_{N-1}]`` on the exact zero-order-hold model of the reduced design model,
-``z_{i+1} = Ad z_i + Bd u_i`` (``z_0 = L (x_k - x*)``, the left inverse of the minimal
-realization, as for LQR):
+At each sample t_k the controller solves a quadratic program over a horizon of N commands
+``U = [u_0; ...; u_{N-1}]`` on the exact zero-order-hold model of the reduced design model
+(``z_0 = L (x_k - x*)``, the left inverse of the minimal realization, as for LQR), with the
+computation delay d in it: u_i acts from ``t_i + d`` to ``t_{i+1} + d``, so the prediction runs
+on ``w = [z; u_prev]`` when d > 0 (the last command, still held until ``t_k + d``):
 
-    minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + z_N^T P z_N
-    subject to  gamma_min <= gamma_i + u_i <= gamma_max           (every commanded string)
-                |u_i - u_{i-1}| <= rate_limit * period             (optional)
+    minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + w_N^T P w_N + penalty * sum(e)
+    subject to  gamma_min <= gamma(t) + u_i <= gamma_max     at the points t of u_i's hold
+                |u_i - u_{i-1}| <= rate_limit * period       (optional)
+                relaxed by e >= 0 for the moves i >= 1 (soft); the first move's rows hard
 
-with P the discrete Riccati solution (so without active bounds the first move is the discrete
-LQR's). ``gamma_i`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for
-``kind="passive"`` the elastic law, exactly at the sampled state for i = 0 and linearized
-along the prediction after (``gamma_0 + G (z_i - z_0)``, G its gradient), so a stretched
-string's own tension counts against its bounds. The QP is condensed (U only) and set up in
-OSQP at the start of each run (:meth:`PredictiveController.initial_state`; its KKT matrix
-factored there, and again only when OSQP's adaptive rho changes); each sample updates the
-linear term and the bounds and warm-starts from the last solution. The variables are
-whitened (``U = W V`` with ``W^T H W = I``: the cost becomes ``|V|^2``): without that, the
-strings' self-stress directions (commands that change no nodal force, costed by R alone)
-leave OSQP's first-order iteration at its iteration limit on the ball. Of the whitenings the
-one that makes the constraint rows lower triangular keeps OSQP's KKT factor smallest. A QP
-stopped at the iteration cap (OSQP status 7, in the control record) uses the first move of
-its iterate projected onto that move's bounds, so no sample breaks a hard bound.
-OSQP is an optional dependency
-(``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
-BSD-licensed with binary wheels.
+with P the discrete Riccati solution of the (delayed) model, so that without active bounds
+the first move is the discrete LQR's (:func:`tenscontrol.dlqr` with the same delay).
+``gamma(t)`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for ``kind="passive"``
+the elastic law, exactly at the sampled state and, after it, that value plus the law's
+linearized change along the exact hold of the design model (``G (z(t) - z_0)``), so a string
+that shortens within a period counts against its bound.
+
+**What is guaranteed, where.** ``kind="control"``: the applied force density
+``gamma_ref + u`` is constant over each hold, so every commanded string is within
+``[gamma_min, gamma_max]`` over the whole run, exactly (the first move is projected onto its
+bounds; before the first command acts, u = 0). ``kind="passive"``: (1) at each sample
+instant (d = 0) exactly, with the nonlinear law at the sampled state; (2) at the M + 1 = 5
+evenly spaced points of the first move's hold (both ends included), in the design model,
+with the bound raised by a margin: the law's over-prediction over the last period plus its
+growth since the period before, times ``max(1, (tau / T)^2)`` at the point ``t_k + tau``
+(an error that grows as an unmodeled constant force's). On the nonlinear plant the floor
+therefore holds over the whole period when the design model's error of the law over the
+coming hold is at most that margin (a load, or a nonlinearity, that changes slowly from one
+period to the next) and the law between the points stays above them (the points are a
+quarter period apart). A step in an unmodeled load is seen one sample late: the hold planned
+before it (and, with a delay, the held last command) can dip below. Measured on the T-bar
+and the 3-prism under doublets twice those that slacken the LQR, gamma_min 5 N/m
+(``benchmarks/bench_mpc_floor.py``): the least applied force density over the whole run,
+between the samples, at or above gamma_min without delay (5.000, 5.220 N/m) and within 0.9 %
+of it with a half-period delay (4.9996, 4.956: the dip is in the hold planned at t = 0, before
+the load's step was seen), where the MPC that bounded the samples only let it fall to 4.819
+(T-bar) and to zero, a slack string (3-prism).
+
+**The solve.** The QP is condensed (U and the slacks) and set up in OSQP at the start of
+each run (:meth:`PredictiveController.initial_state`; its KKT matrix factored there, and
+again only when OSQP's adaptive rho changes); each sample updates the linear term and the
+bounds and warm-starts from the last solution. The variables are whitened (``U = W V`` with
+``W^T H W = I``: the cost becomes ``|V|^2``): without that, the strings' self-stress
+directions (commands that change no nodal force, costed by R alone) leave OSQP's first-order
+iteration at its iteration limit on the ball; of the whitenings, the one that makes the start
+rows of the holds lower triangular keeps OSQP's KKT factor smallest. The rows of the moves
+after the first are soft, one slack per move and string, with an L1 penalty: exact (the
+answer of the hard QP whenever that one is feasible) when the penalty exceeds the soft rows'
+multipliers; it is the larger of a floor and ten times their largest sum at the last sample.
+OSQP runs with a time limit (by default the time the command has: the delay, or the period
+without one; wall clock, so a loaded machine hits it sooner) and an iteration cap; a QP
+stopped by either uses its iterate's first move projected onto the first move's bounds (the
+rate limit's box, then the force densities' at the points of its hold, which win). A QP that
+fails (OSQP's status, by name, in the control record: e.g. "primal infeasible", when no first
+move meets both the floor and the rate limit) holds the last command, moved onto the same
+bounds. A non-finite sampled state is refused with a ValueError naming the sample (in a
+simulation, a ControllerError) rather than commanded as NaN.
+
+OSQP is an optional dependency (``pip install tenscontrol[mpc]``): sparse, warm-started, with
+a status per solve, and BSD-licensed with binary wheels.
 """
 
 from __future__ import annotations
