@@ -165,7 +165,7 @@ class PredictiveController(SampledController):
 
     def __init__(self, Ad, Bd, L, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, hold, *, delay=0.0,
-                 time_limit=np.inf, penalty=1e3):
+                 time_limit=np.inf, penalty=10.0):
         require_osqp()
         self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
@@ -177,28 +177,7 @@ class PredictiveController(SampledController):
         self.n_states = nu                         # the last command (rate limit, delay)
         qp = condensed(Ad, Bd, Q, R, P, G, hold[0], hold[1], N)
         self._condensed, self._shift, self.hold_points = qp, qp.shift, len(hold[0])
-        # the cost scaled so that a command of one gamma_ref costs about 1: OSQP's absolute
-        # tolerance is then a fixed fraction of the prestress, not of the cost's units
-        unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
-        scale = 1.0 / np.mean(np.diag(qp.H) * unit**2)
-        self._unwhiten, A = whitened(scale * qp.H, qp.rows, N, nu, rate_limit is not None)
-        self._F = self._unwhiten.T @ (scale * qp.F)
-        # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
-        # tolerance is then the same fraction of the prestress at every length scale
-        n_rows = A.shape[0]
-        self._row_unit = np.tile(unit[:nu], n_rows // nu)
-        A = A / self._row_unit[:, None]
-        move = np.concatenate([qp.move, np.repeat(np.arange(N), nu)
-                               if rate_limit is not None else np.zeros(0, int)])
-        upper = np.tile(self.gamma_max < INFINITY, n_rows // nu)
-        upper[qp.move.size:] = True                # rate rows: both sides
-        self._soft = soft_layout(move, np.tile(np.arange(nu), n_rows // nu), upper)
-        import scipy.sparse as sp
-        n, ns = N * nu, self._soft.n_slack
-        self._qp = dict(P=sp.block_diag([sp.identity(n), sp.csc_matrix((ns, ns))], "csc"),
-                        q=np.zeros(n + ns), A=sp.csc_matrix(self._soft.matrix(A)))
-        self._qp["l"], self._qp["u"] = self._soft.bounds(-np.full(n_rows, INFINITY),
-                                                         np.full(n_rows, INFINITY))
+        self._qp = self._problem(qp, N, nu)
         self._Aw, self._Bw, self._G = Ad, Bd, G
         self._growth = self._margin_growth(qp.move.size, nu)
         self._predicted = self._error = None
@@ -209,6 +188,32 @@ class PredictiveController(SampledController):
                                                                           // nu, 1))
         self._solver = self._setup()
         self._info = {}
+
+    def _problem(self, qp, N: int, nu: int) -> dict:
+        """OSQP's problem (P, q, A, l, u) on ``[V; e]`` for the condensed QP `qp`: whitened,
+        scaled, the soft rows with their slacks (bounds open until the first update)."""
+        import scipy.sparse as sp
+        # the cost scaled so that a command of one gamma_ref costs about 1: OSQP's absolute
+        # tolerance is then a fixed fraction of the prestress, not of the cost's units
+        unit = np.tile(np.where(self.gamma_ref > 0, self.gamma_ref, 1.0), N)
+        scale = 1.0 / np.mean(np.diag(qp.H) * unit**2)
+        rate = self.rate_limit is not None
+        self._unwhiten, A = whitened(scale * qp.H, qp.rows, N, nu, rate)
+        self._F = self._unwhiten.T @ (scale * qp.F)
+        # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
+        # tolerance is then the same fraction of the prestress at every length scale
+        n_rows = A.shape[0]
+        self._row_unit = np.tile(unit[:nu], n_rows // nu)
+        A = A / self._row_unit[:, None]
+        move = np.concatenate([qp.move, np.repeat(np.arange(N), nu) if rate else
+                               np.zeros(0, int)])
+        upper = np.tile(self.gamma_max < INFINITY, n_rows // nu)
+        upper[qp.move.size:] = True                # rate rows: both sides
+        self._soft = soft_layout(move, np.tile(np.arange(nu), n_rows // nu), upper)
+        n, ns = N * nu, self._soft.n_slack
+        l, u = self._soft.bounds(-np.full(n_rows, INFINITY), np.full(n_rows, INFINITY))
+        return dict(P=sp.block_diag([sp.identity(n), sp.csc_matrix((ns, ns))], "csc"),
+                    q=np.zeros(n + ns), A=sp.csc_matrix(self._soft.matrix(A)), l=l, u=u)
 
     def __repr__(self) -> str:
         return (f"PredictiveController(kind={self.kind!r}, commanded_strings={self.strings.size}"
@@ -226,7 +231,9 @@ class PredictiveController(SampledController):
                              ("gamma_min", value_range(self.gamma_min, "N/m")),
                              ("gamma_max", value_range(gmax, "N/m")),
                              ("rate limit", rate),
-                             ("bound checked at", f"{self.hold_points} points per hold"),
+                             ("bound checked at", f"{self.hold_points} point"
+                                                 f"{'s' if self.hold_points > 1 else ''} "
+                                                 "per hold"),
                              ("soft rows", f"moves 2..{self.horizon}, penalty "
                                            f"{self.penalty:g}"),
                              ("QP time limit", limit),

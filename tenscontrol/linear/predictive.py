@@ -56,10 +56,9 @@ def _time_limit(limit, period, delay) -> float:
     period without one)."""
     if limit is None:
         return delay if delay > 0 else period
-    limit = validation.real("mpc: time_limit", limit, what="a number of seconds",
-                            positive=True, finite=False, expected="a positive number of seconds, inf "
-                            "for none, or None for the computation budget")
-    return limit
+    return validation.real("mpc: time_limit", limit, what="a number of seconds",
+                           positive=True, finite=False, expected="a positive number of "
+                           "seconds, inf for none, or None for the computation budget")
 
 
 def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
