@@ -222,8 +222,9 @@ def test_soft_rows_have_an_exact_penalty(tbar):
 
 def test_infeasible_first_move_holds_the_last_command(tbar):
     # a rate limit of 1e-3 N/m/s cannot lift a string that the state put below gamma_min:
-    # no first move meets both; the last command is held, moved onto the floor (which wins
-    # over the rate limit), and the record says so
+    # no first move meets both (found before OSQP runs: OSQP took its 250 iterations without
+    # a certificate); the last command is held, moved onto the floor (which wins over the rate
+    # limit), and the record says so
     s, model = tbar
     m = tc.mpc(model, 0.005, gamma_min=9.9, rate_limit=1e-3, effort=1e-2, time_limit=np.inf)
     m.initial_state()
@@ -231,13 +232,33 @@ def test_infeasible_first_move_holds_the_last_command(tbar):
     u_prev = np.full(4, 0.01)
     u, x_next = m.update(0, 0.0, q, qd, u_prev)
     info = m.sample_info()
-    assert info["status"] == "primal infeasible" and info["held_last"] == 1
+    assert info["status"] == "first move infeasible" and info["held_last"] == 1
     law = m.elastic_law(q)
     below = law + u_prev < 9.9
     assert below.any() and (~below).any()
     np.testing.assert_allclose((law + u)[below], 9.9, rtol=0, atol=1e-12)
     np.testing.assert_array_equal(u[~below], u_prev[~below])
     np.testing.assert_array_equal(x_next, u)
+
+
+def test_failed_qp_holds_the_last_command(tbar, monkeypatch):
+    # any OSQP status whose iterate is not usable (here a made-up "primal infeasible")
+    s, model = tbar
+    m = tc.mpc(model, 0.005, gamma_min=9.9, effort=1e-2, time_limit=np.inf)
+    m.initial_state()
+    q, qd = _state(s, 1, 1e-2)
+    solve = m._solver.solve
+
+    def failing(**options):
+        res = solve(**options)
+        res.info.status = "primal infeasible"
+        return res
+    monkeypatch.setattr(m._solver, "solve", failing)
+    u_prev = np.full(4, 0.01)
+    u, _ = m.update(5, 0.025, q, qd, u_prev)
+    info = m.sample_info()
+    assert info["status"] == "primal infeasible" and info["held_last"] == 1
+    np.testing.assert_array_equal(u, np.maximum(u_prev, 9.9 - m.elastic_law(q)))
 
 
 def test_non_finite_state_is_refused_with_its_sample(tbar):

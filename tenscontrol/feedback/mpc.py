@@ -49,14 +49,16 @@ iteration at its iteration limit on the ball; of the whitenings, the one that ma
 rows of the holds lower triangular keeps OSQP's KKT factor smallest. The rows of the moves
 after the first are soft, one slack per move and string, with an L1 penalty: exact (the
 answer of the hard QP whenever that one is feasible) when the penalty exceeds the soft rows'
-multipliers; it is the larger of a floor and ten times their largest sum at the last sample.
+multipliers; it is the larger of a floor and three times their largest sum at the last sample.
 OSQP runs with a time limit (by default the time the command has: the delay, or the period
 without one; wall clock, so a loaded machine hits it sooner) and an iteration cap; a QP
 stopped by either uses its iterate's first move projected onto the first move's bounds (the
-rate limit's box, then the force densities' at the points of its hold, which win). A QP that
-fails (OSQP's status, by name, in the control record: e.g. "primal infeasible", when no first
-move meets both the floor and the rate limit) holds the last command, moved onto the same
-bounds. A non-finite sampled state is refused with a ValueError naming the sample (in a
+rate limit's box, then the force densities' at the points of its hold, which win). When no first
+move meets both its rate limit and its force-density bounds (checked before OSQP runs, whose
+infeasibility certificate can take its whole budget; status "first move infeasible"), or
+when OSQP fails (its status by name, e.g. "primal infeasible"), the last command is held,
+moved onto the same bounds (the floor wins over the rate limit): ``held_last`` 1 in the
+control record. A non-finite sampled state is refused with a ValueError naming the sample (in a
 simulation, a ControllerError) rather than commanded as NaN.
 
 OSQP is an optional dependency (``pip install tenscontrol[mpc]``): sparse, warm-started, with
@@ -69,7 +71,8 @@ import time
 
 import numpy as np
 
-from tenscontrol.feedback.mpc_qp import INFINITY, condensed, soft_layout, whitened
+from tenscontrol.feedback.mpc_qp import (INFINITY, SLACK_SCALE, condensed, soft_layout,
+                                         whitened)
 from tenscontrol.feedback.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
@@ -92,6 +95,8 @@ _MAX_ITER = 250
 # OSQP statuses whose iterate is used (its first move projected onto its bounds at the sample)
 _USABLE = ("solved", "solved inaccurate", "maximum iterations reached",
            "run time limit reached")
+# the status of a sample whose first move was found infeasible before OSQP ran
+_INFEASIBLE = "first move infeasible"
 _NO_LIMIT = 1e10        # OSQP's time limit when there is none [s] (it must be positive)
 # a slack counts as active above this fraction of its string's gamma_ref (OSQP's tolerance,
 # 1e-6 in these units, leaves inactive slacks at about 1e-6)
@@ -99,8 +104,9 @@ _ACTIVE = 1e-4
 _PASSES = 3             # fixed-point passes of the first move's projection
 # the penalty's factor over the soft rows' largest multiplier (a slack's group sum) at the
 # last sample: on the 3-prism's doublet the sums stay within 60 and change by a few percent
-# per period (benchmarks/bench_mpc_floor.py)
-_SAFETY = 10.0
+# per period (benchmarks/bench_mpc_floor.py); a larger factor costs OSQP iterations (10: the
+# T-bar's rate-limited QPs, median 250 iterations instead of 115 at 3)
+_SAFETY = 3.0
 
 
 def require_osqp():
@@ -159,7 +165,7 @@ class PredictiveController(SampledController):
         OSQP's run-time limit per QP [s] (``inf``: none).
     penalty : float
         The least exact penalty per unit slack (in the whitened cost's units, a slack of one
-        gamma_ref); at each sample the penalty is the larger of it and ten times the soft
+        gamma_ref); at each sample the penalty is the larger of it and three times the soft
         rows' largest multiplier sum at the last sample (module docstring).
     """
 
@@ -306,7 +312,7 @@ class PredictiveController(SampledController):
         # stopped at the iteration cap on the T-bar's first QPs)
         self._x = np.zeros(self._qp["q"].size)
         self._y = np.zeros(self._qp["l"].size)
-        self._y[self._y.size - self._soft.n_slack:] = -self.penalty
+        self._y[self._y.size - self._soft.n_slack:] = -self.penalty / SLACK_SCALE
         self._rho = self._used = self.penalty
         return solver
 
@@ -330,34 +336,55 @@ class PredictiveController(SampledController):
         z0 = self.L @ np.concatenate([q - self.q_ref, qd])
         w0 = z0 if self.delay == 0 else np.concatenate([z0, xk])
         lo, hi = self.bounds(q, w0, xk)
-        low, high = self._soft.bounds(self._in_units(lo), self._in_units(hi))
-        penalty, ns = self._rho, self._soft.n_slack
-        self._solver.update(q=np.concatenate([self._F @ w0, np.full(ns, penalty)]), l=low,
-                            u=high)
-        self._y[self._y.size - ns:] -= penalty - self._used     # (see _setup)
-        self._solver.warm_start(x=self._x, y=self._y)
-        res = self._solver.solve(raise_error=False)
-        if np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.y)):
-            self._x, self._y, self._used = res.x, res.y, penalty
-        status = str(res.info.status)
-        usable = status in _USABLE
-        n = self._unwhiten.shape[1]
-        u = self._first_move(res.x[:n] if usable else None, xk, lo, hi)
-        slack = res.x[n:] if usable else np.zeros(0)
-        if usable:      # exact while the multipliers grow less than tenfold in one period
-            self._rho = max(self.penalty, _SAFETY * self._soft.multiplier(res.y,
-                                                                          slack > _ACTIVE))
+        penalty, n = self._rho, self._unwhiten.shape[1]
+        if self._first_infeasible(lo, hi):       # OSQP may take its whole budget to say so
+            status, iterations, run_time, x = _INFEASIBLE, 0, 0.0, None
+        else:
+            status, iterations, run_time, x = self._solve(w0, lo, hi, penalty)
+        u = self._first_move(None if x is None else x[:n], xk, lo, hi)
+        slack = np.zeros(0) if x is None else x[n:] / SLACK_SCALE
         if self.law is not None:          # the law the design model predicts for the next sample
             r, base = self._G.shape[1], self.elastic_law(q)
             z1 = (self._Aw @ w0 + self._Bw @ u)[:r]
             self._error = None if self._predicted is None else self._predicted - base
             self._predicted = base + self._G @ (z1 - z0)
-        self._info = {"status": status, "iterations": int(res.info.iter),
-                      "solve_time": float(res.info.run_time),
+        self._info = {"status": status, "iterations": iterations, "solve_time": run_time,
                       "soft_active": int(np.count_nonzero(slack > _ACTIVE)),
-                      "held_last": int(not usable), "penalty": penalty,
+                      "held_last": int(x is None), "penalty": penalty,
                       "cpu_time": time.process_time() - start}
         return u, u
+
+    def _first_infeasible(self, lo, hi) -> bool:
+        """Whether no first move meets its rate limit and its force-density bounds at every
+        point of its hold (the coupling between the strings, 1e-3 at most, left out)."""
+        if self.rate_limit is None and np.all(self.gamma_max >= INFINITY):
+            return False
+        nu, nt = self.strings.size, self._shift.shape[0]
+        floor = lo[self._first].reshape(-1, nu).max(axis=0)
+        ceiling = hi[self._first].reshape(-1, nu).min(axis=0)
+        if self.rate_limit is not None:
+            floor = np.maximum(floor, lo[nt:nt + nu])
+            ceiling = np.minimum(ceiling, hi[nt:nt + nu])
+        return bool(np.any(floor > ceiling))
+
+    def _solve(self, w0, lo, hi, penalty):
+        """(status, iterations, run time [s], x or None) of OSQP's QP at the sample; x is
+        OSQP's iterate [V; SLACK_SCALE e] when its status is one whose iterate is used."""
+        ns = self._soft.n_slack
+        low, high = self._soft.bounds(self._in_units(lo), self._in_units(hi))
+        self._solver.update(q=np.concatenate([self._F @ w0, np.full(ns, penalty / SLACK_SCALE)]),
+                            l=low, u=high)
+        self._y[self._y.size - ns:] -= (penalty - self._used) / SLACK_SCALE   # (see _setup)
+        self._solver.warm_start(x=self._x, y=self._y)
+        res = self._solver.solve(raise_error=False)
+        status = str(res.info.status)
+        usable = status in _USABLE and np.all(np.isfinite(res.x)) and np.all(np.isfinite(res.y))
+        if usable:
+            self._x, self._y, self._used = res.x, res.y, penalty
+            # exact while the multipliers grow less than threefold in one period
+            active = res.x[self._unwhiten.shape[1]:] / SLACK_SCALE > _ACTIVE
+            self._rho = max(self.penalty, _SAFETY * self._soft.multiplier(res.y, active))
+        return status, int(res.info.iter), float(res.info.run_time), res.x if usable else None
 
     def _first_move(self, x, u_prev, lo, hi):
         """The first move of OSQP's iterate `x` (the last command if None: the QP failed),
@@ -382,8 +409,9 @@ class PredictiveController(SampledController):
     def sample_info(self) -> dict:
         """The last QP's figures: OSQP's ``status`` by name ("solved", "solved inaccurate",
         "maximum iterations reached", "run time limit reached": the iterate's first move
-        projected onto its bounds was used; any other, e.g. "primal infeasible": the last
-        command held, projected onto the bounds at the sample, and ``held_last`` 1),
+        projected onto its bounds was used; "first move infeasible" (found before OSQP ran)
+        or any other, e.g. "primal infeasible": the last command held, projected onto the
+        first move's bounds, and ``held_last`` 1),
         ``iterations``, OSQP's ``solve_time`` [s], ``soft_active`` (how many slacks of the
         soft rows of moves 2..N were active, above 1e-4 gamma_ref) and the update's
         ``cpu_time`` [s]."""

@@ -29,6 +29,11 @@ import scipy.linalg
 __all__ = ["CondensedQP", "condensed", "soft_layout", "whitened"]
 
 INFINITY = 1e30         # OSQP's infinity
+# OSQP's slack variables are SLACK_SCALE times the slacks e: their penalty in OSQP's linear
+# term, and the multipliers of their rows e >= 0, are then the penalty / SLACK_SCALE, about 1,
+# like the commands' (a penalty of 20-200 in the linear term left the T-bar's rate-limited
+# QPs at OSQP's iteration cap)
+SLACK_SCALE = 100.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,9 +126,9 @@ class SoftLayout:
         ``e >= 0``."""
         n, ns = A.shape[1], self.n_slack
         E_low = np.zeros((self.low.size, ns))
-        E_low[np.arange(self.low.size), self.group_low] = 1.0
+        E_low[np.arange(self.low.size), self.group_low] = 1.0 / SLACK_SCALE
         E_high = np.zeros((self.high.size, ns))
-        E_high[np.arange(self.high.size), self.group_high] = -1.0
+        E_high[np.arange(self.high.size), self.group_high] = -1.0 / SLACK_SCALE
         return np.block([[A[self.hard], np.zeros((self.hard.size, ns))],
                          [A[self.low], E_low], [A[self.high], E_high],
                          [np.zeros((ns, n)), np.eye(ns)]])

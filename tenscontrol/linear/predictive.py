@@ -28,10 +28,10 @@ __all__ = ["mpc"]
 # of the points, is what the margin has to cover
 _HOLD_POINTS = 4
 # the least exact penalty per slack of one gamma_ref in the whitened cost (OSQP's objective
-# 1/2 |V|^2 + ...); the controller raises it to ten times the last multipliers. The T-bar's
-# soft rows' multipliers stay below 0.22, the 3-prism's reach 60: a fixed 1e3 is exact on
-# both but left most of the T-bar's QPs at OSQP's iteration cap (the slacks' multipliers
-# must reach the penalty), 10 left the 3-prism's soft rows violated in 95 % of its samples
+# 1/2 |V|^2 + ...); the controller raises it to three times the last multipliers. The
+# T-bar's soft rows' multipliers stay below 0.22, the 3-prism's reach 60: a fixed 1e3 is
+# exact on both but left most of the T-bar's QPs at OSQP's iteration cap, a fixed 10 left
+# the 3-prism's soft rows violated in 95 % of its samples
 _PENALTY = 10.0
 
 
@@ -116,8 +116,9 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         A :class:`~tenscontrol.SampledController`; its control record's ``sample_info`` has
         per sample OSQP's ``status`` by name ("solved", "solved inaccurate", "maximum
         iterations reached", "run time limit reached": the iterate's first move projected
-        onto its bounds was used; any other, e.g. "primal infeasible": the last command was
-        held, moved onto its bounds, and ``held_last`` is 1), ``iterations``,
+        onto its bounds was used; "first move infeasible", no first move meets the rate limit
+        and the bounds, or any other, e.g. "primal infeasible": the last command was held,
+        moved onto its bounds, and ``held_last`` is 1), ``iterations``,
         ``solve_time`` [s], ``soft_active`` (slacks of the soft rows of moves 2..N in use),
         ``penalty`` (the exact penalty used) and the update's ``cpu_time`` [s].
 
