@@ -26,7 +26,9 @@ instant (d = 0) exactly, with the nonlinear law at the sampled state; (2) at the
 evenly spaced points of the first move's hold (both ends included), in the design model,
 with the bound raised by a margin: the law's over-prediction over the last period plus its
 growth since the period before, times ``max(1, (tau / T)^2)`` at the point ``t_k + tau``
-(an error that grows as an unmodeled constant force's). On the nonlinear plant the floor
+(an error that grows as an unmodeled constant force's), at most the string's prestress above
+its floor, ``gamma_ref - gamma_min`` (an error that large says the design model no longer
+describes the structure: no guarantee there). On the nonlinear plant the floor
 therefore holds over the whole period when the design model's error of the law over the
 coming hold is at most that margin (a load, or a nonlinearity, that changes slowly from one
 period to the next) and the law between the points stays above them (the points are a
@@ -37,7 +39,11 @@ and the 3-prism under doublets twice those that slacken the LQR, gamma_min 5 N/m
 between the samples, at or above gamma_min without delay (5.000, 5.220 N/m) and within 0.9 %
 of it with a half-period delay (4.9996, 4.956: the dip is in the hold planned at t = 0, before
 the load's step was seen), where the MPC that bounded the samples only let it fall to 4.819
-(T-bar) and to zero, a slack string (3-prism).
+(T-bar) and to zero, a slack string (3-prism). Known limit: on the ball under its 200 N doublet
+(``benchmarks/bench_mpc.py``: 32 strings, gamma_min 1 N/m of 40-100) the model's error grows
+with the commands and the margin with it: the loop runs away (peak 2.7 m; 0.1 m without the
+margin, whose strings went slack between samples for 30 ms); a cap of one prestress would
+stop it but leaves the 3-prism's floor at 1.1 N/m.
 
 **The solve.** The QP is condensed (U and the slacks) and set up in OSQP at the start of
 each run (:meth:`PredictiveController.initial_state`; its KKT matrix factored there, and
@@ -107,6 +113,12 @@ _PASSES = 3             # fixed-point passes of the first move's projection
 # per period (benchmarks/bench_mpc_floor.py); a larger factor costs OSQP iterations (10: the
 # T-bar's rate-limited QPs, median 250 iterations instead of 115 at 3)
 _SAFETY = 3.0
+# the margin's cap, in units of each string's prestress above its floor (gamma_ref -
+# gamma_min): an error that large says the design model no longer describes the structure.
+# The 3-prism's doublet needs more than 2 (at 1: least 1.12 N/m against 5; at 3: 5.000); on
+# the ball's 200 N doublet the margin feeds on itself above 1 (commands of -3700 N/m, OSQP at
+# its iteration cap, peak 2.7 m against 0.17 at 1 and 0.105 without a margin): a known limit
+_MARGIN_CAP = 3.0
 
 
 def require_osqp():
@@ -272,12 +284,14 @@ class PredictiveController(SampledController):
     def margin(self, base: np.ndarray) -> np.ndarray:
         """The tightening (nu,) [N/m] of the predicting rows at this sample: how much the
         design model over-predicted each string's elastic law `base` (nu,) over the last
-        period (zero at the first sample and where it under-predicted)."""
+        period, plus how much more than over the period before (zero at the first sample and
+        where it under-predicted), at most the string's prestress above its floor."""
         if self._predicted is None or self.law is None:
             return np.zeros_like(base)
         error = self._predicted - base
         trend = 0.0 if self._error is None else np.maximum(error - self._error, 0.0)
-        return np.maximum(error + trend, 0.0)
+        cap = _MARGIN_CAP * np.maximum(self.gamma_ref - self.gamma_min, 0.0)
+        return np.minimum(np.maximum(error + trend, 0.0), cap)
 
     def bounds(self, q: np.ndarray, w0: np.ndarray, u_prev: np.ndarray):
         """(lower, upper) [N/m] of the QP's constraint rows (tension, then rate) at the
