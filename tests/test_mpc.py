@@ -318,7 +318,7 @@ def test_delayed_mpc_keeps_the_floor_between_samples(tbar):
 def test_prism_keeps_the_floor_between_samples():
     # the 3-prism under twice the doublet that slackens its LQR (benchmarks/bench_mpc_floor.py):
     # the MPC that bounded the samples only let a string go slack (least 0 N/m between the
-    # samples); this one measured 5.225 N/m on a grid of 20 points per period
+    # samples); this one measured 5.000 N/m (the floor reached) on 20 points per period
     s = tc.equilibrium(tc.catalog.prism(3, damping=1.0), gamma_min=10.0).structure
     model = tc.linearize(s, kind="passive", outputs=tc.Selection(nodes=[3, 4, 5]))
     m = tc.mpc(model, 0.005, gamma_min=5.0, effort=1e-2, time_limit=np.inf)
@@ -326,6 +326,6 @@ def test_prism_keeps_the_floor_between_samples():
     run = tc.simulate(s, 2.5, loads=tc.doublet(s, tc.Selection(3, "x"), 18.8), controller=m,
                       t_eval=t, max_step=5e-3)
     c = run.control
-    assert c.applied.min() >= 5.0
+    assert c.applied.min() >= 5.0 - 1e-6           # measured 5.0000024 (at t = 1.195 s)
     assert (c.sample_info["soft_active"] > 0).mean() < 0.05
     assert c.sample_info["held_last"].sum() == 0

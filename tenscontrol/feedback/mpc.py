@@ -36,14 +36,14 @@ quarter period apart). A step in an unmodeled load is seen one sample late: the 
 before it (and, with a delay, the held last command) can dip below. Measured on the T-bar
 and the 3-prism under doublets twice those that slacken the LQR, gamma_min 5 N/m
 (``benchmarks/bench_mpc_floor.py``): the least applied force density over the whole run,
-between the samples, at or above gamma_min without delay (5.000, 5.220 N/m) and within 0.9 %
+between the samples, at or above gamma_min without delay (5.000, 5.000 N/m) and within 0.9 %
 of it with a half-period delay (4.9996, 4.956: the dip is in the hold planned at t = 0, before
 the load's step was seen), where the MPC that bounded the samples only let it fall to 4.819
 (T-bar) and to zero, a slack string (3-prism). Known limit: on the ball under its 200 N doublet
 (``benchmarks/bench_mpc.py``: 32 strings, gamma_min 1 N/m of 40-100) the model's error grows
-with the commands and the margin with it: the loop runs away (peak 2.7 m; 0.1 m without the
-margin, whose strings went slack between samples for 30 ms); a cap of one prestress would
-stop it but leaves the 3-prism's floor at 1.1 N/m.
+with the commands and the margin with it: the loop runs away (peak of node 12: 4.4 m at horizon 3,
+5.3 m at horizon 5, against 2.8 and 0.098 m for the MPC that bounded the samples only); a
+cap of one prestress would stop it but leaves the 3-prism's floor at 1.1 N/m.
 
 **The solve.** The QP is condensed (U and the slacks) and set up in OSQP at the start of
 each run (:meth:`PredictiveController.initial_state`; its KKT matrix factored there, and
@@ -117,7 +117,8 @@ _SAFETY = 3.0
 # gamma_min): an error that large says the design model no longer describes the structure.
 # The 3-prism's doublet needs more than 2 (at 1: least 1.12 N/m against 5; at 3: 5.000); on
 # the ball's 200 N doublet the margin feeds on itself above 1 (commands of -3700 N/m, OSQP at
-# its iteration cap, peak 2.7 m against 0.17 at 1 and 0.105 without a margin): a known limit
+# its iteration cap, largest displacement 2.7 m in 0.6 s against 0.17 at 1 and 0.105 without
+# a margin): a known limit
 _MARGIN_CAP = 3.0
 
 
