@@ -300,7 +300,6 @@ def test_control_kind_needs_one_point_per_hold(tbar):
     assert tc.mpc(tbar[1], 0.005, gamma_min=1.0, effort=1e-2).hold_points == 5
 
 
-@pytest.mark.slow
 def test_delayed_mpc_keeps_the_floor_between_samples(tbar):
     s, model = tbar
     m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2, delay=0.0025, time_limit=np.inf)
@@ -314,7 +313,6 @@ def test_delayed_mpc_keeps_the_floor_between_samples(tbar):
     assert c.applied.min() >= 1.0 - 1e-3
 
 
-@pytest.mark.slow
 def test_prism_keeps_the_floor_between_samples():
     # the 3-prism under twice the doublet that slackens its LQR (benchmarks/bench_mpc_floor.py):
     # the MPC that bounded the samples only let a string go slack (least 0 N/m between the
