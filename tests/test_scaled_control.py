@@ -172,8 +172,9 @@ def mpc_figures(s, u: Units) -> dict:
     README's LQR go slack, for 1 s."""
     pytest.importorskip("osqp")
     model = tc.linearize(s, kind="passive", outputs=OUT)
-    m = tc.mpc(model, T, horizon=15, gamma_min=0.0, effort=1e-2, time_limit=np.inf).controller
-    d = tc.dlqr(model, T, effort=1e-2, cost="rectangle")   # the MPC's weights
+    # no time limit: OSQP's wall clock is not scaled with the units (and depends on the load)
+    m = tc.mpc(model, 0.005 * u.time, gamma_min=1.0 * u.density, effort=1e-2,
+               time_limit=np.inf).controller
     load = tc.doublet(s, tc.Selection(2, "z"), 40.0 * u.force, half_period=0.5 * u.time)
     t = np.linspace(0.0, 1.0, 201) * u.time
     run = tc.simulate(s, t[-1], loads=load, controller=m, t_eval=t, max_step=0.005 * u.time)
