@@ -1,0 +1,126 @@
+"""Bad inputs on the control surfaces (issue 30, item 6): saved controllers checked on load,
+controllers checked against the structure they run on, horizons and sample counts bounded,
+unobservable sensor sets warned of. benchmarks/fuzz_control_inputs.py tries the same kinds of
+input and counts the outcomes."""
+
+import json
+
+import numpy as np
+import pytest
+
+import tenscontrol as tc
+from tenscontrol.mechanics.sensors import sensors
+
+T = 0.005
+
+
+def _law(x):
+    return getattr(x, "controller", x)
+
+
+@pytest.fixture(scope="module")
+def tbar():
+    s = tc.equilibrium(tc.catalog.tbar(damping=1.0), gamma_min=10.0).structure
+    model = tc.linearize(s)
+    ss = (sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=200.0)
+          + sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=200.0))
+    return {"s": s, "model": model, "ss": ss, "sf": _law(tc.lqr(model)),
+            "df": _law(tc.dlqr(model, T)),
+            "dlqg": _law(tc.discrete_lqg(model, ss, T, process_noise=4.0)),
+            "lqg": _law(tc.lqg(model, ss, process_noise=4.0))}
+
+
+def _edited(controller, path, key, value):
+    """`controller` saved to `path` with entry `key` (``header.<name>`` for a header field)
+    set to `value`, or to value(array) if callable."""
+    tc.save_controller(controller, path)
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    header = json.loads(str(arrays["header"]))
+    if key.startswith("header."):
+        header[key[len("header."):]] = value
+    else:
+        x = np.array(arrays[key], dtype=float if arrays[key].dtype.kind == "f" else None)
+        if callable(value):
+            x = value(x)
+        else:
+            x.flat[0] = value
+        arrays[key] = x
+    arrays["header"] = np.array(json.dumps(header))
+    np.savez(path, **arrays)
+    return path
+
+
+def _negative_diagonal(P):
+    P = P.copy()
+    P[0, 0] = -1.0
+    return P
+
+
+def _asymmetric(P):
+    P = P.copy()
+    P[0, 1] += 1.0
+    return P
+
+
+EDITS = [  # (controller, entry, value, what the message says)
+    ("dlqg", "K", np.nan, r"entry 'K' must be finite, got nan at index \(0, 0\)"),
+    ("dlqg", "kalman_M", np.inf, r"entry 'kalman_M' must be finite, got inf"),
+    ("dlqg", "header.kalman_period", 0.0, r"gives kalman_period = 0.0, but the controller's "
+                                          r"period is 0.005"),
+    ("dlqg", "header.period", 0.01, r"gives kalman_period = 0.005, but the controller's "
+                                    r"period is 0.01"),
+    ("dlqg", "header.kalman_delay", 0.001, r"gives kalman_delay = 0.001"),
+    ("dlqg", "header.period", float("nan"), r"entry 'header': period must be a positive "),
+    ("dlqg", "header.delay", 0.05, r"entry 'header': delay must satisfy 0 <= delay < period"),
+    ("dlqg", "sensors_std", -1.0, r"entry 'sensors_std' must be >= 0 for every sensor, got "
+                                  r"-1.0 for sensor 0"),
+    ("dlqg", "sensors_std", 0.0, r"entry 'sensors_std' must be > 0"),
+    ("dlqg", "sensors_rate", 0.0, r"entry 'sensors_rate' must be > 0"),
+    ("dlqg", "sensors_rate", 10.0, r"sensor 0 10 Hz, slower than the controller's "
+                                   r"1/period = 200 Hz"),
+    ("dlqg", "sensors_quantization", -1.0, r"entry 'sensors_quantization' must be >= 0"),
+    ("dlqg", "kalman_P", _negative_diagonal, r"entry 'kalman_P' must be positive "
+                                             r"semidefinite"),
+    ("dlqg", "kalman_P", _asymmetric, r"entry 'kalman_P' must be a symmetric covariance"),
+    ("dlqg", "strings", 1, r"entry 'strings' must hold distinct string indices >= 0"),
+    ("df", "header.period", 0.0, r"entry 'header': period must be a positive number"),
+    ("df", "DK", np.nan, r"entry 'DK' must be finite"),
+    ("sf", "K", np.inf, r"entry 'K' must be finite"),
+    ("sf", "gamma_ref", np.nan, r"entry 'gamma_ref' must be finite"),
+    ("lqg", "AK", np.nan, r"entry 'AK' must be finite"),
+    ("lqg", "sensors_std", -1.0, r"entry 'sensors_std' must be >= 0"),
+]
+
+
+@pytest.mark.parametrize("which, key, value, message", EDITS,
+                         ids=[f"{w}-{k}-{v if not callable(v) else v.__name__}"
+                              for w, k, v, _ in EDITS])
+def test_an_edited_controller_file_is_refused_naming_the_entry(tbar, tmp_path, which, key,
+                                                               value, message):
+    # each of these loaded and ran before (or failed in the simulation with "non-finite
+    # values at sample 0"); every message names the file, the entry and the fix
+    path = _edited(tbar[which], tmp_path / "bad.npz", key, value)
+    with pytest.raises(ValueError, match=r"bad.npz: .*" + message + r".*"):
+        tc.load_controller(path)
+    if not key.startswith("header."):
+        with pytest.raises(ValueError, match="save the controller again from its design"):
+            tc.load_controller(path)
+
+
+@pytest.mark.parametrize("which", ["sf", "df", "dlqg", "lqg"])
+def test_an_unedited_file_still_loads(tbar, tmp_path, which):
+    path = tc.save_controller(tbar[which], tmp_path / "good.npz")
+    assert type(tc.load_controller(path)) is type(tbar[which])
+
+
+def test_a_controller_with_a_nan_gain_is_not_saved(tbar, tmp_path):
+    # a DiscreteLQG takes its matrices as given (StateFeedback refuses NaN itself)
+    import dataclasses
+    c = tbar["dlqg"]
+    K = c.K.copy()
+    K[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"save_controller: entry 'K' must be finite, got nan "
+                                         r"at index \(1, 2\)"):
+        tc.save_controller(dataclasses.replace(c, K=K), tmp_path / "k.npz")
+    assert not (tmp_path / "k.npz").exists()
