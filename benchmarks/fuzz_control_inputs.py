@@ -266,7 +266,8 @@ def _cli(which, key, value, structure="s", t_final="0.02"):
         run = subprocess.run([sys.executable, "-m", "tenscontrol", "simulate", str(model),
                               "--t-final", t_final, "--controller", str(path), "--out",
                               str(Path(tmp) / "traj.npz")], capture_output=True, text=True,
-                             timeout=100, cwd=tmp)
+                             timeout=100, cwd=tmp, env=dict(os.environ, PYTHONPATH=str(
+                                 Path(tc.__file__).resolve().parent.parent)))
         if run.returncode == 2 and "Traceback" not in run.stderr:
             raise ValueError(f"exit 2: {run.stderr.strip().splitlines()[-1]}")
         if run.returncode == 0:

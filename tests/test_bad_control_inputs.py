@@ -124,3 +124,44 @@ def test_a_controller_with_a_nan_gain_is_not_saved(tbar, tmp_path):
                                          r"at index \(1, 2\)"):
         tc.save_controller(dataclasses.replace(c, K=K), tmp_path / "k.npz")
     assert not (tmp_path / "k.npz").exists()
+
+
+@pytest.fixture(scope="module")
+def prism():
+    return tc.equilibrium(tc.catalog.prism(3), gamma_min=10.0).structure
+
+
+@pytest.mark.parametrize("which, where", [("sf", "q_ref"), ("df", "q_ref"),
+                                          ("lqg", "measurement.q_ref"),
+                                          ("dlqg", "kalman.measurement.q_ref")])
+def test_a_controller_of_another_structure_is_refused_naming_both_sizes(tbar, prism, which,
+                                                                        where):
+    # before: "operands could not be broadcast together with shapes (18,) (12,)" from inside
+    # the first command (StateFeedback, DiscreteFeedback)
+    with pytest.raises(ValueError, match=rf"controller: {type(tbar[which]).__name__} was "
+                                         rf"designed for a structure of 4 nodes \({where} has "
+                                         r"12 coordinates\), the structure simulated has 6 "
+                                         r"nodes \(18\); design it on this structure"):
+        tc.simulate(prism, 0.01, controller=tbar[which])
+
+
+def test_verify_refuses_a_controller_of_another_structure(tbar, prism):
+    with pytest.raises(ValueError, match=r"verify: the controller was designed for 4 nodes, "
+                                         r"the structure has 6"):
+        tc.verify(prism, tbar["sf"], None, 0.01)
+
+
+@pytest.mark.parametrize("period, t_final, samples", [(1e-7, 1.0, "10,000,001"),
+                                                      (1e-9, 0.01, "10,000,001")])
+def test_a_sample_count_above_max_steps_is_refused_before_the_run(tbar, period, t_final,
+                                                                  samples):
+    # before: discretize(K, 1e-7) then simulate for 1 s built the list of 10 million sample
+    # events and stepped through them (about 3000 samples per second: an hour)
+    c = tc.discretize(tbar["sf"], period)
+    with pytest.raises(ValueError, match=rf"controller: period = {period:g} s over t_final = "
+                                         rf"{t_final:g} s is {samples} samples, each at least "
+                                         r"one integration step: more than max_steps = "
+                                         r"1,000,000; raise the period"):
+        tc.simulate(tbar["s"], t_final, controller=c)
+    with pytest.raises(ValueError, match=r"more than max_steps = 1,000"):
+        tc.simulate(tbar["s"], 0.02, controller=tc.discretize(tbar["sf"], 1e-5), max_steps=1000)

@@ -16,6 +16,7 @@ integration at every sample and every delay instant, so the held command is exac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,8 @@ from tenscontrol.feedback.controllers import (Measurement, check_controller_fiel
                                               controller_repr, controller_table)
 from tenscontrol.model.tables import Presentable
 
-__all__ = ["DiscreteFeedback", "SampledController", "check_timing", "is_sampled"]
+__all__ = ["DiscreteFeedback", "SampledController", "check_samples", "check_timing",
+           "is_sampled"]
 
 
 def check_timing(period, delay, who: str) -> tuple[float, float]:
@@ -37,6 +39,21 @@ def check_timing(period, delay, who: str) -> tuple[float, float]:
         raise ValueError(f"{who}: delay must satisfy 0 <= delay < period = {period:g} s, got "
                          f"{delay}")
     return period, delay
+
+
+def check_samples(period: float, t_final: float, max_steps: int, who: str) -> int:
+    """The number of samples of a run of `t_final` seconds at `period`, refused above
+    `max_steps`: every sample restarts the integration, so each costs one step at least, and
+    a period far below the structure's time scales (1e-7 s over 1 s: 10 million samples)
+    would not end in reasonable time."""
+    n = math.floor(t_final / period) + 1
+    if n > max_steps:
+        raise ValueError(f"{who}: period = {period:g} s over t_final = {t_final:g} s is {n:,} "
+                         f"samples, each at least one integration step: more than max_steps "
+                         f"= {max_steps:,}; raise the period (a few dozen samples per period "
+                         f"of the fastest mode you control are enough), shorten t_final or "
+                         f"raise max_steps")
+    return n
 
 
 def _repr(controller, *figures: str, law: str | None = None) -> str:
