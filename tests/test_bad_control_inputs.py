@@ -165,3 +165,32 @@ def test_a_sample_count_above_max_steps_is_refused_before_the_run(tbar, period, 
         tc.simulate(tbar["s"], t_final, controller=c)
     with pytest.raises(ValueError, match=r"more than max_steps = 1,000"):
         tc.simulate(tbar["s"], 0.02, controller=tc.discretize(tbar["sf"], 1e-5), max_steps=1000)
+
+
+@pytest.mark.parametrize("horizon, error, message", [
+    (2.5, TypeError, r"mpc: horizon must be an integer >= 1 and <= 1000, got float 2.5"),
+    (True, TypeError, r"got bool True"),
+    (0, ValueError, r"must be an integer >= 1 and <= 1000, got 0"),
+    (10**9, ValueError, r"must be an integer >= 1 and <= 1000, got 1000000000")])
+def test_mpc_horizon_is_a_bounded_integer(tbar, horizon, error, message):
+    # before: 2.5 became 2, 10**9 asked numpy for 119 GiB
+    pytest.importorskip("osqp")
+    with pytest.raises(error, match=message):
+        tc.mpc(tbar["model"], T, horizon=horizon)
+
+
+def test_mpc_horizon_whose_qp_would_not_fit_names_the_largest_that_does():
+    from types import SimpleNamespace
+
+    from tenscontrol.linear.predictive import MAX_QP_BYTES, _qp_bytes, check_horizon
+    # a model of 30 free coordinates and 40 strings (the sizes only): 1000 x 40 commands,
+    # 8 (1001 60 40000 + 8 40000^2) bytes = 113 GiB
+    model = SimpleNamespace(structure=SimpleNamespace(free_coordinates=np.arange(30)),
+                            A=np.zeros((2, 2)), B=np.zeros((2, 40)))
+    with pytest.raises(ValueError, match=r"mpc: horizon = 1000 samples would make a QP of "
+                                         r"about 113 GiB \(1000 x 40 commands, 60 states\), "
+                                         r"more than 1 GiB; use a horizon <= (\d+)") as info:
+        check_horizon(model, 1000)
+    fits = int(info.value.args[0].rsplit("<= ", 1)[1].split()[0])
+    assert _qp_bytes(fits, 60, 40) <= MAX_QP_BYTES < _qp_bytes(fits + 1, 60, 40)
+    assert check_horizon(model, fits) == fits
