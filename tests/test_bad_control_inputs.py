@@ -194,3 +194,25 @@ def test_mpc_horizon_whose_qp_would_not_fit_names_the_largest_that_does():
     fits = int(info.value.args[0].rsplit("<= ", 1)[1].split()[0])
     assert _qp_bytes(fits, 60, 40) <= MAX_QP_BYTES < _qp_bytes(fits + 1, 60, 40)
     assert check_horizon(model, fits) == fits
+
+
+@pytest.mark.parametrize("design", ["lqg", "discrete_lqg", "extended_lqg"])
+def test_an_unobservable_sensor_set_is_warned_of_with_the_rank(tbar, design):
+    # string 0's length does not change to first order on the T-bar's elastic modes
+    # (test_estimation.py): tenscontrol.observability gives rank 0 of 4. Before: no word
+    one = sensors(tbar["s"], string_lengths=[0], std=1e-3, rate=1000.0)
+    args = (tbar["model"], one) if design == "lqg" else (tbar["model"], one, T)
+    who = "lqg" if design == "lqg" else "discrete_lqg"
+    with pytest.warns(UserWarning, match=rf"{who}: the sensors observe 0 of the 4 modes of the "
+                                         r"elastic model \(observability rank 0 < 4\).*add "
+                                         r"sensors \(tenscontrol.place_sensors"):
+        getattr(tc, design)(*args, process_noise=4.0)
+    assert tc.observability(tbar["model"], one).rank == 0
+
+
+def test_an_observable_sensor_set_gives_no_warning(tbar):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tc.lqg(tbar["model"], tbar["ss"], process_noise=4.0)
+    assert tc.observability(tbar["model"], tbar["ss"]).observable

@@ -57,6 +57,12 @@ def _check(model, sensors, who: str) -> None:
                         f"{type(model).__name__}")
 
 
+def _warn_unobservable(model, sensors: SensorSet, who: str) -> None:
+    # imported here: tenscontrol.linear.observability imports this module
+    from tenscontrol.linear.observability import warn_unobservable
+    warn_unobservable(model, sensors, who)
+
+
 def sensor_measurement(model, sensors: SensorSet) -> SensorMeasurement:
     """The measurement ``y_m = h(q, qd) - h(q*, 0)`` of `sensors` about `model`'s operating
     point (the commanded strings of a control model held at their force densities).
@@ -188,6 +194,7 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
     _check(model, sensors, "lqg")
     w = validation.real("lqg: process_noise", process_noise, positive=True,
                         expected="a positive spectral density [N^2 s]")
+    _warn_unobservable(model, sensors, "lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
@@ -358,6 +365,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
                         expected="a positive spectral density [N^2 s]")
     if np.any(sensors.std <= 0):
         noise_density(sensors, "discrete_lqg")
+    _warn_unobservable(model, sensors, "discrete_lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     if load_drift is not None:

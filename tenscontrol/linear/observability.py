@@ -13,6 +13,7 @@ candidates' Gramian; ``"trace"``) or by the H2 norm of the LQG loop
 from __future__ import annotations
 
 import textwrap
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +27,7 @@ from tenscontrol.linear.synthesis import lqr
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
 
-__all__ = ["Observability", "Placement", "observability", "place_sensors"]
+__all__ = ["Observability", "Placement", "observability", "place_sensors", "warn_unobservable"]
 
 _RANK_TOL = 1e-9   # PBH tolerance on rows scaled by their Cartesian size
 _LOGDET_EPS = 1e-9
@@ -106,6 +107,21 @@ def _rank(A, C, rows) -> int:
         Q = np.linalg.qr(V[:, idx])[0]
         sv = np.linalg.svd(Cn @ Q, compute_uv=False)
         rank += int(np.sum(sv > _RANK_TOL))
+    return rank
+
+
+def warn_unobservable(model, sensors: SensorSet, who: str) -> int:
+    """The number of modes of the elastic model `sensors` observe (the rank of
+    :func:`observability`, without its Gramian); a UserWarning naming the rank if some are
+    not observed (an LQG design then leaves them to the model and their own damping)."""
+    A, C, rows = _scaled_elastic(model, sensors, who)
+    rank, order = _rank(A, C, rows), A.shape[0]
+    if rank < order:
+        warnings.warn(f"{who}: the sensors observe {rank} of the {order} modes of the elastic "
+                      f"model (observability rank {rank} < {order}): the Kalman filter cannot "
+                      f"correct its estimate of the other {order - rank}, which follow the "
+                      "model alone; add sensors (tenscontrol.place_sensors chooses them, "
+                      "tenscontrol.observability gives the rank)", UserWarning, stacklevel=3)
     return rank
 
 
