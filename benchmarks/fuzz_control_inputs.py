@@ -223,16 +223,16 @@ def _sensors(**kw):
 
 def _scales_1e308(F, tmp):
     s = F["s"]
-    loads = np.zeros((s.n_nodes, 3))
-    loads[1, 2] = 1e308
-    return tc.simulate(s, 0.01, loads=loads)
+    loads = np.zeros(3 * s.n_nodes)
+    loads[s.free_coordinates[0]] = 1e308
+    return tc.simulate(s, 0.01, loads=loads.reshape(-1, 3))
 
 
 def _statics_1e300(F, tmp):
     s = F["s"]
-    loads = np.zeros((s.n_nodes, 3))
-    loads[1, 2] = 1e300
-    return tc.static_equilibrium(s, loads=loads)
+    loads = np.zeros(3 * s.n_nodes)
+    loads[s.free_coordinates[0]] = 1e300
+    return tc.static_equilibrium(s, loads=loads.reshape(-1, 3))
 
 
 def _stale_part(F, tmp):

@@ -216,3 +216,36 @@ def test_an_observable_sensor_set_gives_no_warning(tbar):
         warnings.simplefilter("error")
         tc.lqg(tbar["model"], tbar["ss"], process_noise=4.0)
     assert tc.observability(tbar["model"], tbar["ss"]).observable
+
+
+def _load_on_free(s, force):
+    loads = np.zeros(3 * s.n_nodes)
+    loads[s.free_coordinates[0]] = force
+    return loads.reshape(-1, 3)
+
+
+def test_a_load_of_1e308_names_the_overflowing_energy_scale(tbar):
+    # before: ZeroDivisionError: float division by zero (mechanics/scales.py, V = L / T with
+    # T = L sqrt(M / inf) = 0)
+    match = (r"tbar-stedy: the energy scale E .* overflows: prestress .* J \+ gravity 0 J \+ "
+             r"loads inf J \(largest load 1e\+308 N.*\); the loads term is near the float limit")
+    with pytest.raises(ValueError, match=match):
+        tc.simulate(tbar["s"], 0.01, loads=_load_on_free(tbar["s"], 1e308))
+    with pytest.raises(ValueError, match=match):
+        tc.static_equilibrium(tbar["s"], loads=_load_on_free(tbar["s"], 1e308))
+
+
+def test_loads_whose_newton_steps_overflow_are_named(tbar):
+    # before: SciPy's "array must not contain infs or NaNs"; 1e100 N still answers (residual
+    # 1e-17 of the load scale)
+    with pytest.raises(ValueError, match=r"static_equilibrium: the loads on tbar-stedy \(largest "
+                                         r"1e\+300 N on a free coordinate\) make the Newton "
+                                         r"steps overflow"):
+        tc.static_equilibrium(tbar["s"], loads=_load_on_free(tbar["s"], 1e300))
+
+
+def test_the_load_sum_of_the_energy_scale_does_not_overflow_below_1e308():
+    from tenscontrol.mechanics.scales import _load_sum
+    # |(3e200, 4e200, 0)| = 5e200: the squares (1e401) would overflow
+    assert _load_sum(np.array([[3e200, 4e200, 0.0], [0.0, 0.0, 1.0]])) == pytest.approx(5e200)
+    assert _load_sum(np.zeros((2, 3))) == 0.0
