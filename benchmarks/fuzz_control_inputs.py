@@ -240,10 +240,12 @@ def _stale_part(F, tmp):
     out = Path(tmp) / "study"
     cases = grid({"a": [1.0, 2.0]})
     tc.run_study(_pipeline, cases, out=out, progress=False)
-    # what a killed run leaves: a part file of a process that is gone (pid 4194303 is above
-    # Linux's default pid_max), and the case file it never wrote
+    # what a run killed an hour ago leaves: a part file of a process that is gone, and the
+    # case file it never wrote
     (out / "cases" / "case-000001.json").unlink()
-    (out / "cases" / "case-000001.json.4194303.0a1b2c3d.part").write_text('{"trunc')
+    stale = out / "cases" / "case-000001.json.4194303.0a1b2c3d.part"
+    stale.write_text('{"trunc')
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))    # left an hour ago
     tc.run_study(_pipeline, cases, out=out, progress=False)
     left = sorted(p.name for p in (out / "cases").iterdir() if p.name.endswith(".part"))
     if left:

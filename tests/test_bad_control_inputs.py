@@ -249,3 +249,29 @@ def test_the_load_sum_of_the_energy_scale_does_not_overflow_below_1e308():
     # |(3e200, 4e200, 0)| = 5e200: the squares (1e401) would overflow
     assert _load_sum(np.array([[3e200, 4e200, 0.0], [0.0, 0.0, 1.0]])) == pytest.approx(5e200)
     assert _load_sum(np.zeros((2, 3))) == 0.0
+
+
+def _double(p):
+    return {"b": 2 * p["a"]}
+
+
+def test_a_resumed_study_removes_stale_part_files_only(tmp_path):
+    import os
+    import time
+
+    from tenscontrol.studies.store import STALE_PART_SECONDS
+    cases = tc.grid({"a": [1.0, 2.0]})
+    out = tmp_path / "study"
+    tc.run_study(_double, cases, out=out, progress=False)
+    (out / "cases" / "case-000001.json").unlink()
+    stale = out / "cases" / "case-000001.json.4194303.0a1b2c3d.part"   # killed an hour ago
+    fresh = out / "cases" / "case-000000.json.77.0a1b2c3e.part"        # being written now
+    for part in (stale, fresh):
+        part.write_text('{"trunc')
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    assert STALE_PART_SECONDS < 3600
+    result = tc.run_study(_double, cases, out=out, progress=False)
+    assert not stale.exists() and fresh.exists()   # another process's live part is left
+    assert (out / "cases" / "case-000001.json").exists()
+    assert [r.figures["b"] for r in result.records] == [2.0, 4.0]
