@@ -275,3 +275,61 @@ def test_a_resumed_study_removes_stale_part_files_only(tmp_path):
     assert not stale.exists() and fresh.exists()   # another process's live part is left
     assert (out / "cases" / "case-000001.json").exists()
     assert [r.figures["b"] for r in result.records] == [2.0, 4.0]
+
+
+def _reference_pairs(bars, free, rank):
+    """The bar pairs of normal_pattern as the loop of tenscontrol 1.0 formed them."""
+    at_node = {}
+    for k, (i, j) in enumerate(bars):
+        for node, sign in ((int(i), -1.0), (int(j), 1.0)):
+            if free[3 * node:3 * node + 3].any():
+                at_node.setdefault(node, []).append((k, sign))
+    out = [(k, m, node, sk * sm) for node, members in at_node.items()
+           for k, sk in members for m, sm in members if rank[k] >= rank[m]]
+    return [np.array(c) for c in zip(*out)] if out else [np.zeros(0)] * 4
+
+
+@pytest.mark.parametrize("make", [lambda: tc.catalog.tbar(), lambda: tc.catalog.ball(),
+                                  lambda: tc.catalog.prism_tower(6, 4),
+                                  lambda: tc.catalog.icosahedron(on_face=True)])
+def test_the_vectorized_normal_pattern_pairs_are_the_loops_in_its_order(make):
+    # the kernels sum the pairs in this order: the same order keeps the results to the bit
+    from tenscontrol.mechanics.rigid.sparse import _node_pairs
+    s = make()
+    free = np.zeros(3 * s.n_nodes, dtype=bool)
+    free[s.free_coordinates] = True
+    rank = np.random.default_rng(1).permutation(s.n_bars)
+    for got, want in zip(_node_pairs(s.bar_nodes, free, rank),
+                         _reference_pairs(s.bar_nodes, free, rank)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_a_large_structure_with_a_fully_fixed_bar_skips_the_dense_rank_test(monkeypatch):
+    # 3003 nodes, bar 0 with both ends fixed: the dense SVD of 3000 bars x 9000 free
+    # coordinates took 56 s; the bars with no free coordinate are found directly
+    import dataclasses
+
+    from tenscontrol.mechanics.rigid import model as rigid
+    s = tc.catalog.prism_tower(1000, 3)
+    fixed = np.array(s.fixed, dtype=bool).copy()
+    fixed[list(s.bar_nodes[0])] = True
+    s = dataclasses.replace(s, fixed=fixed)
+
+    def dense(structure):
+        raise AssertionError("the dense rank test ran")
+    monkeypatch.setattr(rigid, "_independent_bars", dense)
+    with pytest.warns(UserWarning, match=r"the length constraints of bar 0 \(nodes 0->3\) are "
+                                         r"redundant"):
+        model = rigid.rigid_model(s)
+    assert model.dropped_bars == (0,)
+    assert model.constrained_bars.tolist() == list(range(1, s.n_bars))
+
+
+def test_a_dense_rank_test_too_long_to_run_is_refused_naming_the_sizes(monkeypatch):
+    from tenscontrol.mechanics.rigid import model as rigid
+    monkeypatch.setattr(rigid, "DENSE_RANK_LIMIT", 10.0)
+    with pytest.raises(ValueError, match=r"tbar-stedy: the KKT factorization at the start has "
+                                         r"a pivot below 1e-8: .* \(2 bars x 4 free coordinates, "
+                                         r"about 1.6e\+01 flops, more than 1e\+01\) would not "
+                                         r"end in reasonable time"):
+        rigid._independent_bars(tc.catalog.tbar())
