@@ -4,6 +4,7 @@ unobservable sensor sets warned of. benchmarks/fuzz_control_inputs.py tries the 
 input and counts the outcomes."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -333,3 +334,33 @@ def test_a_dense_rank_test_too_long_to_run_is_refused_naming_the_sizes(monkeypat
                                          r"about 1.6e\+01 flops, more than 1e\+01\) would not "
                                          r"end in reasonable time"):
         rigid._independent_bars(tc.catalog.tbar())
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("K", np.nan, r"--controller .*bad.npz: entry 'K' must be finite"),
+    ("header.kalman_period", 0.01, r"gives kalman_period = 0.01, but the controller's period "
+                                   r"is 0.005"),
+    ("sensors_std", -1.0, r"entry 'sensors_std' must be >= 0"),
+])
+def test_the_cli_exits_2_with_the_message(tbar, tmp_path, capsys, key, value, message):
+    from tenscontrol.cli import main
+    structure = tmp_path / "s.json"
+    tc.save_structure(tbar["s"], structure)
+    bad = _edited(tbar["dlqg"], tmp_path / "bad.npz", key, value)
+    status = main(["simulate", str(structure), "--t-final", "0.01", "--controller", str(bad),
+                   "--out", str(tmp_path / "t.npz")])
+    err = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in err
+    assert re.search(r"tenscontrol: error: .*" + message, err), err
+
+
+def test_the_cli_refuses_a_sample_count_above_max_steps_with_exit_2(tbar, tmp_path, capsys):
+    from tenscontrol.cli import main
+    structure = tmp_path / "s.json"
+    tc.save_structure(tbar["s"], structure)
+    fast = tc.save_controller(tc.discretize(tbar["sf"], 1e-8), tmp_path / "fast.npz")
+    status = main(["simulate", str(structure), "--t-final", "10", "--controller", str(fast),
+                   "--out", str(tmp_path / "t.npz")])
+    err = capsys.readouterr().err
+    assert status == 2 and re.search(r"tenscontrol: error: controller: period = 1e-08 s over "
+                                     r"t_final = 10 s is [\d,]+ samples", err), err
