@@ -364,3 +364,21 @@ def test_the_cli_refuses_a_sample_count_above_max_steps_with_exit_2(tbar, tmp_pa
     err = capsys.readouterr().err
     assert status == 2 and re.search(r"tenscontrol: error: controller: period = 1e-08 s over "
                                      r"t_final = 10 s is [\d,]+ samples", err), err
+
+
+@pytest.mark.parametrize("design", ["dlqr", "discrete_lqg"])
+@pytest.mark.parametrize("period", [1e-9, 1e-11, 1e-300])
+def test_a_period_too_short_for_the_design_model_is_refused(tbar, design, period):
+    # the T-bar's fastest mode: |lambda| = 3.97 rad/s. Before: 1e-9 s lost 4 digits of the
+    # gain (relative error 4.7e-5 against 4.5e-9 from the sampling), 1e-11 s raised SciPy's
+    # "symplectic pencil has eigenvalues too close to the unit circle", 1e-300 s "Failed to
+    # find a finite solution" (dlqr) or Slycot's "dimension of the solution" (discrete_lqg)
+    args = (tbar["model"], period) if design == "dlqr" else (tbar["model"], tbar["ss"], period)
+    kw = {} if design == "dlqr" else {"process_noise": 4.0}
+    if design == "discrete_lqg":   # continuous sensors: the rate check would answer first
+        args = (tbar["model"], sensors(tbar["s"], string_lengths=range(4), std=1e-3), period)
+    with pytest.raises(ValueError, match=rf"{design}: period = {period:g} s is too short for "
+                                         r"the design model: its fastest mode \(\|lambda\| = "
+                                         r"3.97 rad/s\) turns .* rad per sample.*use a period "
+                                         r">= 2.52e-07 s"):
+        getattr(tc, design)(*args, **kw)

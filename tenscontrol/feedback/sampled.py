@@ -26,8 +26,8 @@ from tenscontrol.feedback.controllers import (Measurement, check_controller_fiel
                                               controller_repr, controller_table)
 from tenscontrol.model.tables import Presentable
 
-__all__ = ["DiscreteFeedback", "SampledController", "check_samples", "check_timing",
-           "is_sampled"]
+__all__ = ["MIN_RADIANS_PER_SAMPLE", "DiscreteFeedback", "SampledController",
+           "check_resolution", "check_samples", "check_timing", "is_sampled"]
 
 
 def check_timing(period, delay, who: str) -> tuple[float, float]:
@@ -39,6 +39,29 @@ def check_timing(period, delay, who: str) -> tuple[float, float]:
         raise ValueError(f"{who}: delay must satisfy 0 <= delay < period = {period:g} s, got "
                          f"{delay}")
     return period, delay
+
+
+#: Least angle [rad] the fastest mode of a design model turns in one period: below it the
+#: sampled model is the identity to within that, and the discrete Riccati equations lose
+#: their digits (the T-bar, |lambda| = 3.97 rad/s: 1e-9 s loses 4 digits of the gain, 1e-11 s
+#: fails in the solver).
+MIN_RADIANS_PER_SAMPLE = 1e-6
+
+
+def check_resolution(period: float, A, who: str) -> None:
+    """Refuse a period in which the fastest mode of the design model `A` (r, r) turns less
+    than MIN_RADIANS_PER_SAMPLE."""
+    A = np.asarray(A, dtype=float)
+    fastest = float(np.abs(np.linalg.eigvals(A)).max()) if A.size else 0.0
+    if fastest > 0 and period * fastest < MIN_RADIANS_PER_SAMPLE:
+        turn = period * fastest
+        raise ValueError(f"{who}: period = {period:g} s is too short for the design model: its "
+                         f"fastest mode (|lambda| = {fastest:.3g} rad/s) turns {turn:.2g} rad "
+                         f"per sample, the sampled model is the identity to within that "
+                         f"and the discrete Riccati equation loses its digits; use a period >= "
+                         f"{MIN_RADIANS_PER_SAMPLE / fastest:.3g} s ({MIN_RADIANS_PER_SAMPLE:g} "
+                         f"rad per sample), or the continuous design (tenscontrol.lqr, "
+                         f"tenscontrol.lqg)")
 
 
 def check_samples(period: float, t_final: float, max_steps: int, who: str) -> int:

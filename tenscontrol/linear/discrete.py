@@ -24,7 +24,7 @@ import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback
-from tenscontrol.feedback.sampled import DiscreteFeedback, check_timing
+from tenscontrol.feedback.sampled import DiscreteFeedback, check_resolution, check_timing
 from tenscontrol.linear.reduction import MinimalRealization
 from tenscontrol.linear.synthesis import LQRDesign, lqr
 from tenscontrol.model.selection import Selection
@@ -251,6 +251,7 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
     mr, ctrl = cont.minimal, cont.controller
     nu = ctrl.strings.size
     A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
+    check_resolution(period, A, "dlqr")
     T, L = mr.basis, mr.left_inverse
     Qr = T.T @ cont.Q @ T
     disc = zoh(A, B, period, delay)

@@ -33,6 +33,7 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import OutputFeedback
 from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.feedback.sampled import check_resolution
 from tenscontrol.linear.discrete import dlqr_gain
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.synthesis import LQRDesign, lqr
@@ -372,6 +373,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         load_drift = validation.real("discrete_lqg: load_drift", load_drift, positive=True,
                                      expected="a positive spectral density [N^2/s] or None")
     A, B, E = reduced_model(design)
+    check_resolution(T, A, "discrete_lqg")
     n, nu = B.shape
     Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift, meas.C,
                                                design.minimal.basis)

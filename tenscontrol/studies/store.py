@@ -30,8 +30,8 @@ import time
 
 from tenscontrol import fileio
 
-__all__ = ["FORMAT", "STALE_PART_SECONDS", "StudyFolderError", "case_path", "definition_hash", "finished_cases",
-           "open_folder", "read_case", "same_parameters", "write_case", "write_json"]
+__all__ = ["FORMAT", "STALE_PART_SECONDS", "StudyFolderError", "case_path", "definition_hash",
+           "finished_cases", "open_folder", "read_case", "same_parameters", "write_case", "write_json"]
 
 FORMAT = "tenscontrol.study/1"
 #: Age [s] past which a resumed study removes a leftover part file of its folder.
