@@ -181,6 +181,12 @@ def _other_structure(key, sim=True):
     return case
 
 
+def _prism_run(make):
+    def case(F, tmp):
+        return tc.simulate(F["prism"], 0.02, controller=_law(make(F)))
+    return case
+
+
 def _dlqr(period, **kw):
     return lambda F, tmp: tc.dlqr(F["model"], period, **kw)
 
@@ -324,6 +330,29 @@ OTHER = [
      "node|coordinate|size"),
     ("verify prism with tbar design", _other_structure("lqr", sim=False),
      "node|coordinate|size|structure"),
+    ("simulate prism, tbar mpc", _prism_run(lambda F: tc.mpc(F["model"], T, horizon=5)),
+     "node|coordinate|size"),
+    ("simulate prism, tbar extended_lqg",
+     _prism_run(lambda F: tc.extended_lqg(F["model"], F["ss"], T, process_noise=4.0)),
+     "node|coordinate|size"),
+    ("simulate, controller a string", lambda F, tmp: tc.simulate(F["s"], 0.01, controller="lqr"),
+     "controller"),
+    ("simulate, controller a matrix",
+     lambda F, tmp: tc.simulate(F["s"], 0.01, controller=np.eye(3)), "controller"),
+    ("lqg with the prism's sensors", lambda F, tmp: tc.lqg(F["model"], sensors(
+        F["prism"], string_lengths=[0, 1], std=1e-3), process_noise=4.0), "sensor|structure"),
+    ("lqg on the undamped prism", lambda F, tmp: tc.lqg(tc.linearize(F["prism"]), sensors(
+        F["prism"], string_lengths=range(9), std=1e-3), process_noise=4.0),
+     "damp|stabil|Riccati"),
+    ("sensors string 99", lambda F, tmp: sensors(F["s"], string_lengths=[99], std=1e-3),
+     "string"),
+    ("save_controller(mpc)", lambda F, tmp: tc.save_controller(
+        tc.mpc(F["model"], T, horizon=5), Path(tmp) / "m.npz"), "PredictiveController"),
+    ("save_controller(extended_lqg)", lambda F, tmp: tc.save_controller(
+        tc.extended_lqg(F["model"], F["ss"], T, process_noise=4.0), Path(tmp) / "e.npz"),
+     "ExtendedLQG"),
+    ("discretize delay = period", lambda F, tmp: tc.discretize(F["sf"], T, delay=T), "delay"),
+    ("mpc gamma_min above gamma_ref", _mpc(gamma_min=1e3), "gamma_min"),
     ("loads 1e308 in simulate", _scales_1e308, "load"),
     ("static_equilibrium loads 1e300", _statics_1e300, "load"),
     ("study resumed with stale .part", _stale_part, "stale"),
