@@ -59,7 +59,7 @@ def table_tbar(s, design) -> None:
     print("\n1. T-bar (stedy, c = 1, prestress gamma >= 10 N/m), LQR effort "
           f"{TBAR_EFFORT:g} on the passive model, outputs x, z of nodes 2, 3; doublet on z2, "
           "half period 1 s, 10 s, rtol = atol = 1e-9, energy correction")
-    print(f"   closed-loop poles [1/s]: {np.array2string(design.poles, precision=4)}")
+    print(f"   closed-loop poles [1/s]: {np.array2string(design.E, precision=4)}")
     rows = []
     for amplitude in (0.1, 1.0, 10.0):
         r = tbar_report(s, design, amplitude)

@@ -48,8 +48,8 @@ def tbar():
     ss = (tc.sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=1 / PERIOD)
           + tc.sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=1 / PERIOD))
     model = tc.linearize(s)
-    return (s, tc.discrete_lqg(model, ss, PERIOD, process_noise=PROCESS_NOISE),
-            tc.extended_lqg(model, ss, PERIOD, process_noise=PROCESS_NOISE))
+    return (s, tc.discrete_lqg(model, ss, PERIOD, process_noise=PROCESS_NOISE).controller,
+            tc.extended_lqg(model, ss, PERIOD, process_noise=PROCESS_NOISE).controller)
 
 
 def predicted_positions(s, controller, states) -> np.ndarray:

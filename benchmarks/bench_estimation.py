@@ -146,7 +146,8 @@ def table_filter(s, model) -> dict:
                             ("1 % of the largest excursion", 0.01 * excursion.max())):
         ss = tc.sensors(s, string_lengths=range(s.n_strings), std=std, rate=1 / PERIOD)
         for model_name, w, drift in filters:
-            k = tc.discrete_lqg(model, ss, PERIOD, process_noise=w, load_drift=drift).kalman
+            k = tc.discrete_lqg(model, ss, PERIOD, process_noise=w,
+                                load_drift=drift).controller.kalman
             Y = np.array([k.measurement.read(Q[i], V[i], np.random.default_rng([0, i]))
                           for i in range(t.size)])
             X = k.states(k.filter(Y))
@@ -244,7 +245,7 @@ def table_sampled(s, model, efforts) -> None:
     for effort in efforts:
         runs = [("LQR (state)", tc.lqr(model, effort=effort).controller)] + [
             (name, tc.discrete_lqg(model, ss, PERIOD, process_noise=w, load_drift=f,
-                                   effort=effort))
+                                   effort=effort).controller)
             for name, w, f in (("DiscreteLQG white forces W=1", 1.0, None),
                                ("DiscreteLQG load states W=0.01 drift=10", 0.01, 10.0))]
         for name, ctrl in runs:
@@ -266,7 +267,7 @@ def table_ekf() -> None:
     s = tc.equilibrium(tc.catalog.tbar(damping=1.0), gamma_min=10.0).structure
     ss = (tc.sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=1 / PERIOD)
           + tc.sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=1 / PERIOD))
-    k = tc.discrete_lqg(tc.linearize(s), ss, PERIOD, process_noise=4.0).kalman
+    k = tc.discrete_lqg(tc.linearize(s), ss, PERIOD, process_noise=4.0).controller.kalman
     ekf = tc.extended_kalman(ss, PERIOD, process_noise=4.0)
     nq, free, rest = 3 * s.n_nodes, s.free_coordinates, s.nodes.reshape(-1)
     t = np.arange(0.0, 2.0 + PERIOD / 2, PERIOD)
@@ -386,9 +387,9 @@ def table_must_show(efforts) -> None:
         rows = []
         for effort in efforts:
             designs = [("white W=1", tc.discrete_lqg(model, ss, PERIOD, process_noise=1.0,
-                                                     effort=effort)),
+                                                     effort=effort).controller),
                        ("load states", tc.discrete_lqg(model, ss, PERIOD, process_noise=0.01,
-                                                       load_drift=10.0, effort=effort))]
+                                                       load_drift=10.0, effort=effort).controller)]
             open_cost = None
             for label, how, dl in [("open", "open", designs[1][1]),
                                    ("full-state LQR", "state", designs[1][1])] + [
@@ -414,12 +415,12 @@ def half_sets(s, model, ss, entries, amp, payload, effort, draws=5) -> None:
     """The load-state LQG of table 7 on half the sensors: placed (H2) against random halves."""
     def run(sensors):
         dl = tc.discrete_lqg(model, sensors, PERIOD, process_noise=0.01, load_drift=10.0,
-                             effort=effort)
+                             effort=effort).controller
         peak, err, cost = linear_loop(model, dl, entries, amp, payload, effort, "lqg")
         return peak, err, cost
     half, bar = s.n_strings // 2, float(s.bar_lengths.max())
     open_cost = linear_loop(model, tc.discrete_lqg(model, ss, PERIOD, process_noise=0.01,
-                                                   load_drift=10.0, effort=effort),
+                                                   load_drift=10.0, effort=effort).controller,
                             entries, amp, payload, effort, "open")[2]
     placed = tc.place_sensors(model, ss, half, criterion="h2", process_noise=100.0).sensors
     rng = np.random.default_rng(2026)
@@ -442,7 +443,7 @@ def drift_sweep(model, ss, entries, amp, payload, effort, bar, motion) -> None:
     for w, drift in [(0.01, f) for f in (0.01, 0.1, 1.0, 10.0, 100.0)] + [(1e-4, 0.01),
                                                                            (1e-4, 1.0)]:
         dl = tc.discrete_lqg(model, ss, PERIOD, process_noise=w, load_drift=drift,
-                             effort=effort)
+                             effort=effort).controller
         run = [linear_loop(model, dl, entries, amp, payload, effort, "lqg", sine=a, noise=b)
                for a, b in ((True, True), (True, False), (False, True))]
         open_cost = linear_loop(model, dl, entries, amp, payload, effort, "open")[2]
@@ -460,7 +461,8 @@ def drift_sweep(model, ss, entries, amp, payload, effort, bar, motion) -> None:
 
 def nonlinear_check(s, model, ss, load, payload, effort) -> None:
     rows = []
-    dl = tc.discrete_lqg(model, ss, PERIOD, process_noise=0.01, load_drift=10.0, effort=effort)
+    dl = tc.discrete_lqg(model, ss, PERIOD, process_noise=0.01, load_drift=10.0,
+                         effort=effort).controller
     for label, ctrl in (("continuous full-state LQR", tc.lqr(model, effort=effort).controller),
                         ("sampled LQG, load states", dl)):
         cpu = time.process_time()

@@ -66,7 +66,7 @@ def tbar():
     print(f"T-bar: the README's LQR first lets a string go slack at a doublet of a* = {hi:.2f} N"
           f" (taut at {lo:.2f} N)")
     print(HEADER)
-    mpc = tc.mpc(model, 0.005, horizon=10, gamma_min=1.0, effort=1e-2)
+    mpc = tc.mpc(model, 0.005, horizon=10, gamma_min=1.0, effort=1e-2).controller
     for a in (hi, 2 * hi):
         row(f"LQR {a:.2f} N", run(lqr, a), outputs)
         row(f"MPC {a:.2f} N", run(mpc, a), outputs)
@@ -83,7 +83,7 @@ def ball():
     row("LQR", tc.simulate(b, 1.5, loads=load, controller=tc.lqr(model, effort=1e-2).controller,
                            t_eval=t, max_step=5e-3), tc.measurement(b, sel))
     for horizon in (3, 5):
-        mpc = tc.mpc(model, 0.005, horizon=horizon, gamma_min=1.0, effort=1e-2)
+        mpc = tc.mpc(model, 0.005, horizon=horizon, gamma_min=1.0, effort=1e-2).controller
         row(f"MPC horizon {horizon}", tc.simulate(b, 1.5, loads=load, controller=mpc, t_eval=t,
                                                   max_step=5e-3), tc.measurement(b, sel))
 

@@ -37,7 +37,7 @@ def main():
     print(f"{'loop':>12} {'peak [m]':>11} {'vs cont.':>9} {'rho':>9} {'ln(rho)/T':>10} "
           f"{'gain margin':>11} {'slack [s]':>9} {'CPU [s]':>8}")
     print(f"{'continuous':>12} {peak_c:>11.5e} {'1.000':>9} {'-':>9} "
-          f"{design.poles.real.max():>10.4f} {'inf (LQR)':>11} {slack_c:>9.3g} {cpu_c:>8.2f}")
+          f"{design.E.real.max():>10.4f} {'inf (LQR)':>11} {slack_c:>9.3g} {cpu_c:>8.2f}")
     for rate in (1000.0, 200.0, 50.0):
         law = tc.discretize(design.controller, 1.0 / rate)
         cl = tc.discrete_closed_loop(design.minimal, law)

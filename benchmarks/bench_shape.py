@@ -81,7 +81,7 @@ def main():
         ("gamma_min of the path [N/m]", lambda c, r: f"{c.path.gamma_min:g}"),
         ("planned path residual [N]", lambda c, r: f"{r.path_residual:.2e}"),
         ("slowest closed-loop pole [1/s]",
-         lambda c, r: f"{max(float(np.max(p.real)) for p in c.poles):.3g}"),
+         lambda c, r: f"{max(float(np.max(p.real)) for p in c.E):.3g}"),
         ("max tracking error [m]", lambda c, r: f"{r.max_tracking_error:.3e}"),
         ("  relative to bar length",
          lambda c, r: f"{r.max_tracking_error / c.path.structures[0].bar_lengths.mean():.2e}"),

@@ -35,7 +35,7 @@ def main() -> None:
     # deflection of a tenth of a bar length
     design = tc.lqr(model, effort=1e-2)
     print(design)
-    print("closed-loop poles [1/s]:", np.array2string(design.poles, precision=4))
+    print("closed-loop poles [1/s]:", np.array2string(design.E, precision=4))
     report = tc.verify(tbar, design.controller, tc.doublet(tbar, tc.Selection(2, "z"), 10.0),
                        10.0, outputs=OUTPUTS, rtol=1e-9, atol=1e-9)
     print(report)

@@ -81,6 +81,7 @@ __all__ = [
     "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
     "DiscreteKalman", "DiscreteLQG", "SensorMeasurement",
     # linear
+    "Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign",
     "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
     "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
     "minimal_realization", "save_mat",
@@ -111,6 +112,8 @@ _LAZY = {
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
     "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
     "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
+    "Design": "linear.design", "DiscreteLQGDesign": "linear.design",
+    "ExtendedLQGDesign": "linear.design", "MPCDesign": "linear.design",
     "to_iosystem": "simulation.iosystem",
     "DiscreteLQRDesign": "linear.discrete", "ZOHModel": "linear.discrete",
     "discrete_closed_loop": "linear.discrete", "discretize": "linear.discrete",

@@ -238,7 +238,7 @@ def _demo_control(ctx: DemoContext) -> None:
     elapsed = time.perf_counter() - start
     print(f"\n== LQR on the string force densities (passive model, effort {DEMO_EFFORT:g}), "
           f"designed in {elapsed:.2g} s ==")
-    print(f"  closed-loop poles [1/s]: {np.array2string(design.poles, precision=4)}")
+    print(f"  closed-loop poles [1/s]: {np.array2string(design.E, precision=4)}")
     print(f"  gain ||K||_F = {np.linalg.norm(design.K):.4g} (N/m per m, N/m per m/s)")
     print(f"\n== closed-loop check on the corrected nonlinear model: {DEMO_DOUBLET:g} N doublet "
           "on node 2 along z ==")

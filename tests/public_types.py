@@ -219,13 +219,16 @@ BUILDERS = {
     "SensorSet": lambda c: _sensors(c),
     "SensorMeasurement": lambda c: _lqg(c).controller.measurement,
     "LQGDesign": lambda c: _lqg(c),
-    "DiscreteLQG": lambda c: tc.discrete_lqg(_model(c), _sensors(c), 0.005, process_noise=4.0),
-    "DiscreteKalman": lambda c: tc.discrete_lqg(_model(c), _sensors(c), 0.005,
-                                                process_noise=4.0).kalman,
+    "DiscreteLQG": lambda c: _discrete_lqg(c).controller,
+    "DiscreteKalman": lambda c: _discrete_lqg(c).controller.kalman,
     "Observability": lambda c: tc.observability(_model(c), _sensors(c)),
     "Placement": lambda c: tc.place_sensors(_model(c), _sensors(c), 2, criterion="logdet"),
     "ExtendedKalman": lambda c: tc.extended_kalman(_sensors(c), 0.005, process_noise=4.0),
-    "ExtendedLQG": lambda c: tc.extended_lqg(_model(c), _sensors(c), 0.005, process_noise=4.0),
+    "ExtendedLQG": lambda c: _extended_lqg(c).controller,
+    # the designs (issue 30)
+    "Design": _lqr,
+    "DiscreteLQGDesign": lambda c: _discrete_lqg(c),
+    "ExtendedLQGDesign": lambda c: _extended_lqg(c),
 }
 
 
@@ -245,9 +248,14 @@ BUILDERS.update({
     "ZOHModel": lambda c: tc.zoh(-np.eye(2), np.ones((2, 1)), 0.1, 0.01),
 })
 # types that need an optional dependency: built where it is installed
-OPTIONAL = {"PredictiveController": "osqp"}
+OPTIONAL = {"PredictiveController": "osqp", "MPCDesign": "osqp"}
 if importlib.util.find_spec("osqp") is not None:
-    BUILDERS["PredictiveController"] = lambda c: tc.mpc(_model(c), 0.01)
+    BUILDERS["PredictiveController"] = lambda c: _mpc(c).controller
+    BUILDERS["MPCDesign"] = lambda c: _mpc(c)
+
+
+def _mpc(c):
+    return _shared(c, "mpc", lambda c: tc.mpc(_model(c), 0.01))
 
 
 def _sensors(c):
@@ -258,6 +266,16 @@ def _sensors(c):
 
 def _lqg(c):
     return _shared(c, "lqg", lambda c: tc.lqg(_model(c), _sensors(c), process_noise=4.0))
+
+
+def _discrete_lqg(c):
+    return _shared(c, "discrete_lqg", lambda c: tc.discrete_lqg(_model(c), _sensors(c), 0.005,
+                                                               process_noise=4.0))
+
+
+def _extended_lqg(c):
+    return _shared(c, "extended_lqg", lambda c: tc.extended_lqg(_model(c), _sensors(c), 0.005,
+                                                               process_noise=4.0))
 
 
 def _cases(c):

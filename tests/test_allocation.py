@@ -100,6 +100,7 @@ def test_allocated_wrapper_delegates(tbar, lqr_tbar):
     assert (ctl.base(q) + u).min() < 5.0 <= (ctl.base(q) + ua).min() + 1e-9
 
 
+@pytest.mark.slow
 def test_doublet_lqr_slack_allocated_taut(tbar, lqr_tbar):
     # The README's T-bar LQR (effort 1e-2) lets string 1 go slack under a 40 N doublet on z2
     # (none at 20 N); allocated with gamma_min = 1 N/m every string stays taut and the peak

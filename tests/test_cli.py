@@ -126,6 +126,7 @@ def test_missing_command_is_a_usage_error(capsys):
     assert exc.value.code == 2
 
 
+@pytest.mark.slow
 def test_demo_writes_plots_and_prints_the_figures(tmp_path, capsys):
     out_dir = tmp_path / "demo"
     assert main(["demo", "--out-dir", str(out_dir)]) == 0

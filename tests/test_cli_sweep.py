@@ -54,6 +54,7 @@ def test_sweep_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, match):
     assert len(err) == 1 and err[0].startswith("tenscontrol: error: ") and match in err[0], err
 
 
+@pytest.mark.slow
 def test_sweep_takes_a_case_timeout(tmp_path, capsys):
     path = study_file(tmp_path, ["hdpe"])
     with pytest.raises(SystemExit) as info:

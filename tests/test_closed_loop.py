@@ -341,6 +341,7 @@ def compressible():
     return st, _lqr(st, bars="compressible")
 
 
+@pytest.mark.slow
 def test_compressible_closed_loop_reduces_peak(compressible):
     st, ctrl = compressible
     t_eval = np.linspace(0.0, 1.0, 101)
@@ -358,6 +359,7 @@ def test_compressible_closed_loop_reduces_peak(compressible):
     assert np.abs(cl.energy_violation).max() < 1e-5
 
 
+@pytest.mark.slow
 def test_banded_closed_loop_counts_its_dense_jacobians(compressible):
     st, ctrl = compressible
     tr = tc.simulate(st, 0.05, bars="compressible", controller=ctrl, linear_algebra="banded",

@@ -37,7 +37,7 @@ def test_discrete_lqg_round_trip_gives_identical_commands(tbar, tmp_path):
     s, _, control_model = tbar
     # kind "control": the load cells on commanded strings read held force densities
     c = tc.discrete_lqg(control_model, _sensors(s), 0.005, process_noise=4.0, delay=0.001,
-                        seed=11)
+                        seed=11).controller
     loaded = tc.load_controller(tc.save_controller(c, tmp_path / "lqg.npz"))
     assert type(loaded) is tc.DiscreteLQG and loaded.kind == "control"
     assert (loaded.period, loaded.delay, loaded.seed, loaded.noise) == (0.005, 0.001, 11, True)
@@ -99,7 +99,7 @@ def test_mpc_and_other_controllers_are_refused(tbar, tmp_path):
                                         "DiscreteFeedback or DiscreteLQG, got dict"):
         tc.save_controller({}, tmp_path / "x.npz")
     pytest.importorskip("osqp")
-    m = tc.mpc(model, 0.01, gamma_min=1.0, effort=1e-2)
+    m = tc.mpc(model, 0.01, gamma_min=1.0, effort=1e-2).controller
     with pytest.raises(TypeError, match=r"PredictiveController \(tenscontrol.mpc\) holds an "
                                         r"OSQP solver.*tenscontrol.dlqr\(model, period\)"):
         tc.save_controller(m, tmp_path / "mpc.npz")
@@ -121,7 +121,7 @@ def _rewritten(path, out, **changes):
 
 def test_damaged_sampled_files_name_the_entry(tbar, tmp_path):
     s, _, control_model = tbar
-    c = tc.discrete_lqg(control_model, _sensors(s), 0.005, process_noise=4.0)
+    c = tc.discrete_lqg(control_model, _sensors(s), 0.005, process_noise=4.0).controller
     good = tc.save_controller(c, tmp_path / "lqg.npz")
     header = json.loads(str(controller_arrays(c)["header"]))
     bad = {

@@ -3,6 +3,7 @@ environment with nothing else), and its install page lists every extra of pyproj
 
 import importlib.metadata
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,9 +76,25 @@ def test_the_install_page_lists_every_extra_and_what_it_installs():
 def test_ci_builds_the_docs_in_a_venv_with_only_the_docs_extra():
     script = (ROOT / ".ci" / "run").read_text()
     assert "python3 -m venv .venv-docs && .venv-docs/bin/pip install '.[docs]'\n" in script
-    build = [line for line in script.splitlines() if "sphinx-build" in line]
-    assert build == [".venv-docs/bin/sphinx-build -W --keep-going -b html docs docs/_build/html"]
-    # contracts, tests, docs, floors: in that order, the first failure ending the script
-    assert "set -euo pipefail" in script
-    steps = [script.index(s) for s in ("lint-imports", "-m pytest", "sphinx-build", ".ci/floors")]
+    assert ".venv-docs/bin/sphinx-build -W --keep-going -b html docs docs/_build/html\n" in script
+    # contracts, tests, slow tests, docs, floors: in that order
+    steps = [script.index(s) for s in ("lint-imports", "-m pytest\n", "-m slow --runslow",
+                                       "sphinx-build -W", ".ci/floors\n")]
     assert steps == sorted(steps)
+
+
+def test_ci_runs_every_step_and_fails_when_one_failed(tmp_path):
+    # .ci/run's own step() and closing table, on steps that pass and fail: a failed step does
+    # not stop the ones after it, and the script's status is the failure
+    script = (ROOT / ".ci" / "run").read_text()
+    step = script[script.index("step() {"):]
+    step = step[:step.index("\n}\n") + 3]
+    closing = script[script.index('echo "=== CI steps"'):]
+    harness = tmp_path / "harness.sh"
+    harness.write_text("set -uo pipefail\nRESULTS=()\nFAILED=0\n" + step
+                       + "step first true\nstep second false\nstep third true\n" + closing)
+    run = subprocess.run(["bash", str(harness)], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 1
+    table = run.stdout[run.stdout.index("=== CI steps"):].splitlines()[1:]
+    assert [line.split()[0] for line in table] == ["passed", "FAILED", "passed"]
+    assert "second (exit 1)" in table[1]

@@ -170,6 +170,7 @@ def test_force_densities_follow_the_slack_rule():
     assert tc.force_densities(spring, q)[2] < 0  # a spring pushes
 
 
+@pytest.mark.slow
 def test_damper_power():
     structure = damped_ball()
     q, qd, _ = random_state(structure, 3)

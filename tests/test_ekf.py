@@ -84,7 +84,7 @@ def test_ekf_tracks_a_large_swing_the_linear_filter_does_not(tbar):
     traj = tc.simulate(s, 2.0, qd=qd0, t_eval=t)
     Q, V = traj.nodes.reshape(t.size, -1), traj.velocities.reshape(t.size, -1)
     Y = np.array([ss.read(Q[i], V[i], np.random.default_rng([0, i])) for i in range(t.size)])
-    k = est.discrete_lqg(tc.linearize(s), ss, T, process_noise=4.0).kalman
+    k = est.discrete_lqg(tc.linearize(s), ss, T, process_noise=4.0).controller.kalman
     lin = k.states(k.filter(Y - k.measurement.y_ref))[:, :nq] + s.nodes.reshape(-1)
     x0 = np.concatenate([s.nodes.reshape(-1), np.zeros(nq)])
     P0 = np.diag(np.r_[np.full(free.size, 1e-4), np.full(free.size, 1.0)])
@@ -133,8 +133,8 @@ def test_transition_with_commands_against_central_differences(tbar, kind):
 
 
 def test_command_forces_are_the_simulators_and_their_derivative(tbar):
-    # the filter's model of a command is the simulator's (tenscontrol.simulation.actuation,
-    # dampers aside: the T-bar here has none), one string clipped at 0 and one at gamma_max
+    # the filter's model of a command is the simulator's (tenscontrol.mechanics.actuation),
+    # one string clipped at 0 and one at gamma_max
     from tenscontrol.simulation.actuation import Actuators
 
     s = tc.equilibrium(tc.catalog.tbar(), gamma_min=10.0).structure
@@ -196,3 +196,47 @@ def test_bad_arguments(tbar):
         dataclasses.replace(ekf, kind="active")
     with pytest.raises(ValueError, match=r"Qd must be \(8, 8\)"):
         dataclasses.replace(ekf, Qd=np.eye(3))
+
+
+class _HeldCommand:
+    """A continuous controller commanding the constant u: one period's hold."""
+
+    n_states = 0
+
+    def __init__(self, strings, gamma_ref, kind, u):
+        self.strings, self.gamma_ref, self.kind, self.u = strings, gamma_ref, kind, u
+
+    def initial_state(self):
+        return np.zeros(0)
+
+    def force_densities(self, t, q, qd, xc):
+        return self.u
+
+    def state_derivative(self, t, q, qd, xc):
+        return np.zeros(0)
+
+
+@pytest.mark.parametrize("kind", ["passive", "control"])
+def test_prediction_is_the_simulators_on_a_damped_structure(tbar, kind):
+    """Issue 30: the EKF predicts with the simulator's actuation law, damper switching
+    included. The damped T-bar (c = 1 N s/m) moving (O(2 m/s)), string 1 commanded slack
+    (its damper must go out), string 2 hard: one period of the EKF (20 RK4 steps) against
+    simulate (rtol = atol = 1e-12). Measured (benchmarks/bench_ekf_prediction.py, seed 0):
+    4e-15 m and 1.3e-14 m/s; before, with the EKF's own copy of the law (no damper
+    switching), 8.8e-7 m and 3.6e-4 m/s."""
+    s, ss, _ = tbar
+    strings, gamma_ref = np.arange(4), np.full(4, 10.0)
+    ekf = dataclasses.replace(extended_kalman(ss, T, process_noise=1.0), strings=strings,
+                              gamma_ref=gamma_ref, kind=kind, substeps=20)
+    x, _ = _moving_state(ekf, 0)
+    u = np.array([3.0, -1e3, 40.0, -2.0])
+    nq = x.size // 2
+    # the premise: string 1's damper is switched off by the command (a force of the order of N)
+    assert np.abs(ekf.command_forces(x[:nq], u, x[nq:])[0]
+                  - ekf.command_forces(x[:nq], u)[0]).max() > 0.1
+    traj = tc.simulate(s.with_nodes(x[:nq].reshape(-1, 3)), T, t_eval=[0.0, T], qd=x[nq:],
+                       rtol=1e-12, atol=1e-12,
+                       controller=_HeldCommand(strings, gamma_ref, kind, u))
+    predicted = ekf.propagate(x, u, u)
+    assert np.abs(predicted[:nq] - traj.nodes[-1].reshape(-1)).max() < 1e-12
+    assert np.abs(predicted[nq:] - traj.velocities[-1].reshape(-1)).max() < 1e-11

@@ -51,13 +51,13 @@ def test_discrete_model_is_the_zero_order_hold_and_splits_with_a_delay(tbar):
     s, model = tbar
     ss = lengths_and_rates(s)
     T = 0.005
-    dl = est.discrete_lqg(model, ss, T, process_noise=4.0)
+    dl = est.discrete_lqg(model, ss, T, process_noise=4.0).controller
     A, B, _ = est.reduced_model(est.lqr(model))
     zoh = ct.c2d(ct.ss(A, B, np.eye(A.shape[0]), 0), T, method="zoh")
     np.testing.assert_allclose(dl.kalman.Phi, zoh.A, atol=1e-12)
     np.testing.assert_allclose(dl.kalman.Gamma0, zoh.B, atol=1e-12 * np.abs(zoh.B).max())
     assert np.all(dl.kalman.Gamma1 == 0)
-    late = est.discrete_lqg(model, ss, T, process_noise=4.0, delay=0.4 * T)
+    late = est.discrete_lqg(model, ss, T, process_noise=4.0, delay=0.4 * T).controller
     np.testing.assert_allclose(late.kalman.Phi, zoh.A, atol=1e-12)
     np.testing.assert_allclose(late.kalman.Gamma0 + late.kalman.Gamma1, zoh.B,
                                atol=1e-12 * np.abs(zoh.B).max())
@@ -77,7 +77,7 @@ def test_discrete_model_is_the_zero_order_hold_and_splits_with_a_delay(tbar):
 def test_discrete_filter_converges_on_the_linear_model(tbar):
     s, model = tbar
     ss = lengths_and_rates(s)
-    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0)
+    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0).controller
     k = dl.kalman
     rng = np.random.default_rng(1)
     z = 1e-3 * rng.standard_normal(k.Phi.shape[0])
@@ -94,7 +94,7 @@ def test_discrete_filter_converges_on_the_linear_model(tbar):
 def test_sampled_controller_protocol(tbar):
     s, model = tbar
     ss = lengths_and_rates(s)
-    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001, seed=7)
+    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001, seed=7).controller
     x0 = dl.initial_state()
     assert x0.shape == (dl.n_states,) and dl.n_states == dl.K.shape[1]
     q = s.nodes.reshape(-1) + 1e-3 * np.eye(12)[8]
@@ -106,7 +106,7 @@ def test_sampled_controller_protocol(tbar):
     assert not np.array_equal(u1, u3)
     assert u1.shape == (dl.strings.size,) and x1.shape == x0.shape
     np.testing.assert_array_equal(x1[-u1.size:], u1)   # u_k is kept for the delayed hold
-    quiet = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, noise=False)
+    quiet = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, noise=False).controller
     u, _ = quiet.update(0, 0.0, s.nodes.reshape(-1), qd, quiet.initial_state())
     assert np.abs(u).max() == 0.0
     assert dl.kind == "passive" and dl.period == 0.005 and dl.delay == 0.001
@@ -152,7 +152,7 @@ def test_bad_arguments(tbar):
     ss = sensors(s, string_lengths=[1, 2], std=1e-3, rate=50.0)
     with pytest.raises(ValueError, match="slower than the controller"):
         est.discrete_lqg(model, ss, 0.005, process_noise=1.0)
-    with pytest.raises(ValueError, match="delay must be in"):
+    with pytest.raises(ValueError, match="delay must satisfy 0 <= delay < period"):
         est.discrete_lqg(model, ss, 0.05, process_noise=1.0, delay=0.05)
     with pytest.raises(TypeError, match="sensors must be a tenscontrol SensorSet"):
         est.lqg(model, tc.Selection(), process_noise=1.0)
@@ -172,7 +172,7 @@ def test_sampled_protocol_with_delay_predicts_the_exact_hold(tbar):
     s, model = tbar
     T, delay = 0.005, 0.002
     dl = est.discrete_lqg(model, lengths_and_rates(s), T, process_noise=4.0, delay=delay,
-                          noise=False, effort=1e-3)
+                          noise=False, effort=1e-3).controller
     A, B, _ = est.reduced_model(est.lqr(model, effort=1e-3))
     n, nu = B.shape
 
@@ -210,7 +210,7 @@ def test_ball_filter_and_placement():
     excursion = np.abs(sensors(s, string_lengths=range(32)).measure(traj)
                        - s.string_lengths).max()
     ss = sensors(s, string_lengths=range(32), std=0.01 * excursion, rate=200.0)
-    k = est.discrete_lqg(model, ss, T, process_noise=100.0).kalman
+    k = est.discrete_lqg(model, ss, T, process_noise=100.0).controller.kalman
     Y = np.array([k.measurement.read(Q[i], V[i], np.random.default_rng([0, i]))
                   for i in range(t.size)])
     free = s.free_coordinates
@@ -236,7 +236,7 @@ def test_sampled_lqg_runs_in_the_nonlinear_sampled_loop(tbar):
     # the doublet about as the continuous LQR does
     s, model = tbar
     dl = est.discrete_lqg(model, lengths_and_rates(s), 0.005, process_noise=4.0, delay=0.001,
-                          effort=1e-2)
+                          effort=1e-2).controller
     assert isinstance(dl, tc.SampledController)
     loads = tc.doublet(s, tc.Selection(2, "x"), amplitude=20.0, half_period=0.1)
     out, t = tc.Selection(nodes=[2, 3], axes="xz"), np.linspace(0.0, 2.0, 201)
@@ -254,8 +254,9 @@ def test_sampled_lqg_runs_in_the_nonlinear_sampled_loop(tbar):
 def test_load_states_extend_the_filter_and_feed_the_load_forward(tbar):
     s, model = tbar
     ss = lengths_and_rates(s)
-    plain = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001)
-    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001, load_drift=10.0)
+    plain = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001).controller
+    dl = est.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001,
+                          load_drift=10.0).controller
     n, nf = plain.kalman.Phi.shape[0], dl.kalman.Phi.shape[0] - plain.kalman.Phi.shape[0]
     assert nf > 0
     # the structure's hold model is unchanged; the load enters it and is constant over a
@@ -272,10 +273,10 @@ def test_load_states_extend_the_filter_and_feed_the_load_forward(tbar):
     # solution), and string 0 alone sees none
     # (string 0 alone observes none of the elastic modes: a warning gives the rank)
     one = est.discrete_lqg(model, sensors(s, string_lengths=[0, 1], std=1e-3, rate=200.0),
-                           0.005, process_noise=4.0, load_drift=10.0)
+                           0.005, process_noise=4.0, load_drift=10.0).controller
     with pytest.warns(UserWarning, match=r"discrete_lqg: the sensors observe 0 of the 4 modes"):
         none = est.discrete_lqg(model, sensors(s, string_lengths=[0], std=1e-3, rate=200.0),
-                                0.005, process_noise=4.0, load_drift=10.0)
+                                0.005, process_noise=4.0, load_drift=10.0).controller
     assert none.kalman.Phi.shape[0] == n
     k = one.kalman
     assert k.Phi.shape[0] == n + 1 < n + nf
@@ -321,7 +322,7 @@ def test_sampled_lqg_under_a_constant_load_settles_at_the_least_cost_equilibrium
     s, model = tbar
     T = 0.005
     dl = est.discrete_lqg(model, lengths_and_rates(s), T, process_noise=4.0, delay=0.001,
-                          load_drift=10.0, effort=effort)
+                          load_drift=10.0, effort=effort).controller
     design = tc.lqr(model, effort=effort)
     A, B, E = est.reduced_model(design)
     n, nu = B.shape
@@ -363,7 +364,7 @@ def test_ball_load_states_help_at_one_percent_of_length():
     motion = np.sqrt(np.mean((Q - s.nodes.reshape(-1))[:, free] ** 2))
     ratios = []
     for drift in (None, 10.0):
-        k = est.discrete_lqg(model, ss, T, process_noise=0.01, load_drift=drift).kalman
+        k = est.discrete_lqg(model, ss, T, process_noise=0.01, load_drift=drift).controller.kalman
         Y = np.array([k.measurement.read(Q[i], V[i], np.random.default_rng([0, i]))
                       for i in range(t.size)])
         err = (k.states(k.filter(Y))[:, :Q.shape[1]] - (Q - s.nodes.reshape(-1)))[:, free]

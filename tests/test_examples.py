@@ -37,6 +37,7 @@ def test_examples_are_found():
     assert SCRIPTS, f"no example scripts in {EXAMPLES}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=[s.name for s in SCRIPTS])
 def test_example_runs(script, tmp_path):
     assert script.name in EXPECTED, f"add the output files of {script.name} to EXPECTED"

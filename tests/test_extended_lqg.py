@@ -18,8 +18,8 @@ def tbar():
     ss = (sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=200.0)
           + sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=200.0))
     model = tc.linearize(s)
-    return (s, model, ss, tc.discrete_lqg(model, ss, T, process_noise=4.0),
-            tc.extended_lqg(model, ss, T, process_noise=4.0))
+    return (s, model, ss, tc.discrete_lqg(model, ss, T, process_noise=4.0).controller,
+            tc.extended_lqg(model, ss, T, process_noise=4.0).controller)
 
 
 @pytest.mark.parametrize("kind", ["passive", "control"])
@@ -33,7 +33,7 @@ def test_first_command_is_the_discrete_lqgs(tbar, kind):
         ss = (sensors(s, string_tensions=range(s.n_strings), std=1e-2, rate=200.0)
               + sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=200.0))
         model = tc.linearize(s, kind="control")
-        lin, ext = (design(model, ss, T, process_noise=4.0, delay=0.001)
+        lin, ext = (design(model, ss, T, process_noise=4.0, delay=0.001).controller
                     for design in (tc.discrete_lqg, tc.extended_lqg))
         assert ext.kalman.held.tolist() == [0, 1, 2, 3]
     nq = 3 * s.n_nodes
@@ -43,10 +43,62 @@ def test_first_command_is_the_discrete_lqgs(tbar, kind):
     u_lin, _ = lin.update(0, 0.0, q, qd, lin.initial_state())
     u_ext, xk = ext.update(0, 0.0, q, qd, ext.initial_state())
     np.testing.assert_allclose(u_ext, u_lin, rtol=1e-8, atol=1e-10 * np.abs(u_lin).max())
-    assert xk.shape == (ext.n_states,) == (2 * nq + 64 + 4,)
-    x, P, u_prev = ext.unpack(xk)
+    # the recorded state: [x_1|0; diag P_1|0; u_0], the covariance kept by the controller
+    assert xk.shape == (ext.n_states,) == (2 * nq + 8 + 4,)
+    x, variances, u_prev = ext.unpack(xk)
     np.testing.assert_array_equal(u_prev, u_ext)
-    np.testing.assert_array_equal(ext.pack(x, P, u_prev), xk)
+    np.testing.assert_array_equal(variances, np.diag(ext.covariance()))
+    np.testing.assert_array_equal(ext.pack(x, variances, u_prev), xk)
+
+
+def _by_hand(s, ext, run):
+    """The filter run by hand with its full covariance (the controller state before issue
+    30) on the recorded run's sampled states: (x_k|k-1 (ns, 2nq), diag P_k|k-1 (ns, 2nf))."""
+    f, nq = ext.kalman, 3 * s.n_nodes
+    x = np.concatenate([ext.q_ref, np.zeros(nq)])
+    P, u_prev, xs, vs = ext.P0, np.zeros(ext.strings.size), [], []
+    for k, Y in enumerate(np.hstack([run.nodes.reshape(run.t.size, -1),
+                                     run.velocities.reshape(run.t.size, -1)])):
+        xs.append(x)
+        vs.append(np.diag(P))
+        y = f.sensors.noisy(f.outputs(Y), np.random.default_rng([ext.seed, k]))
+        xc, Pc = f.correct(x, P, y)
+        u = -ext.Kx @ (xc - np.concatenate([ext.q_ref, np.zeros(nq)])) - ext.Ku @ u_prev
+        x, P = f.predict(xc, Pc, u_prev, u)
+        u_prev = u
+    return np.array(xs), np.array(vs)
+
+
+def test_the_record_holds_the_variances_and_runs_repeat(tbar):
+    # issue 30, item 4: the covariance lives in the controller between samples; the record
+    # holds x_k|k-1 and diag P_k|k-1, equal to a filter run by hand with the full covariance
+    s, _, _, _, ext = tbar
+    nq, free = 3 * s.n_nodes, s.free_coordinates
+    qd0 = np.zeros(nq)
+    qd0[free] = 0.3 * np.array([1.0, -1.0, 1.0, 1.0])
+    t = np.arange(40) * T                   # output at the samples: the states the loop read
+    runs = [tc.simulate(s, 0.2, qd=qd0, t_eval=t, controller=ext) for _ in range(2)]
+    X = runs[0].control.sample_states
+    assert X.shape == (40, 2 * nq + 2 * free.size + 4)
+    np.testing.assert_array_equal(X, runs[1].control.sample_states)   # repeatable
+    np.testing.assert_array_equal(runs[0].nodes, runs[1].nodes)
+    xs, vs = _by_hand(s, ext, runs[0])
+    np.testing.assert_allclose(ext.estimates(X), xs, rtol=0, atol=1e-9 * np.abs(xs).max())
+    np.testing.assert_allclose(ext.variances(X), vs, rtol=1e-8, atol=0)
+
+
+def test_samples_out_of_order_are_refused(tbar):
+    s, _, _, _, ext = tbar
+    q, qd = s.nodes.reshape(-1), np.zeros(3 * s.n_nodes)
+    x0 = ext.initial_state()
+    _, x1 = ext.update(0, 0.0, q, qd, x0)
+    _, x2 = ext.update(1, T, q, qd, x1)
+    with pytest.raises(ValueError, match="sample 1 does not follow"):
+        ext.update(1, T, q, qd, x1)                 # the runtime is at sample 2 now
+    with pytest.raises(ValueError, match="call initial_state"):
+        ext.update(5, 5 * T, q, qd, x2)
+    u_again, x1_again = ext.update(0, 0.0, q, qd, ext.initial_state())
+    np.testing.assert_array_equal(x1_again, x1)     # a new run starts from P0
 
 
 def _run(s, controller, a, t_final):
@@ -109,7 +161,7 @@ def test_bad_arguments(tbar):
         compressible = tc.linearize(s, bars="compressible")
     with pytest.raises(ValueError, match="rigid-bar LinearModel"):
         tc.extended_lqg(compressible, ss, T, process_noise=4.0)
-    with pytest.raises(ValueError, match="delay must be in"):
+    with pytest.raises(ValueError, match="delay must satisfy 0 <= delay < period"):
         tc.extended_lqg(model, ss, T, process_noise=4.0, delay=T)
     with pytest.raises(ValueError, match="kalman must have this controller's period"):
         dataclasses.replace(ext, kalman=dataclasses.replace(ext.kalman, delay=0.001))

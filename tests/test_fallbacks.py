@@ -42,6 +42,7 @@ def _run(*args, **kwargs):
     return tr, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compiled", [True, False])
 def test_dependent_bar_rows_are_counted_and_warned_once(monkeypatch, compiled):
     monkeypatch.setattr(rigid_loop, "ENABLED", compiled)
@@ -60,6 +61,7 @@ def test_dependent_bar_rows_are_counted_and_warned_once(monkeypatch, compiled):
     assert np.abs(tr.bar_violation).max() < 1e-10     # the correction holds the lengths
 
 
+@pytest.mark.slow
 def test_accelerations_warn_of_dependent_bars():
     with pytest.warns(RuntimeWarning, match=r"toggle: the bar constraints are \(nearly\) "
                                             "dependent at q"):
@@ -94,6 +96,7 @@ def _hanging_bar():
                         fixed=fixed, name="hanging bar")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("linear_algebra", ["dense", "banded"])
 def test_singular_mass_is_counted_and_warned(unchecked_mass, linear_algebra):
     tr, messages = _run(_hanging_bar(), 0.01, bars="compressible", kinetic="paper",
@@ -131,6 +134,7 @@ def test_the_compiled_loop_redoes_a_singular_attempt_as_the_python_loop_runs_it(
                                                                                 wall_time=0.0)
 
 
+@pytest.mark.slow
 def test_an_attempt_returned_from_its_stages_is_redone_the_same(unchecked_mass, monkeypatch):
     # J at hand before the first attempt: the stage derivatives meet the singular mass, and
     # the attempt redone from the state the loop returned equals the one run with the
@@ -221,6 +225,7 @@ def test_newton_failures_reach_the_stats(monkeypatch):
     assert tr.stats.newton_failures == 1
 
 
+@pytest.mark.slow
 def test_the_compiled_loop_takes_the_python_loops_steps_through_the_fallbacks(monkeypatch):
     # the compiled loop starts without the fallbacks and repeats the attempt that needs one in
     # the variant with them (rigid_loop.FALLBACK): the steps must be the Python loop's

@@ -21,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tenscontrol as tc
+from depth import examples
 
-QUICK = settings(max_examples=40, deadline=None, database=None,
+QUICK = settings(max_examples=examples(40), deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -146,7 +147,7 @@ def mutated_prisms(draw):
     return 2 * n, bars, strings, kwargs
 
 
-@settings(max_examples=150, deadline=None, database=None,
+@settings(max_examples=examples(150), deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(random_nets(), mutated_prisms()))
 def test_any_topology_gives_a_valid_geometry_or_a_clear_error(topology):

@@ -20,9 +20,9 @@ WITH_SUMMARY = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", 
                 "DiscreteLQG", "DiscreteKalman", "Observability", "Placement",
                 "AllocatedController", "AllocatedSampled", "SelfStress", "Allocation", "ShapeChange", "ShapePath",
                 "ShapeChangeReport", "ShapeTracking", "ExtendedKalman",
-                "ExtendedLQG"]
+                "ExtendedLQG", "DiscreteLQGDesign", "ExtendedLQGDesign"]
 # built where osqp is installed (tests/public_types.py: OPTIONAL)
-WITH_SUMMARY += [n for n in ("PredictiveController",) if n in available()]
+WITH_SUMMARY += [n for n in ("PredictiveController", "MPCDesign") if n in available()]
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?")
 
 

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 import tenscontrol as tc
 from tenscontrol.mechanics import laws as L
+from depth import examples
 
-QUICK = settings(max_examples=200, deadline=None, database=None)
+QUICK = settings(max_examples=examples(200), deadline=None, database=None)
 
 # a string of k = 200 N/m, l0 = 0.9 m at l = 1.2 m, a damper c = 3 N s/m with s . sd = 0.6 m^2/s
 K, L0, LEN, C, SDOT = 200.0, 0.9, 1.2, 3.0, 0.6

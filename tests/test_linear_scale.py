@@ -161,7 +161,7 @@ def test_lqr_on_the_192_bar_tower_at_a_design_order():
     loop has a pole at +0.0019 1/s; now SciPy's solver takes over and the gain is checked."""
     s, m = tower(64)
     d = lqr(m, order=200)
-    assert d.poles.real.max() < 0
+    assert d.E.real.max() < 0
     em = d.minimal.elastic
     assert is_hurwitz(em.A - em.B @ d.K @ em.T)      # stabilizes the full elastic model
 

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tenscontrol as tc
+from depth import examples
 
 G = (0.0, 0.0, -9.806)
 
@@ -86,7 +87,8 @@ def test_the_shift_reaches_gamma_min_where_the_fixed_multiple_crept(gamma_min):
     assert 1 < eq.rounds <= 8  # a secant: measured 3 and 5 static solves
 
 
-@settings(max_examples=6, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(6), deadline=None)
 @given(st.floats(1.0, 20.0), st.floats(0.05, 0.95))
 def test_free_is_monotone_in_gamma_min(high, fraction):
     """If configuration='free' succeeds at gamma_min = high, it succeeds at every lower one."""

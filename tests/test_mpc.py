@@ -22,8 +22,8 @@ def tbar():
 def test_without_active_bounds_the_first_move_is_the_discrete_lqr(tbar):
     s, model = tbar
     T = 0.005
-    m = tc.mpc(model, T, horizon=15, gamma_min=0.0, effort=1e-2)
-    d = tc.dlqr(model, T, effort=1e-2)
+    m = tc.mpc(model, T, horizon=15, gamma_min=0.0, effort=1e-2).controller
+    d = tc.dlqr(model, T, effort=1e-2, cost="rectangle")   # the MPC's weights
     rng = np.random.default_rng(1)
     free = s.free_coordinates
     for _ in range(3):
@@ -46,7 +46,7 @@ def test_doublet_that_slackens_lqr_keeps_every_string_taut(tbar):
     lqr = tc.simulate(s, 2.5, loads=load, controller=tc.lqr(model, effort=1e-2).controller,
                       t_eval=t, max_step=5e-3)
     assert lqr.control.slack_time.max() > 0.1            # the README's LQR lets a string go
-    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2)
+    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2).controller
     run = tc.simulate(s, 2.5, loads=load, controller=m, t_eval=t, max_step=5e-3)
     c = run.control
     assert c.slack_time.max() == 0
@@ -64,13 +64,14 @@ def test_doublet_that_slackens_lqr_keeps_every_string_taut(tbar):
 
 def test_verify_predicts_the_mpc_on_the_linear_plant(tbar):
     s, model = tbar
-    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2)
+    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2).controller
     t = np.linspace(0.0, 0.8, 161)
     outs = tc.Selection(nodes=[2, 3], axes="xz")
     # a small doublet (no bound active): the MPC is the discrete LQR, on the linear plant too
     small = tc.verify(s, m, tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.2), 0.8, outputs=outs,
                       t_eval=t)
-    lqr = tc.verify(s, tc.dlqr(model, 0.005, effort=1e-2).controller,
+    # (the MPC weighs a period by the rectangle rule: its QP has no state-command cross term)
+    lqr = tc.verify(s, tc.dlqr(model, 0.005, effort=1e-2, cost="rectangle").controller,
                     tc.doublet(s, tc.Selection(2, "z"), 1.0, 0.2), 0.8, outputs=outs, t_eval=t)
     # measured 3.5e-4 (both) and 6e-7 (with no bound active OSQP's answer is the unconstrained
     # one to its tolerance, 1e-6 of the whitened cost and of gamma_ref on the constraint rows)
@@ -86,7 +87,8 @@ def test_a_run_does_not_depend_on_the_runs_before_it(tbar):
     # starts from the prediction's warm start (before: the first QP took 75 iterations
     # instead of 25 and the commands moved by 8e-9 N/m)
     s, model = tbar
-    m = tc.mpc(model, 0.005, gamma_min=9.0, effort=1e-2)        # gamma_ref 10: bounds active
+    # gamma_ref 10: bounds active
+    m = tc.mpc(model, 0.005, gamma_min=9.0, effort=1e-2).controller
     load = tc.doublet(s, tc.Selection(2, "z"), 10.0, 0.2)
     run = lambda: tc.simulate(s, 0.4, loads=load, controller=m, max_step=5e-3).control  # noqa
     before = run()
@@ -102,7 +104,7 @@ def test_iteration_cap_uses_the_projected_iterate(tbar, monkeypatch):
     # a QP stopped early (status 7) is in the record, and its command keeps the bounds
     s, model = tbar
     monkeypatch.setattr(mpc_module, "_MAX_ITER", 1)
-    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2)
+    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2).controller
     run = tc.simulate(s, 1.0, loads=tc.doublet(s, tc.Selection(2, "z"), 40.0, 0.5),
                       controller=m, max_step=5e-3)
     c = run.control
@@ -117,7 +119,7 @@ def test_iteration_cap_uses_the_projected_iterate(tbar, monkeypatch):
 def test_rate_limit(tbar):
     s, model = tbar
     rate = 20.0
-    m = tc.mpc(model, 0.01, gamma_min=1.0, rate_limit=rate, effort=1e-2)
+    m = tc.mpc(model, 0.01, gamma_min=1.0, rate_limit=rate, effort=1e-2).controller
     run = tc.simulate(s, 1.0, loads=tc.doublet(s, tc.Selection(2, "z"), 40.0, 0.5),
                       controller=m, max_step=5e-3)
     steps = np.abs(np.diff(np.vstack([np.zeros(4), run.control.sample_u]), axis=0))

@@ -93,6 +93,7 @@ def legends(fig):
     return [lg for lg in fig.findobj(Legend)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", ["ball_run", "prism_run"])
 def test_legends_stay_small_and_off_the_data(run, request):
     traj = request.getfixturevalue(run)

@@ -23,7 +23,9 @@ RESULTS = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "Newt
            "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign", "DiscreteLQG",
            "DiscreteKalman", "Observability", "Placement", "AllocatedController", "AllocatedSampled", "SelfStress",
            "Allocation", "ShapeChange", "ShapePath", "ShapeChangeReport", "ShapeTracking",
-           "PredictiveController", "ExtendedKalman", "ExtendedLQG"]
+           "PredictiveController", "ExtendedKalman", "ExtendedLQG",
+           # the designs (issue 30): Design, the base, is built as an LQRDesign
+           "Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign"]
 #: Values and errors: one-line repr only (an error's str() is its message).
 VALUES = ["Bar", "String", "PointMass", "Material", "Selection", "PiecewiseConstantLoads",
           "Case", "Uniform", "LogUniform", "Normal", "Choice", "NormsPipeline", "LQRPipeline",

@@ -195,6 +195,7 @@ def vdp_jac(t, y):
     return np.array([[0.0, 1.0], [-2 * MU * y[0] * y[1] - 1, MU * (1 - y[0] ** 2)]])
 
 
+@pytest.mark.slow
 def test_van_der_pol_matches_scipy_radau():
     t_out = np.linspace(0, 2000, 21)[1:]
     ref = solve_ivp(vdp, (0, 2000), [2.0, 0.0], method="Radau", rtol=1e-12, atol=1e-12,

@@ -18,6 +18,7 @@ def run_block(index: int, what: str, folder, monkeypatch) -> dict:
     return scope
 
 
+@pytest.mark.slow
 def test_quickstart_runs(tmp_path, monkeypatch, capsys):
     run_block(0, "quickstart", tmp_path, monkeypatch)
     out = capsys.readouterr().out
@@ -34,6 +35,7 @@ def test_linear_analysis_block_runs(tmp_path, monkeypatch, capsys):
     assert "24 4 4" in out  # full, structural and minimal order the README quotes
 
 
+@pytest.mark.slow
 def test_control_block_runs(tmp_path, monkeypatch, capsys):
     scope = run_block(2, "control", tmp_path, monkeypatch)
     out = capsys.readouterr().out

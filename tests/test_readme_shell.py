@@ -45,6 +45,7 @@ def peak_reductions(out: str) -> list:
             re.findall(r"^peak reduction \(closed vs open loop\)\s+([\d.]+) %", out, re.M)]
 
 
+@pytest.mark.slow
 def test_the_shell_block_designs_and_verifies_a_controller(tmp_path):
     block = shell_block()
     commands = [line.split()[1] for line in block.splitlines()

@@ -230,6 +230,18 @@ def _figures(name, obj) -> list:
                 f"controller samples  {obj.sample_times.size}"]
     if name == "DiscreteLQRDesign":
         return [f"{obj.spectral_radius:.6g}", f"{np.linalg.norm(obj.K_reduced):.6g}"]
+    # the designs of issue 30 (Design: the base, built as an LQRDesign)
+    if name == "Design":
+        return _figures(type(obj).__name__, obj)
+    if name == "DiscreteLQGDesign":
+        return [f"{obj.spectral_radius:.6g}", f"{np.linalg.norm(obj.L):.6g}",
+                f"{np.linalg.norm(obj.K):.6g}"]
+    if name == "ExtendedLQGDesign":
+        return [f"{np.linalg.norm(obj.K):.6g}", f"{obj.spectral_radius:.6g}",
+                f"{obj.controller.n_states} recorded states"]
+    if name == "MPCDesign":
+        return [f"{obj.controller.horizon} samples", f"{obj.spectral_radius:.6g}",
+                f"{np.trace(obj.S):.6g}"]
     if name == "ZOHModel":
         return [f"{obj.Gamma0.shape[0]} x {obj.Gamma0.shape[1]}", f"{obj.period:g} s"]
     if name in ("SensorSet", "SensorMeasurement"):
@@ -251,7 +263,7 @@ def _figures(name, obj) -> list:
     if name == "ShapePath":
         return [f"{obj.s.size}", f"{obj.residual.max():.3g} N", f"gamma_min {obj.gamma_min:.4g}"]
     if name == "ShapeChange":
-        return [f"{max(float(np.max(p.real)) for p in obj.poles):.3g} 1/s",
+        return [f"{max(float(np.max(p.real)) for p in obj.E):.3g} 1/s",
                 f"{obj.controller.duration:.4g} s"]
     raise AssertionError(f"{name} has summary(): list the figures it must show in _figures")
 

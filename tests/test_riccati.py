@@ -144,8 +144,8 @@ def test_lqr_full_order_tower_reports_its_riccati_solution(monkeypatch):
     assert d.riccati.method == "doubling" and d.riccati.residual < 1e-12
     # observed: gain 3.9e-11 relative, poles 1.2e-12 1/s apart
     assert np.linalg.norm(d.K - ref.K) <= 4e-10 * np.linalg.norm(ref.K)
-    assert np.abs(d.poles - ref.poles).max() <= 1e-11
-    assert d.poles.real.max() < 0
+    assert np.abs(d.E - ref.E).max() <= 1e-11
+    assert d.E.real.max() < 0
     assert "Riccati          doubling, relative residual" in d.summary()
 
 
@@ -158,7 +158,7 @@ def test_lqr_full_order_on_large_towers(stages):
     assert d.riccati.method == "doubling"
     assert d.minimal.order == 12 * stages
     assert d.riccati.residual < 1e-12
-    assert d.poles.real.max() < 0
+    assert d.E.real.max() < 0
 
 
 # ---- H-infinity: the Riccati conditions by doubling ------------------------------------------

@@ -167,7 +167,7 @@ def test_verify_predicts_a_discrete_lqg(tbar):
     model = tc.linearize(s)
     ss = (sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=200.0)
           + sensors(s, bar_rates=range(s.n_bars), std=1e-2, rate=200.0))
-    lqg = tc.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001, noise=False)
+    lqg = tc.discrete_lqg(model, ss, 0.005, process_noise=4.0, delay=0.001, noise=False).controller
     # the closed-form law (AK, BK, CK, DK) is the controller's own update, to first order
     rng = np.random.default_rng(3)
     q0 = s.nodes.reshape(-1)

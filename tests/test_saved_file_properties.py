@@ -24,8 +24,9 @@ from hypothesis.extra import numpy as hnp
 import tenscontrol as tc
 from tenscontrol.model import catalog
 from tenscontrol.simulation.trajectory_io import ARRAY_KEYS
+from depth import examples
 
-QUICK = settings(max_examples=40, deadline=None, database=None,
+QUICK = settings(max_examples=examples(40), deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow,
                                         HealthCheck.function_scoped_fixture])
 

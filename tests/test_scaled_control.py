@@ -124,7 +124,7 @@ def sampled_figures(s, u: Units) -> dict:
     t = np.linspace(0.0, 0.4, 41) * u.time
     run = tc.simulate(s, t[-1], loads=load, controller=law, t_eval=t)
     c = run.control
-    return {"dlqr spectral radius": d.spectral_radius, "dlqr |poles|": np.abs(d.poles),
+    return {"dlqr spectral radius": d.spectral_radius, "dlqr |poles|": np.abs(d.E),
             "ZOH eig(Phi)": np.sort(np.abs(np.linalg.eigvals(d.model.Phi))),
             "gain margin": gain_margin(design.minimal, law),
             "loop q / L": (run.nodes - s.nodes).reshape(t.size, -1) / u.length,
@@ -142,13 +142,13 @@ def estimation_figures(s, u: Units) -> dict:
     d = est.lqg(model, ss, process_noise=w)
     A, _, _ = est.reduced_model(d.lqr)
     T, delay = 0.005 * u.time, 0.001 * u.time
-    dl = est.discrete_lqg(model, ss, T, process_noise=w, delay=delay)
+    dl = est.discrete_lqg(model, ss, T, process_noise=w, delay=delay).controller
     k = dl.kalman
     nu, n = k.Gamma0.shape[1], k.Phi.shape[0]
     Pa = np.block([[k.Phi, k.Gamma1], [np.zeros((nu, n + nu))]])
     Ga = np.vstack([k.Gamma0, np.eye(nu)])
     kd = est.discrete_lqg(model, ss, T, process_noise=w, delay=delay,
-                          load_drift=10.0 * u.force ** 2 / u.time).kalman
+                          load_drift=10.0 * u.force ** 2 / u.time).controller.kalman
     o = observability(model, ss)
     h2 = place_sensors(model, ss, 2, process_noise=w)
     ld = place_sensors(model, ss, 3, criterion="logdet")
@@ -172,7 +172,7 @@ def mpc_figures(s, u: Units) -> dict:
     README's LQR go slack, for 1 s."""
     pytest.importorskip("osqp")
     model = tc.linearize(s, kind="passive", outputs=OUT)
-    m = tc.mpc(model, 0.005 * u.time, gamma_min=1.0 * u.density, effort=1e-2)
+    m = tc.mpc(model, 0.005 * u.time, gamma_min=1.0 * u.density, effort=1e-2).controller
     load = tc.doublet(s, tc.Selection(2, "z"), 40.0 * u.force, half_period=0.5 * u.time)
     t = np.linspace(0.0, 1.0, 201) * u.time
     run = tc.simulate(s, t[-1], loads=load, controller=m, t_eval=t, max_step=0.005 * u.time)
@@ -214,7 +214,7 @@ def shape_figures(s, u: Units, closed_loop=False) -> dict:
     force = 10.0 * u.force
     out = {"path gamma / (F/L)": path.gamma / u.density,
            "path residual / F": path.residual.max() / force,
-           "poles * T": np.sort_complex(np.concatenate(change.poles)) * u.time}
+           "poles * T": np.sort_complex(np.concatenate(change.E)) * u.time}
     if closed_loop:
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)   # no failed correction

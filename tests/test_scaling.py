@@ -13,6 +13,7 @@ import tenscontrol as tc
 from tenscontrol.model import catalog
 from tenscontrol.mechanics.scales import structure_scales
 from tenscontrol.model.scaling import similar
+from depth import examples
 
 STRUCTURES = {
     "tbar": lambda: catalog.tbar("stedy", damping=1.0),
@@ -23,7 +24,7 @@ STRUCTURES = {
 FACTORS = st.floats(-6.0, 3.0).map(lambda e: 10.0 ** e)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.sampled_from(sorted(STRUCTURES)), FACTORS)
 def test_the_scales_follow_the_similarity_exactly(name, s):
     base, scaled = STRUCTURES[name](), similar(STRUCTURES[name](), s)
@@ -68,7 +69,7 @@ SPANS = {"tbar": 2.0, "ball": 0.05, "tower": 0.05}
 _REFERENCE = {}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(STRUCTURES)), FACTORS)
 def test_a_similar_copy_takes_the_same_steps_to_the_same_relative_accuracy(name, s):
     if name not in _REFERENCE:
@@ -83,7 +84,7 @@ def test_a_similar_copy_takes_the_same_steps_to_the_same_relative_accuracy(name,
     assert energy <= 10 * max(energy1, 1e-13)
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6), deadline=None)
 @given(FACTORS)
 def test_the_static_solve_of_a_similar_copy_is_the_similar_equilibrium(s):
     # a prism under a load ~ s^2 (forces scale so): the equilibrium scales with the lengths
@@ -95,6 +96,7 @@ def test_the_static_solve_of_a_similar_copy_is_the_similar_equilibrium(s):
     np.testing.assert_allclose(got.q / s, ref.q, rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_a_structure_without_members_has_finite_scales():
     # two point masses and no member: the mean member length was NaN, and simulate refused
     # its own atol (found by test_structure_properties' hypothesis search)

@@ -118,6 +118,7 @@ def hanging_mass(kind):
     )
 
 
+@pytest.mark.slow
 def test_slack_string_lets_the_mass_fly_freely():
     v0, g = 2.0, 9.806
     t_land = 2 * v0 / g
@@ -513,6 +514,7 @@ except tc.SimulationInterrupted as exc:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("delay", [0.05, 0.3, 0.7])
 def test_ctrl_c_in_a_compressible_run_with_dense_output_keeps_a_consistent_trajectory(delay):
     # a real SIGINT, which may land inside a compiled Radau kernel (numba then raised
@@ -548,6 +550,7 @@ print(tc.__file__.startswith(sys.argv[1]), kernel_cache.CACHE,
 """
 
 
+@pytest.mark.slow
 def test_a_read_only_install_caches_the_kernels_in_a_temporary_folder(tmp_path):
     # a fixed folder, so that the kernels compiled the first time are reused by later runs
     base = pathlib.Path(tempfile.gettempdir()) / "tenscontrol-read-only-install-test"

@@ -146,6 +146,7 @@ def _dangling_bar():
     return m, f
 
 
+@pytest.mark.slow
 def test_sparse_mechanism_check_names_the_same_motion(monkeypatch):
     m, f = _dangling_bar()
     errors = []

@@ -22,10 +22,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import tenscontrol as tc
+from depth import examples
 
-QUICK = settings(max_examples=60, deadline=None, database=None,
+QUICK = settings(max_examples=examples(60), deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow])
-SIMULATED = settings(max_examples=12, deadline=None, database=None,
+SIMULATED = settings(max_examples=examples(12), deadline=None, database=None,
                      suppress_health_check=[HealthCheck.too_slow])
 
 MATERIALS = sorted(tc.MATERIALS)
@@ -96,6 +97,7 @@ def quietly(build):
         return build()
 
 
+@pytest.mark.slow
 @QUICK
 @given(structure_dicts())
 def test_valid_structures_build_and_round_trip_through_a_file(d):
@@ -119,6 +121,7 @@ def _all_fixed(strings):
             "bars": [], "strings": strings, "point_masses": []}
 
 
+@pytest.mark.slow
 @SIMULATED
 @given(structure_dicts(scales=(1.0,)))
 @example(_all_fixed([]))

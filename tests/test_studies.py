@@ -355,6 +355,7 @@ print(len(r.records), len(r.failures))
 """
 
 
+@pytest.mark.slow
 def test_two_processes_on_one_folder_lose_and_corrupt_nothing(tmp_path):
     here = str(pathlib.Path(__file__).parent)
     procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_STUDY, str(tmp_path), here],
@@ -400,6 +401,7 @@ def test_case_timeout_needs_a_picklable_pipeline():
         tc.run_study(lambda p: {}, tc.grid({"x": [1]}), case_timeout=5.0, progress=False)
 
 
+@pytest.mark.slow
 def test_a_hung_case_is_recorded_and_the_others_finish_serially(tmp_path):
     cases = tc.grid({"x": [0, 1, 2, 3]})
     result = tc.run_study(hangs, cases, out=tmp_path, case_timeout=2.0, progress=False)

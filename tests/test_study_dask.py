@@ -17,6 +17,7 @@ def client():
         yield c
 
 
+@pytest.mark.slow
 def test_dask_gives_the_serial_figures_of_the_norms_pipeline(client, tmp_path):
     pipeline = tc.NormsPipeline(tc.catalog.tbar("stedy", damping=5.0), prestress=10.0,
                                 outputs=OUT, t_final=0.3)
@@ -50,6 +51,7 @@ def test_failures_on_dask_are_recorded(client):
     assert result.failures[0].error_type == "SimulationError"
 
 
+@pytest.mark.slow
 def test_a_hung_case_on_dask_is_cancelled_and_the_others_finish():
     from test_studies import hangs
 
@@ -65,6 +67,7 @@ def test_a_hung_case_on_dask_is_cancelled_and_the_others_finish():
     assert "its Dask worker was restarted" in failure.message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", [{"kind": "processes", "workers": 2},
                                       {"kind": "dask", "address": "local", "workers": 2}])
 def test_a_study_file_runs_on_its_executor(tmp_path, executor):

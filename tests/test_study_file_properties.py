@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 import tenscontrol as tc
 from tenscontrol.studies.files import read_study_file
+from depth import examples
 
-QUICK = settings(max_examples=80, deadline=None, database=None,
+QUICK = settings(max_examples=examples(80), deadline=None, database=None,
                  suppress_health_check=[HealthCheck.too_slow])
 
 NUMERIC_SETTINGS = {"prestress": (1.0, 50.0), "amplitude": (0.1, 100.0),

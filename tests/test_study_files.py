@@ -150,6 +150,7 @@ def test_every_table_refuses_what_it_does_not_know(tmp_path, changes, match):
         read_study_file(_write(tmp_path, _with(**changes)))
 
 
+@pytest.mark.slow
 def test_a_case_timeout_from_the_file_or_the_caller_fails_only_the_hung_case(tmp_path):
     path = _write(tmp_path, _with(executor={"kind": "serial", "case_timeout": 60.0}))
     result = tc.run_study_file(path, progress=False)

@@ -227,7 +227,7 @@ def _cmd_design(args) -> int:
     design = _design(structure, args)
     print(design)
     if args.method == "lqr":
-        print(f"closed-loop poles [1/s]: {_poles(design.poles)}")
+        print(f"closed-loop poles [1/s]: {_poles(design.E)}")
     else:
         poles = np.linalg.eigvals(np.asarray(design.closed_loop.A))
         print(f"closed-loop poles [1/s]: {_poles(poles[np.lexsort((poles.imag, poles.real))])}")

@@ -37,7 +37,7 @@ import scipy.linalg
 import scipy.optimize
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import Controller, controller_table
+from tenscontrol.feedback.controllers import Controller, controller_table, runtime_controller
 from tenscontrol.feedback.sampled import SampledController, is_sampled, sampled_table
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import string_densities
@@ -402,7 +402,8 @@ def allocated(controller, structure, *, gamma_min=0.0, gamma_max=None,
     ----------
     controller : Controller or SampledController
         Any controller (``lqr(...).controller``, ``hinfsyn(...).controller``, a sampled one
-        such as ``dlqr(...).controller`` or ``discrete_lqg(...)``, your own).
+        such as ``dlqr(...).controller`` or ``discrete_lqg(...).controller``, your own); a
+        design (``lqr(...)``) gives its ``.controller``.
     structure : Structure
         The structure it runs on.
     gamma_min : float or array_like, shape (nu,)
@@ -420,6 +421,7 @@ def allocated(controller, structure, *, gamma_min=0.0, gamma_max=None,
         constraints, at q) and keep ``gamma_min <= gamma <= gamma_max`` whenever some
         self-stress combination can; otherwise the largest margin that can be kept.
     """
+    controller = runtime_controller(controller)
     command = ("update",) if is_sampled(controller) else ("force_densities",)
     missing = [a for a in ("strings", "gamma_ref", "kind") + command
                if not hasattr(controller, a)]

@@ -235,6 +235,21 @@ def measurement(structure, measurements, q_ref=None) -> Measurement:
     return Measurement(C, q_ref, coords, strings, pairs.reshape(-1, 2), lengths, names)
 
 
+def runtime_controller(value):
+    """The controller a simulation runs: `value` itself, or the ``.controller`` of a design.
+
+    Every synthesis function (``lqr``, ``dlqr``, ``hinfsyn``, ``lqg``, ``discrete_lqg``,
+    ``extended_lqg``, ``mpc``, ``shape_change``) returns a design holding its controller; a
+    design is recognized as a dataclass with a ``controller`` field and no law of its own
+    (neither ``force_densities`` nor ``update`` on its class).
+    """
+    kind = type(value)
+    if ("controller" in getattr(value, "__dataclass_fields__", {})
+            and not hasattr(kind, "force_densities") and not hasattr(kind, "update")):
+        return value.controller
+    return value
+
+
 def check_kind(kind: str) -> None:
     """Reject a kind other than "passive" and "control"."""
     if kind not in _KINDS:

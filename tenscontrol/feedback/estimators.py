@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController, sampled_table
+from tenscontrol.feedback.sampled import SampledController, check_timing, sampled_table
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
 
@@ -224,9 +224,9 @@ class DiscreteLQG(SampledController):
 
     def __post_init__(self):
         _freeze(self)
-        if not 0.0 <= self.delay < self.period:
-            raise ValueError(f"DiscreteLQG: delay must be in [0, period) = [0, {self.period}), "
-                             f"got {self.delay}")
+        period, delay = check_timing(self.period, self.delay, "DiscreteLQG")
+        object.__setattr__(self, "period", period)
+        object.__setattr__(self, "delay", delay)
 
     @property
     def n_states(self) -> int:

@@ -2,7 +2,7 @@
 
 At each sample the controller solves a quadratic program over a horizon of N commands
 ``U = [u_0; ...; u_{N-1}]`` on the exact zero-order-hold model of the reduced design model,
-``z_{i+1} = Ad z_i + Bd u_i`` (``z_0 = L (x_k - x*)``, the left inverse of the minimal
+``z_{i+1} = Ad z_i + Bd u_i`` (``z_0 = left_inverse (x_k - x*)``, the left inverse of the minimal
 realization, as for LQR):
 
     minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + z_N^T P z_N
@@ -31,6 +31,7 @@ BSD-licensed with binary wheels.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -124,8 +125,9 @@ class PredictiveController(SampledController):
     ----------
     Ad, Bd : ndarray, shape (r, r), (r, nu)
         ZOH model of the reduced design model at `period`.
-    L : ndarray, shape (r, 2nq)
-        ``z = L (x - x*)``.
+    left_inverse : ndarray, shape (r, 2nq)
+        ``z = left_inverse (x - x*)`` (the attribute was ``L`` before issue 30: deprecated, L
+        names the Kalman gain).
     Q, P : ndarray, shape (r, r)
         Stage and terminal weights; R : ndarray (nu, nu).
     G : ndarray, shape (nu, r)
@@ -146,14 +148,14 @@ class PredictiveController(SampledController):
 
     delay = 0.0
 
-    def __init__(self, Ad, Bd, L, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
+    def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, fallback):
         require_osqp()
         import scipy.sparse as sp
 
         self.period, _ = check_timing(period, 0.0, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
-        self.q_ref, self.L, self.law, self.fallback = q_ref, L, law, fallback
+        self.q_ref, self.left_inverse, self.law, self.fallback = q_ref, left_inverse, law, fallback
         self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, _INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
@@ -176,6 +178,14 @@ class PredictiveController(SampledController):
         self._solver = self._setup()
         self._info = {}
 
+    @property
+    def L(self) -> np.ndarray:
+        """Deprecated spelling of :attr:`left_inverse` (L names the Kalman gain)."""
+        warnings.warn("PredictiveController.L is deprecated: the left inverse is "
+                      "PredictiveController.left_inverse (L names the Kalman gain)",
+                      DeprecationWarning, stacklevel=2)
+        return self.left_inverse
+
     def __repr__(self) -> str:
         return (f"PredictiveController(kind={self.kind!r}, commanded_strings={self.strings.size}"
                 f", horizon={self.horizon}, period={self.period:g} s, rate_limit="
@@ -187,7 +197,7 @@ class PredictiveController(SampledController):
         rate = ("none" if self.rate_limit is None else
                 value_range(self.rate_limit, "N/m/s"))
         return sampled_table(self, ("horizon", f"{self.horizon} samples"),
-                              ("design states", f"{self.L.shape[0]}"),
+                              ("design states", f"{self.left_inverse.shape[0]}"),
                               ("gamma_min", value_range(self.gamma_min, "N/m")),
                               ("gamma_max", value_range(gmax, "N/m")),
                               ("rate limit", rate),
@@ -245,7 +255,7 @@ class PredictiveController(SampledController):
 
     def update(self, k, t, q, qd, xk):
         start = time.process_time()
-        z0 = self.L @ np.concatenate([q - self.q_ref, qd])
+        z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
         lo, hi = self.bounds(q, z0, xk)
         self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
         res = self._solver.solve(raise_error=False)

@@ -49,7 +49,7 @@ import numpy as np
 
 from tenscontrol import fileio
 from tenscontrol.feedback.controllers import (Measurement, OutputFeedback, StateFeedback,
-                                              check_kind)
+                                              check_kind, runtime_controller)
 from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
 from tenscontrol.feedback.sampled import DiscreteFeedback, check_timing
 from tenscontrol.feedback.storage_checks import (check_covariance, check_finite,
@@ -129,6 +129,7 @@ def _lqg_arrays(c: DiscreteLQG, header: dict, out: dict) -> str:
 
 def controller_arrays(controller) -> dict:
     """The named arrays of the controller file of `controller` (see the module docstring)."""
+    controller = runtime_controller(controller)     # a design (lqr(...)): its .controller
     if type(controller) not in _TYPES.values():
         raise _refused(controller)
     header = {"format": CONTROLLER_FORMAT, "type": type(controller).__name__,
@@ -159,7 +160,7 @@ def save_controller(controller, path) -> Path:
     ----------
     controller : StateFeedback, OutputFeedback, DiscreteFeedback or DiscreteLQG
         E.g. ``lqr(model).controller``, ``discretize(lqr(model).controller, 0.005)``,
-        ``discrete_lqg(...).controller``.
+        ``discrete_lqg(...).controller``; a design (``lqr(model)``) saves its ``.controller``.
     path : str or path-like
 
     Returns

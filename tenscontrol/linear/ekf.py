@@ -7,15 +7,18 @@ u_k after it):
 
 - prediction: ``x_k+1|k = Pi(F(x_k|k))``. F integrates the rigid-bar model
   (:func:`tenscontrol.accelerations`, the simulator's constraint forces) with the commanded
-  strings' forces (as :mod:`tenscontrol.simulation.actuation` applies them: ``law + u`` or
-  ``gamma_ref + u``, clipped to ``[0, gamma_max]``) by `substeps` classical Runge-Kutta steps
-  per held piece, no load (the loads are the process noise); Pi puts the result back on the
-  bar lengths (Gauss-Newton ``q <- q - J^+ g(q)``, then ``qd <- qd - J^+ J qd``);
+  strings' forces from the simulator's own actuation law
+  (:func:`tenscontrol.mechanics.actuation.actuated_forces`: ``law + u`` or ``gamma_ref + u``,
+  clipped to ``[0, gamma_max]``, the damper of a commanded string on while it pulls) by
+  `substeps` classical Runge-Kutta steps per held piece, no load (the loads are the process
+  noise); Pi puts the result back on the bar lengths (Gauss-Newton ``q <- q - J^+ g(q)``,
+  then ``qd <- qd - J^+ J qd``);
 - ``P_k+1|k = D Fx (P Fx^T + Qd) D^T`` with Fx the exact derivative of the Runge-Kutta map
   (its stages' Jacobians from :func:`tenscontrol.linearize` at the stage states, the
-  commands' force derivative added) and ``D = [[Pi_t, 0], [-J^+ X Pi_t, Pi_t]]`` that of the
-  projection (``Pi_t = I - J^+ J`` the tangent projector, ``X = d(J qd)/dq``), so P stays
-  on the constraints' tangent space;
+  commands' force derivatives added,
+  :func:`tenscontrol.mechanics.actuation.actuation_jacobians`) and
+  ``D = [[Pi_t, 0], [-J^+ X Pi_t, Pi_t]]`` that of the projection (``Pi_t = I - J^+ J`` the
+  tangent projector, ``X = d(J qd)/dq``), so P stays on the constraints' tangent space;
 - update with the sensors' ``h(q, qd)`` and their analytic Jacobian
   :meth:`SensorSet.output_matrices` (Joseph form), then Pi.
 
@@ -28,17 +31,18 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
-import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import check_kind
 from tenscontrol.feedback.sampled import check_timing
 from tenscontrol.linear.linearization import linearize
+from tenscontrol.linear.sampling import van_loan
+from tenscontrol.mechanics.actuation import (ActuatorRecord, actuated_forces,
+                                             actuation_jacobians, actuator_record)
 from tenscontrol.mechanics.dynamics import accelerations
-from tenscontrol.mechanics.geometry import member_columns, weighted_laplacian
-from tenscontrol.mechanics.laws import active_set, elastic_densities
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
@@ -46,6 +50,7 @@ from tenscontrol.model.tables import Presentable, titled_table
 __all__ = ["ExtendedKalman", "extended_kalman", "process_covariance"]
 
 _EMPTY_INT = np.zeros(0, dtype=np.int64)
+_NO_VELOCITIES = np.zeros(0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,30 +137,30 @@ class ExtendedKalman(Presentable):
 
     # ---- the model ----------------------------------------------------------------------------
 
-    def command_forces(self, q: np.ndarray, u) -> tuple[np.ndarray, np.ndarray]:
-        """Nodal forces (nq,) [N] of the command u (nu,) [N/m] at q and their derivative
-        d f/dq (nq, nq): ``-(gamma_applied - law) Yhat_k q`` per commanded string."""
-        s, k, nq = self.structure, self.strings, q.size
-        if not k.size:
-            return np.zeros(nq), np.zeros((nq, nq))
-        pairs = s.string_nodes[k]
-        Y = member_columns(pairs, q)                           # column a: s_a at j, -s_a at i
-        N = q.reshape(-1, 3)
-        l = np.linalg.norm(N[pairs[:, 1]] - N[pairs[:, 0]], axis=1)
-        stiff, l0, spring = s.string_stiffness[k], s.string_rest_lengths[k], s.string_is_spring[k]
-        active = active_set(l, l0, spring)
-        law = np.where(active, elastic_densities(stiff, l0, l), 0.0)
-        cmd = (law if self.kind == "passive" else self.gamma_ref) + np.asarray(u, dtype=float)
-        lower, upper = np.where(spring, -np.inf, 0.0), s.string_gamma_max[k]
-        applied = np.clip(cmd, lower, upper)
-        slope = np.where(active, stiff * l0 / l**2, 0.0)      # d law / dl
-        # d(applied - law)/dl: 0 for a passive command inside its bounds, else -d law/dl
-        follows = (self.kind == "passive") & (cmd > lower) & (cmd < upper)
-        ddl = np.where(follows, 0.0, -slope)
-        delta = applied - law
-        dfdq = (-weighted_laplacian(s.string_connectivity[k], delta)
-                - (Y * (ddl / l)[None, :]) @ Y.T)
-        return -Y @ delta, dfdq
+    @cached_property
+    def _actuation(self) -> ActuatorRecord:
+        """The commanded strings as the simulator's actuation law reads them
+        (:func:`tenscontrol.mechanics.actuation.actuator_record`)."""
+        return actuator_record(self.structure, self.strings, self.gamma_ref, self.kind)
+
+    def command_forces(self, q: np.ndarray, u, qd=None) -> tuple[np.ndarray, np.ndarray]:
+        """Nodal forces (nq,) [N] of the command u (nu,) [N/m] at q (and qd: the dampers
+        switched as the simulator switches them; none: as the kernels have them) and their
+        derivative d f/dq (nq, nq): the simulator's law
+        (:func:`tenscontrol.mechanics.actuation.actuated_forces`)."""
+        f, dfdq, _ = self._command(np.asarray(q, dtype=float), self._u(u),
+                                   _NO_VELOCITIES if qd is None else np.asarray(qd, float))
+        return f, dfdq
+
+    def _command(self, q, u, qd) -> tuple:
+        """(f (nq,), d f/dq, d f/dqd (nq, nq)) of the command u at (q, qd)."""
+        if not self.strings.size:
+            return np.zeros(q.size), np.zeros((q.size, q.size)), np.zeros((q.size, q.size))
+        f, n = np.empty(q.size), self.strings.size
+        q, qd = np.ascontiguousarray(q), np.ascontiguousarray(qd)
+        u = np.ascontiguousarray(u, dtype=float)
+        actuated_forces(q, qd, u, self._actuation, f, np.empty(n), np.empty(n))
+        return (f, *actuation_jacobians(self._actuation, q, qd, u))
 
     def derivative(self, x: np.ndarray, u=None) -> np.ndarray:
         """``xdot = [qd; qdd(q, qd, u)]`` (2nq,)."""
@@ -163,13 +168,13 @@ class ExtendedKalman(Presentable):
 
     def jacobian(self, x: np.ndarray, u=None) -> np.ndarray:
         """d xdot / dx on the free coordinates (2nf, 2nf): linearize's A at x (the commands'
-        forces as loads) plus ``E d f/dq``."""
+        forces as loads) plus ``E [d f/dq, d f/dqd]``."""
         return self._stage(x, self._u(u), True)[1]
 
     def _stage(self, x: np.ndarray, u: np.ndarray, tangent: bool) -> tuple:
         """(xdot (2nq,), its Jacobian on the free coordinates or None) at x."""
         nq = x.size // 2
-        f, dfdq = self.command_forces(x[:nq], u)
+        f, dfdq, dfdqd = self._command(x[:nq], u, x[nq:])
         qdd, _ = accelerations(self.structure, x[:nq], x[nq:], loads=f)
         if not tangent:
             return np.concatenate([x[nq:], qdd]), None
@@ -180,6 +185,7 @@ class ExtendedKalman(Presentable):
             model = linearize(self.structure, q=x[:nq], qd=x[nq:], loads=f, kind="passive")
         A = np.array(model.A)
         A[nq:, :nq] += model.E[nq:] @ dfdq
+        A[nq:, nq:] += model.E[nq:] @ dfdqd
         return np.concatenate([x[nq:], qdd]), A[np.ix_(self.free, self.free)]
 
     def _u(self, u) -> np.ndarray:
@@ -313,12 +319,8 @@ def process_covariance(model, period: float, process_noise: float) -> np.ndarray
     s = model.structure
     f, nq = s.free_coordinates, 3 * s.n_nodes
     free = np.concatenate([f, nq + f])
-    A = model.A[np.ix_(free, free)]
     G = model.E[free][:, f] * np.sqrt(process_noise)
-    n = A.shape[0]
-    F = scipy.linalg.expm(np.block([[-A, G @ G.T], [np.zeros((n, n)), A.T]]) * period)
-    Qd = F[n:, n:].T @ F[:n, n:]
-    return 0.5 * (Qd + Qd.T)
+    return van_loan(model.A[np.ix_(free, free)], G @ G.T, period)
 
 
 def extended_kalman(sensors: SensorSet, period: float, *, process_noise: float,
@@ -343,8 +345,7 @@ def extended_kalman(sensors: SensorSet, period: float, *, process_noise: float,
                         f"{type(sensors).__name__}")
     if np.any(sensors.std <= 0):
         raise ValueError("extended_kalman: every sensor needs a noise std > 0")
-    T = validation.real("extended_kalman: period", period, positive=True,
-                        expected="a positive sample period [s]")
+    T, _ = check_timing(period, 0.0, "extended_kalman")
     w = validation.real("extended_kalman: process_noise", process_noise, positive=True,
                         expected="a positive spectral density [N^2 s]")
     substeps = validation.integer("extended_kalman: substeps", substeps, minimum=1)

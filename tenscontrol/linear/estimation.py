@@ -17,9 +17,10 @@ with S_r the LQR Riccati solution, P the filter's error covariance, w = [d; v] n
   measuring the sensors' noiseless ``h(q, qd)`` through a
   :class:`tenscontrol.feedback.estimators.SensorMeasurement`; sensor noise enters the filter as
   spectral density ``std^2 / rate`` (``std^2`` [unit^2 s] for a continuous sensor).
-- :func:`discrete_lqg`: a :class:`tenscontrol.feedback.estimators.DiscreteLQG` for the sampled
-  loop (zero-order hold, computation delay; ``dlqe`` and ``dlqr`` on the exact
-  discretization, process noise by Van Loan's integral).
+- :func:`discrete_lqg`: a :class:`tenscontrol.linear.design.DiscreteLQGDesign` whose controller
+  is a :class:`tenscontrol.feedback.estimators.DiscreteLQG` for the sampled loop (zero-order
+  hold, computation delay; ``dlqe`` and ``dlqr`` on the exact discretization, process noise by
+  Van Loan's integral).
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import OutputFeedback
 from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.feedback.sampled import check_resolution
+from tenscontrol.feedback.sampled import check_resolution, check_timing
+from tenscontrol.linear.design import Design, DiscreteLQGDesign, sorted_eigenvalues
 from tenscontrol.linear.discrete import dlqr_gain
 from tenscontrol.linear.norms import h2_norm
+from tenscontrol.linear.sampling import exact_hold, van_loan
 from tenscontrol.linear.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
-from tenscontrol.model.tables import Presentable, titled_table
+from tenscontrol.model.tables import titled_table
 
 __all__ = ["LQGDesign", "closed_loop", "discrete_lqg", "kalman_gain", "lqg", "loop_h2",
            "loop_h2_direct", "noise_density", "reduced_model", "sensor_measurement"]
@@ -98,7 +101,7 @@ def noise_density(sensors: SensorSet, who: str) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class LQGDesign(Presentable):
+class LQGDesign(Design):
     """Result of :func:`lqg`.
 
     Attributes
@@ -117,6 +120,11 @@ class LQGDesign(Presentable):
         Process-noise (nq, nq) [N^2 s] and sensor-noise (ny, ny) [unit^2 s] spectral densities.
     h2 : float
         H2 norm of the loop (module docstring).
+    K, S, minimal
+        The state-feedback half's (``lqr.K``, ``lqr.S``, ``lqr.minimal``).
+    E : ndarray
+        Closed-loop eigenvalues [1/s] (separation principle): the regulator's ``A_r - B_r
+        K_r`` (``lqr.E``), then the filter error's ``A_r - L C_r``, each sorted by real part.
     """
 
     controller: OutputFeedback
@@ -127,6 +135,24 @@ class LQGDesign(Presentable):
     W: np.ndarray
     V: np.ndarray
     h2: float
+
+    @property
+    def K(self) -> np.ndarray:
+        return self.lqr.K
+
+    @property
+    def S(self) -> np.ndarray:
+        return self.lqr.S
+
+    @property
+    def minimal(self):
+        return self.lqr.minimal
+
+    @property
+    def E(self) -> np.ndarray:
+        A = np.asarray(self.lqr.minimal.sys.A, dtype=float)
+        error = np.linalg.eigvals(A - self.L @ self.Cr)
+        return np.concatenate([self.lqr.E, sorted_eigenvalues(error, discrete=False)])
 
     def __repr__(self) -> str:
         return (f"LQGDesign(states={self.L.shape[0]}, signals={self.L.shape[1]}, "
@@ -232,22 +258,6 @@ def loop_h2_direct(design: LQGDesign) -> float:
 # ---- sampled ---------------------------------------------------------------------------------
 
 
-def _hold(A, B, t) -> tuple:
-    """(e^{A t}, int_0^t e^{A s} ds B) by one matrix exponential."""
-    n, m = B.shape
-    F = scipy.linalg.expm(np.block([[A, B], [np.zeros((m, n + m))]]) * t)
-    return F[:n, :n], F[:n, n:]
-
-
-def _van_loan(A, G, period) -> np.ndarray:
-    """``int_0^T e^{A s} G G^T e^{A^T s} ds`` (Van Loan, 1978)."""
-    n = A.shape[0]
-    F = scipy.linalg.expm(np.block([[-A, G @ G.T], [np.zeros((n, n)), A.T]]) * period)
-    Phi = F[n:, n:].T
-    Qd = Phi @ F[:n, n:]
-    return 0.5 * (Qd + Qd.T)
-
-
 def _load_directions(A, E, C, basis) -> np.ndarray:
     """E times the orthonormal nodal-force directions that move the reduced coordinates and
     that the sensors (C on the Cartesian state) see at rest (``C basis (-A)^-1 E f != 0``),
@@ -276,12 +286,12 @@ def _load_states(A, B, E, T, d, w, drift, C, basis):
     nf = Ef.shape[1]
     Aa = np.block([[A, Ef], [np.zeros((nf, n + nf))]])
     Ba = np.vstack([B, np.zeros((nf, B.shape[1]))])
-    Phi, Gamma0 = _hold(Aa, Ba, T - d)
-    Phi_d, G_d = _hold(Aa, Ba, d)
+    Phi, Gamma0 = exact_hold(Aa, Ba, T - d)
+    Phi_d, G_d = exact_hold(Aa, Ba, d)
     Gamma1 = Phi @ G_d
     G = scipy.linalg.block_diag(E * np.sqrt(w), np.sqrt(drift) * np.eye(nf) if nf else
                                 np.zeros((0, 0)))
-    return Phi @ Phi_d, Gamma0, Gamma1, _van_loan(Aa, G, T), nf
+    return Phi @ Phi_d, Gamma0, Gamma1, van_loan(Aa, G @ G.T, T), nf
 
 
 def _load_feedforward(Acl, Ga, G, S, Rd) -> np.ndarray:
@@ -314,7 +324,7 @@ def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
 
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
-                 load_drift=None) -> DiscreteLQG:
+                 load_drift=None) -> DiscreteLQGDesign:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
 
     Parameters
@@ -342,7 +352,10 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
 
     Returns
     -------
-    DiscreteLQG
+    DiscreteLQGDesign
+        Its ``controller`` is the :class:`tenscontrol.feedback.estimators.DiscreteLQG` the
+        sampled loop runs (before issue 30 discrete_lqg returned that controller: its
+        attributes are still reached through the design, with a DeprecationWarning).
 
     Notes
     -----
@@ -352,11 +365,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     noise ``int e^{As} E W E^T e^{A^T s} ds``. ``K`` acts on ``[z; f; u_prev]``.
     """
     _check(model, sensors, "discrete_lqg")
-    T = validation.real("discrete_lqg: period", period, positive=True,
-                        expected="a positive sample period [s]")
-    d = validation.real("discrete_lqg: delay", delay, expected="a delay [s]")
-    if not 0.0 <= d < T:
-        raise ValueError(f"discrete_lqg: delay must be in [0, period) = [0, {T:g}), got {d:g}")
+    T, d = check_timing(period, delay, "discrete_lqg")
     slow = sensors.rate * T < 1.0 - 1e-9
     if np.any(slow):
         raise ValueError(f"discrete_lqg: sensor {int(np.flatnonzero(slow)[0])} samples at "
@@ -393,6 +402,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     K = np.hstack([K[:, :n], Kf, K[:, n:]])
     kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, basis, meas, T, d)
     ctrl = design.controller
-    return DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
-                       bool(noise))
+    law = DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
+                      bool(noise))
+    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float))
 

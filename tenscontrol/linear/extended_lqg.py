@@ -10,9 +10,16 @@ a :class:`tenscontrol.DiscreteLQG` of the same seed takes), corrects ``x_k|k``, 
 
 (``Kz``, ``Ku`` the discrete LQR gain of ``discrete_lqg`` on ``[z; u_k-1]``, ``z = left_inverse
 (x - x*)`` the LQR design's reduced coordinates) and predicts ``x_k+1|k``, ``P_k+1|k`` through
-the nonlinear model with u_k-1 and u_k held as the loop holds them. The controller's state is
-``[x_k|k-1 (2nq); P_k|k-1 (2nf x 2nf, row by row); u_k-1 (nu)]``. Near the operating point the
+the nonlinear model with u_k-1 and u_k held as the loop holds them. Near the operating point the
 two controllers agree; the EKF keeps its estimate where the motion leaves the linear range.
+
+The controller's recorded state is ``[x_k|k-1 (2nq); diag P_k|k-1 (2nf); u_k-1 (nu)]``: what a
+user plots (the estimate and its variances), a size linear in the structure. The covariance
+itself (2nf x 2nf) lives in the controller's runtime between samples (issue 30, item 4: in the
+record it took samples x (2nf)^2 floats, 2.6 GB for 10,000 samples of 30 free nodes).
+:meth:`ExtendedLQG.initial_state` starts a run (the covariance back to P0), as the sampled
+loop and :func:`tenscontrol.verify` do at the start of every run, so repeated runs are the
+same; the samples must then come in order, k = 0, 1, ... (a sample out of order is refused).
 """
 
 from __future__ import annotations
@@ -21,14 +28,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tenscontrol.feedback.estimators import DiscreteLQG
-from tenscontrol.feedback.sampled import SampledController, sampled_table
+from tenscontrol.feedback.sampled import SampledController, check_timing, sampled_table
+from tenscontrol.linear.design import DiscreteLQGDesign, ExtendedLQGDesign
 from tenscontrol.linear.ekf import ExtendedKalman, process_covariance
 from tenscontrol.linear.estimation import discrete_lqg
-from tenscontrol.linear.synthesis import lqr
 from tenscontrol import validation
 
 __all__ = ["ExtendedLQG", "extended_lqg"]
+
+
+class _Covariance:
+    """The filter's covariance between samples of one run: ``P`` is ``P_k|k-1`` of the next
+    sample ``k`` (the mutable runtime of a frozen :class:`ExtendedLQG`)."""
+
+    __slots__ = ("P", "k")
+
+    def __init__(self, P0: np.ndarray):
+        self.P, self.k = P0, 0
+
+    def __getstate__(self):             # picklable (a study's worker processes)
+        return self.P, self.k
+
+    def __setstate__(self, state):
+        self.P, self.k = state
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +72,8 @@ class ExtendedLQG(SampledController):
     kalman : ExtendedKalman
         Its commanded strings, kind and delay are this controller's.
     P0 : ndarray, shape (2nf, 2nf)
-        Covariance of the prior ``x_0|-1 = x*``.
+        Covariance of the prior ``x_0|-1 = x*``; the covariance of later samples is kept by
+        the controller between samples, not in its state (module docstring).
     seed, noise
         As for :class:`tenscontrol.DiscreteLQG`: with `noise`, the reading at sample k has
         the sensors' noise drawn from ``default_rng([seed, k])``.
@@ -75,18 +98,19 @@ class ExtendedLQG(SampledController):
                              dtype=np.int64 if name == "strings" else float)
             value.setflags(write=False)
             object.__setattr__(self, name, value)
-        if not 0.0 <= self.delay < self.period:
-            raise ValueError(f"ExtendedLQG: delay must be in [0, period) = [0, {self.period}), "
-                             f"got {self.delay}")
+        period, delay = check_timing(self.period, self.delay, "ExtendedLQG")
+        object.__setattr__(self, "period", period)
+        object.__setattr__(self, "delay", delay)
         f = self.kalman
         mine = (self.period, self.delay, self.kind, self.strings.tolist())
         if (f.period, f.delay, f.kind, f.strings.tolist()) != mine:
             raise ValueError("ExtendedLQG: kalman must have this controller's period, delay, "
                              "kind and commanded strings")
+        object.__setattr__(self, "_runtime", _Covariance(self.P0))
 
     @property
     def n_states(self) -> int:
-        return 2 * self.q_ref.size + self.P0.size + self.strings.size
+        return 2 * self.q_ref.size + self.P0.shape[0] + self.strings.size
 
     def __repr__(self) -> str:
         return (f"ExtendedLQG(kind={self.kind!r}, commanded_strings={self.strings.size}, "
@@ -104,49 +128,78 @@ class ExtendedLQG(SampledController):
                                               f"{self.seed})"),
                              law="u_k = -Kx (x_k|k - x*) - Ku u_k-1")
 
-    def pack(self, x: np.ndarray, P: np.ndarray, u_prev: np.ndarray) -> np.ndarray:
-        """The controller state ``[x; P row by row; u_prev]``, shape (n_states,)."""
-        return np.concatenate([x, np.ravel(P), u_prev])
+    def pack(self, x: np.ndarray, variances: np.ndarray, u_prev: np.ndarray) -> np.ndarray:
+        """The recorded controller state ``[x; variances; u_prev]``, shape (n_states,);
+        `variances` is the covariance's diagonal (2nf,)."""
+        return np.concatenate([x, variances, u_prev])
 
     def unpack(self, xk: np.ndarray) -> tuple:
-        """(x (2nq,), P (2nf, 2nf), u_prev (nu,)) of a controller state."""
+        """(x (2nq,), variances (2nf,), u_prev (nu,)) of a recorded controller state."""
         nx, m = 2 * self.q_ref.size, self.P0.shape[0]
-        return xk[:nx], xk[nx:nx + m * m].reshape(m, m), xk[nx + m * m:]
+        return xk[:nx], xk[nx:nx + m], xk[nx + m:]
 
     def estimates(self, states: np.ndarray) -> np.ndarray:
         """The predicted states ``x_k|k-1`` (ns, 2nq) of controller states (ns, n_states),
         e.g. a sampled run's ``trajectory.control.sample_states``."""
         return np.atleast_2d(states)[:, :2 * self.q_ref.size]
 
+    def variances(self, states: np.ndarray) -> np.ndarray:
+        """The variances ``diag P_k|k-1`` (ns, 2nf) of the predicted free coordinates (in
+        the order of ``kalman.free``) of controller states (ns, n_states)."""
+        nx = 2 * self.q_ref.size
+        return np.atleast_2d(states)[:, nx:nx + self.P0.shape[0]]
+
+    def covariance(self) -> np.ndarray:
+        """``P_k|k-1`` (2nf, 2nf) of the next sample of the current run (P0 before any)."""
+        return self._runtime.P.copy()
+
     def initial_state(self) -> np.ndarray:
-        """``[x*; P0; 0]``, shape (n_states,)."""
+        """``[x*; diag P0; 0]``, shape (n_states,); starts a run (the covariance is P0)."""
+        self._runtime.P, self._runtime.k = self.P0, 0
         x = np.concatenate([self.q_ref, np.zeros(self.q_ref.size)])
-        return self.pack(x, self.P0, np.zeros(self.strings.size))
+        return self.pack(x, np.diag(self.P0).copy(), np.zeros(self.strings.size))
+
+    def _prior(self, k: int, variances: np.ndarray) -> np.ndarray:
+        """P_k|k-1 of sample k: P0 at k = 0, else the runtime's, checked to be this run's."""
+        rt = self._runtime
+        if k == 0:
+            return self.P0
+        if rt.k != k or not np.array_equal(np.diag(rt.P), variances):
+            raise ValueError(f"ExtendedLQG.update: sample {k} does not follow the controller's "
+                             f"last update (its next sample is {rt.k}, or the state is another "
+                             "run's): the filter's covariance is kept between samples, so call "
+                             "initial_state() to start a run and update k = 0, 1, ... in order, "
+                             "one run at a time (dataclasses.replace(controller) gives an "
+                             "independent copy)")
+        return rt.P
 
     def update(self, k: int, t: float, q: np.ndarray, qd: np.ndarray,
                xk: np.ndarray) -> tuple:
         """The command u_k (nu,) [N/m] and the next state from the sampled state at t_k."""
-        f = self.kalman
+        f, k = self.kalman, int(k)
         x_true = np.concatenate([q, qd])
         y = f.outputs(x_true)
         if self.noise:
-            y = f.sensors.noisy(y, np.random.default_rng([self.seed, int(k)]))
-        x_pred, P_pred, u_prev = self.unpack(np.asarray(xk, dtype=float))
+            y = f.sensors.noisy(y, np.random.default_rng([self.seed, k]))
+        x_pred, variances, u_prev = self.unpack(np.asarray(xk, dtype=float))
+        P_pred = self._prior(k, variances)
         x, P = f.correct(x_pred, P_pred, y)
         dx = x - np.concatenate([self.q_ref, np.zeros(self.q_ref.size)])
         u = -self.Kx @ dx - self.Ku @ u_prev
         x_next, P_next = f.predict(x, P, u_prev, u)
-        return u, self.pack(x_next, P_next, u)
+        self._runtime.P, self._runtime.k = P_next, k + 1
+        return u, self.pack(x_next, np.diag(P_next).copy(), u)
 
 
-def _initial_covariance(lin: DiscreteLQG, r: int, free: np.ndarray) -> np.ndarray:
+def _initial_covariance(lin: DiscreteLQGDesign, free: np.ndarray) -> np.ndarray:
     """The linear filter's steady a-priori covariance in Cartesian coordinates (2nf, 2nf)."""
-    basis = lin.kalman.basis[:, :r][free]
-    return basis @ lin.kalman.P[:r, :r] @ basis.T
+    kalman, r = lin.controller.kalman, lin.minimal.order
+    basis = kalman.basis[:, :r][free]
+    return basis @ kalman.P[:r, :r] @ basis.T
 
 
 def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=None,
-                 effort=1.0, order=None, seed=0, noise=True, substeps=1) -> ExtendedLQG:
+                 effort=1.0, order=None, seed=0, noise=True, substeps=1) -> ExtendedLQGDesign:
     """A sampled controller with an extended Kalman filter on the nonlinear model and the
     discrete LQR gain of :func:`tenscontrol.discrete_lqg` (module docstring).
 
@@ -162,8 +215,11 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
 
     Returns
     -------
-    ExtendedLQG
-        Its prior is the operating point with the linear filter's steady covariance.
+    ExtendedLQGDesign
+        Its ``controller`` is the :class:`ExtendedLQG` (before issue 30 extended_lqg returned
+        it: its attributes are still reached through the design, with a DeprecationWarning),
+        whose prior is the operating point with the linear filter's steady covariance; its
+        ``linear`` the :func:`tenscontrol.discrete_lqg` design whose gain it uses.
     """
     if getattr(model, "bars", "rigid") != "rigid":
         raise ValueError("extended_lqg: model must be a rigid-bar LinearModel (the filter "
@@ -171,17 +227,15 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
     substeps = validation.integer("extended_lqg: substeps", substeps, minimum=1)
     lin = discrete_lqg(model, sensors, period, process_noise=process_noise, delay=delay, Q=Q,
                        R=R, effort=effort, order=order, seed=seed, noise=noise)
-    minimal = lqr(model, Q=Q, R=R, effort=effort, order=order).minimal
-    r = minimal.order
-    if not np.allclose(minimal.basis, lin.kalman.basis[:, :r], rtol=0.0, atol=1e-12):
-        raise RuntimeError("extended_lqg: the LQR design's reduced coordinates differ from "
-                           "discrete_lqg's; report this as a bug")
-    Kx = lin.K[:, :r] @ minimal.left_inverse
-    Ku = lin.K[:, lin.K.shape[1] - lin.strings.size:]
-    meas = lin.kalman.measurement
-    T, d = lin.period, lin.delay
+    law, r = lin.controller, lin.minimal.order
+    # the gain on z = left_inverse (x - x*), the reduced coordinates the filter's basis spans
+    Kx = law.K[:, :r] @ lin.minimal.left_inverse
+    Ku = law.K[:, law.K.shape[1] - law.strings.size:]
+    meas = law.kalman.measurement
+    T, d = law.period, law.delay
     ekf = ExtendedKalman(sensors, T, process_covariance(model, T, process_noise), substeps, d,
-                         lin.strings, lin.gamma_ref, lin.kind, meas.held, meas.gamma_held)
-    P0 = _initial_covariance(lin, r, ekf.free)
-    return ExtendedLQG(lin.strings, lin.gamma_ref, lin.kind, T, d, Kx, Ku, meas.q_ref, ekf, P0,
+                         law.strings, law.gamma_ref, law.kind, meas.held, meas.gamma_held)
+    P0 = _initial_covariance(lin, ekf.free)
+    ctrl = ExtendedLQG(law.strings, law.gamma_ref, law.kind, T, d, Kx, Ku, meas.q_ref, ekf, P0,
                        int(seed), bool(noise))
+    return ExtendedLQGDesign(ctrl, lin)

@@ -35,7 +35,8 @@ import slycot
 from tenscontrol.linear import riccati
 from tenscontrol.linear.norms import MARGIN, hinf_norm, is_hurwitz, stability_scale
 from tenscontrol.mechanics.checks import check_finite
-from tenscontrol.model.tables import Presentable, summary_table
+from tenscontrol.linear.design import Design, sorted_eigenvalues
+from tenscontrol.model.tables import summary_table
 
 __all__ = ["BisectionResult", "HinfDesign", "check_axis_modes", "closed_loop",
            "hinf_output_feedback", "hinf_riccati", "hinf_state_feedback", "reference_frequency",
@@ -457,7 +458,7 @@ def verified_loop(arrays: tuple, K: tuple, res: BisectionResult, inputs, outputs
 
 
 @dataclass(frozen=True, eq=False)
-class HinfDesign(Presentable):
+class HinfDesign(Design):
     """Result of :func:`tenscontrol.synthesis.hinfsyn`.
 
     Attributes
@@ -494,6 +495,11 @@ class HinfDesign(Presentable):
     bisection : str or None
         How gamma was bisected (:attr:`BisectionResult.method`): "sb10fd", "riccati",
         "riccati, then sb10fd" (output feedback), "care" or "doubling" (state feedback).
+    E : ndarray
+        Closed-loop eigenvalues [1/s] (of ``closed_loop``), sorted by real part.
+    K : ndarray or None
+        The state-feedback gain ``u = -K (x - x*)`` (``controller.K``); None for output
+        feedback (its matrices are the controller's AK, BK, CK, DK).
     """
 
     controller: object
@@ -509,6 +515,14 @@ class HinfDesign(Presentable):
     minimal: object
     full_closed_loop_norm: float | None = None
     bisection: str | None = None
+
+    @property
+    def E(self) -> np.ndarray:
+        return sorted_eigenvalues(np.linalg.eigvals(np.asarray(self.closed_loop.A)), False)
+
+    @property
+    def K(self):
+        return getattr(self.controller, "K", None)
 
     def summary(self) -> str:
         """The design's figures as a table (what ``print(design)`` shows)."""

@@ -10,12 +10,12 @@ discrete LQR wherever no bound is active. The QP and its solver live in
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.feedback.controllers import measurement
 from tenscontrol.feedback.mpc import PredictiveController, require_osqp
-from tenscontrol.linear.discrete import dlqr
+from tenscontrol.linear.design import MPCDesign
+from tenscontrol.linear.discrete import dlqr, dlqr_gain
 from tenscontrol.model.selection import Selection
 
 __all__ = ["MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
@@ -66,7 +66,7 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> PredictiveController:
+        effort=1.0) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -90,8 +90,11 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
 
     Returns
     -------
-    PredictiveController
-        A :class:`~tenscontrol.SampledController`; its control record's ``sample_info`` has
+    MPCDesign
+        Its ``controller`` is the :class:`PredictiveController`, a
+        :class:`~tenscontrol.SampledController` (before issue 30 mpc returned it: its
+        attributes are still reached through the design, with a DeprecationWarning); its
+        control record's ``sample_info`` has
         each QP's OSQP ``status`` (1 solved, 2 solved inaccurate, 7 stopped at the iteration
         cap: its iterate's first move projected onto its bounds was used), ``iterations``,
         ``solve_time`` [s] and the update's ``cpu_time`` [s].
@@ -109,7 +112,9 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     """
     require_osqp()
     horizon = check_horizon(model, horizon)
-    design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort)
+    # the rectangle-rule weights: the QP has no cross term between state and command (yet)
+    design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort,
+                  cost="rectangle")
     law, cont, zoh = design.controller, design.continuous, design.model
     mr, nu = cont.minimal, law.strings.size
     lo = validation.per_item("mpc: gamma_min", gamma_min, nu, "N/m", items=" (one per string)")
@@ -126,11 +131,12 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Qr = T.T @ cont.Q @ T
     Qr = period * 0.5 * (Qr + Qr.T)
     Rd = period * cont.R
-    P = scipy.linalg.solve_discrete_are(zoh.Phi, zoh.Gamma0, Qr, Rd)
+    _, P = dlqr_gain(zoh.Phi, zoh.Gamma0, Qr, Rd)   # scaled as dlqr's own solve
     if law.kind == "passive":
         G, data = _law_gradient(model.structure, np.asarray(model.q, float), law.strings, T)
     else:
         G, data = np.zeros((nu, T.shape[1])), None
-    return PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
+    ctrl = PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
                                 lo, hi, horizon, rates, data, design.K_reduced)
+    return MPCDesign(ctrl, design, P, Qr, Rd)

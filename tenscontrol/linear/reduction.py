@@ -143,8 +143,9 @@ class ElasticModel(Presentable):
         ``||A T - T A_e||_F / ||A||_F`` with the full model's A (checked <= 1e-8).
     T : ndarray (2 nq, 2 n_e)
         ``blkdiag(Z, Z)``: ``x - x* = T x_e`` for motions without rigid part.
-    L : ndarray (2 n_e, 2 nq)
-        ``blkdiag(L_q, L_q)``, ``L_q = (Z^T M Z)^-1 Z^T M``: ``x_e = L (x - x*)``, ``L T = I``.
+    left_inverse : ndarray (2 n_e, 2 nq)
+        ``blkdiag(L_q, L_q)``, ``L_q = (Z^T M Z)^-1 Z^T M``: ``x_e = left_inverse (x - x*)``,
+        ``left_inverse T = I`` (``L`` before issue 30: deprecated, L is the Kalman gain).
     sys : control.StateSpace
         ``(A, [B E], C, 0)`` with the model's input, disturbance and output names; states
         "a0".. and "a0_dot"...
@@ -162,8 +163,16 @@ class ElasticModel(Presentable):
     n_e: int
     invariance_residual: float
     T: np.ndarray
-    L: np.ndarray
+    left_inverse: np.ndarray
     sys: ct.StateSpace
+
+    @property
+    def L(self) -> np.ndarray:
+        """Deprecated spelling of :attr:`left_inverse` (L names the Kalman gain)."""
+        warnings.warn("ElasticModel.L is deprecated: the left inverse is "
+                      "ElasticModel.left_inverse (L names the Kalman gain)",
+                      DeprecationWarning, stacklevel=2)
+        return self.left_inverse
 
     def __repr__(self) -> str:
         return (f"ElasticModel(n_e={self.n_e}, states={2 * self.n_e}, rigid={self.R_t.shape[1]}, "
@@ -528,6 +537,6 @@ def minimal_realization(model, *, order: int | None = None, tol: float = 1e-9
     r = Ar.shape[0]
     sys = ct.ss(omega * Ar, omega * Br, Cr, 0, inputs=list(em.sys.input_labels),
                 outputs=list(em.sys.output_labels), states=[f"z{i}" for i in range(r)])
-    basis, left = em.T @ (s[:, None] * V), (W / s[None, :]) @ em.L
+    basis, left = em.T @ (s[:, None] * V), (W / s[None, :]) @ em.left_inverse
     return MinimalRealization(sys, hsv, r, n2, em.T.shape[0], basis, left, em, bound,
                               n_marginal)

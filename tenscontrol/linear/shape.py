@@ -13,6 +13,7 @@ every design the LQR of "Control on force densities".
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 from tenscontrol import validation
 from tenscontrol.feedback.allocation import equilibrium_matrix, self_stress
 from tenscontrol.feedback.shape import ShapeTracking
+from tenscontrol.linear.design import Design
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.mechanics.dynamics import mass_matrix
 from tenscontrol.mechanics.geometry import nodal_vector
@@ -82,40 +84,55 @@ class ShapePath(Presentable):
 
 
 @dataclass(frozen=True, eq=False)
-class ShapeChange(Presentable):
+class ShapeChange(Design):
     """A planned shape change and its tracking controller (the result of :func:`shape_change`).
 
     Attributes
     ----------
-    path : ShapePath
     controller : ShapeTracking
         Feedforward gamma(s) plus the LQR gains interpolated in s; start the run from
         ``path.structures[0]`` at rest.
-    poles : tuple of ndarray
-        The closed-loop poles of each design [1/s] (their real parts bound the settling).
+    path : ShapePath
+    designs : tuple of LQRDesign
+        The LQR designs (``kind="control"``) at the scheduled path points: their gains K,
+        Riccati solutions S and design models.
+    E : tuple of ndarray
+        The closed-loop eigenvalues of each design [1/s] (their real parts bound the
+        settling; ``poles`` before issue 30: deprecated).
     """
 
     path: ShapePath
-    controller: ShapeTracking
-    poles: tuple
+    designs: tuple
+
+    @property
+    def E(self) -> tuple:
+        return tuple(d.E for d in self.designs)
+
+    @property
+    def poles(self) -> tuple:
+        """Deprecated spelling of :attr:`E` (the designs' closed-loop eigenvalues)."""
+        warnings.warn("ShapeChange.poles is deprecated: the designs' closed-loop eigenvalues "
+                      "are ShapeChange.E (python-control's name)", DeprecationWarning,
+                      stacklevel=2)
+        return self.E
 
     def __repr__(self) -> str:
-        slowest = max(float(np.max(p.real)) for p in self.poles)
+        slowest = max(float(np.max(p.real)) for p in self.E)
         return (f"ShapeChange(structure={self.path.structures[0].name!r}, "
-                f"points={self.path.s.size}, designs={len(self.poles)}, "
+                f"points={self.path.s.size}, designs={len(self.designs)}, "
                 f"duration={self.controller.duration:.4g} s, slowest pole real part="
                 f"{slowest:.3g} 1/s)")
 
     def summary(self) -> str:
         """The path, the motion and the designs' slowest pole as a table."""
-        slowest = max(float(np.max(p.real)) for p in self.poles)
+        slowest = max(float(np.max(p.real)) for p in self.E)
         move = float(np.abs(self.path.nodes[-1] - self.path.nodes[0]).max())
         return titled_table("ShapeChange", [
             ("structure", self.path.structures[0].name), ("points", f"{self.path.s.size}"),
             ("largest node move", f"{move:.4g} m"),
             ("commanded strings", f"{self.controller.strings.size}"),
             ("duration", f"{self.controller.duration:.4g} s"),
-            ("designs", f"{len(self.poles)}"),
+            ("designs", f"{len(self.designs)}"),
             ("slowest pole real part", f"{slowest:.3g} 1/s"),
             ("max path residual", f"{self.path.residual.max():.3g} N")])
 
@@ -247,12 +264,10 @@ def shape_change(structure: Structure, geometry, duration: float, *, points: int
                       objective=objective)
     _check_commanded(structure, path)
     index = np.unique(np.round(np.linspace(0, path.s.size - 1, designs)).astype(int))
-    gains, poles, strings = [], [], None
-    for k in index:
-        design = lqr(linearize(path.structures[k], kind="control").actuated(), effort=effort)
-        strings = design.controller.strings
-        gains.append(design.controller.K)
-        poles.append(np.asarray(design.poles))
+    lqr_designs = tuple(lqr(linearize(path.structures[k], kind="control").actuated(),
+                            effort=effort) for k in index)
+    strings = lqr_designs[-1].controller.strings
+    gains = [design.controller.K for design in lqr_designs]
     lower = validation.per_item("shape_change: gamma_min", gamma_min, structure.n_strings,
                                 "N/m", items=" (one per string)")[strings]
     stresses = tuple(self_stress(at, strings, q, gamma_min=lower)
@@ -263,7 +278,7 @@ def shape_change(structure: Structure, geometry, duration: float, *, points: int
                                np.array(gains), duration, strings, stresses, forces,
                                structure.string_nodes[strings],
                                structure.string_damping[strings] if inertia else np.zeros(0))
-    return ShapeChange(path, controller, tuple(poles))
+    return ShapeChange(controller, path, lqr_designs)
 
 
 def _inertia(structure: Structure, strings: np.ndarray, q: np.ndarray) -> np.ndarray:

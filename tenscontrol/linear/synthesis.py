@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import types
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,12 +33,13 @@ from tenscontrol.linear import hinf as _hinf
 from tenscontrol.linear import riccati
 from tenscontrol.linear.riccati import RiccatiSolution
 from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback, measurement
+from tenscontrol.linear.design import Design, sorted_eigenvalues
 from tenscontrol.linear.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
 from tenscontrol import validation
 from tenscontrol.mechanics.checks import check_finite
-from tenscontrol.model.tables import Presentable, summary_table
+from tenscontrol.model.tables import summary_table
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.threads import sized_by
 
@@ -158,7 +160,7 @@ def _lowest_frequency(mr: MinimalRealization) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class LQRDesign(Presentable):
+class LQRDesign(Design):
     """Result of :func:`lqr`.
 
     Attributes
@@ -171,8 +173,9 @@ class LQRDesign(Presentable):
     S : ndarray, shape (2nq, 2nq)
         Cartesian cost matrix ``left_inverse^T S_r left_inverse``: the optimal cost from an
         elastic deviation x - x* is ``(x - x*)^T S (x - x*)``.
-    poles : ndarray, shape (r,)
-        Eigenvalues of ``A_r - B_r K_r`` [1/s], sorted by real part.
+    E : ndarray, shape (r,)
+        Closed-loop eigenvalues, of ``A_r - B_r K_r`` [1/s], sorted by real part (``poles``
+        before issue 30: deprecated).
     Q : ndarray, shape (2nq, 2nq); R : ndarray, shape (nu, nu)
         The weights used (defaults filled in).
     minimal : MinimalRealization
@@ -189,16 +192,23 @@ class LQRDesign(Presentable):
     K: np.ndarray
     K_reduced: np.ndarray
     S: np.ndarray
-    poles: np.ndarray
+    E: np.ndarray
     Q: np.ndarray
     R: np.ndarray
     minimal: MinimalRealization
     closed_loop: ct.StateSpace
     riccati: RiccatiSolution | None = None
 
+    @property
+    def poles(self) -> np.ndarray:
+        """Deprecated spelling of :attr:`E` (the closed-loop eigenvalues)."""
+        warnings.warn("LQRDesign.poles is deprecated: the closed-loop eigenvalues are "
+                      "LQRDesign.E (python-control's name)", DeprecationWarning, stacklevel=2)
+        return self.E
+
     def summary(self) -> str:
         """The design's figures as a table (what ``print(design)`` shows)."""
-        slowest = self.poles[np.argmax(self.poles.real)]
+        slowest = self.E[np.argmax(self.E.real)]
         nu, nx = self.K.shape
         return "LQRDesign\n" + summary_table([
             ("inputs x states", f"{nu} x {nx} (reduced {self.minimal.order})"),
@@ -207,7 +217,7 @@ class LQRDesign(Presentable):
             ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati))
 
     def __repr__(self) -> str:
-        slowest = self.poles[np.argmax(self.poles.real)]
+        slowest = self.E[np.argmax(self.E.real)]
         return (f"LQRDesign(inputs={self.K.shape[0]}, states={self.K.shape[1]}, "
                 f"reduced_order={self.minimal.order}, ||K||_F={np.linalg.norm(self.K):.6g}, "
                 f"slowest pole={slowest:.4g} 1/s)")
@@ -312,8 +322,8 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     Qr = T.T @ Q @ T
     Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
     sol = _riccati_gain(p.A, p.B, Qr, R)
-    Kr, Sr, poles = sol.K, sol.X, sol.poles
-    poles = poles[np.lexsort((poles.imag, poles.real))]
+    Kr, Sr = sol.K, sol.X
+    poles = sorted_eigenvalues(sol.poles, discrete=False)
     K = Kr @ L
     m = p.model
     cl = ct.ss(p.A - p.B @ Kr, p.E, np.vstack([p.C, -Kr]), 0,

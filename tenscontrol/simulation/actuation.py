@@ -12,107 +12,26 @@ Yhat_k q``, the same force the kernels would apply for that force density, so th
 correction and the energy balance see it as external work (docs/theory.md, "Rigid bars: constraints
 and multipliers").
 
-The arithmetic is compiled once, in :func:`actuated_forces` on an :class:`ActuatorRecord`: the
-Python step loop calls it through :meth:`Actuators.apply`, the compiled loop of
-:mod:`tenscontrol.simulation.rigid_feedback` directly.
+The arithmetic is compiled once, in :func:`tenscontrol.mechanics.actuation.actuated_forces` on an
+:class:`~tenscontrol.mechanics.actuation.ActuatorRecord` (re-exported here): the Python step loop
+calls it through :meth:`Actuators.apply`, the compiled loop of
+:mod:`tenscontrol.simulation.rigid_feedback` directly, and the extended Kalman filter predicts
+with it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from tenscontrol.feedback.controllers import check_kind
-from tenscontrol.mechanics.kernels.cache import CACHE
-from tenscontrol.mechanics.kernels.records import Members
-from tenscontrol.mechanics.laws import damper_density, is_active, string_density
+# the law itself lives in the mechanics, where the extended Kalman filter predicts with it too
+from tenscontrol.mechanics.actuation import (ActuatorRecord, actuated_forces, actuator_record,
+                                             member_laws)
 from tenscontrol.model.tables import Presentable, html_table
 
 __all__ = ["ActuatorRecord", "Actuators", "ControlRecord", "actuated_forces", "member_laws"]
-
-
-class ActuatorRecord(NamedTuple):
-    """The commanded strings as the compiled actuation reads them (:attr:`Actuators.record`).
-
-    Attributes
-    ----------
-    members : Members
-        The commanded strings, in command order, as the kernels' member record
-        (:class:`tenscontrol.mechanics.kernels.records.Members`, each field (nu,)).
-    lower, upper : ndarray, shape (nu,)
-        Clipping bounds of the applied force densities [N/m] (-inf for springs, else 0;
-        gamma_max).
-    gamma_ref : ndarray, shape (nu,)
-        Operating-point force densities [N/m] (``kind="control"``).
-    passive : bool
-        ``kind="passive"``: the command adds to the elastic law.
-    """
-
-    members: Members
-    lower: np.ndarray
-    upper: np.ndarray
-    gamma_ref: np.ndarray
-    passive: bool
-
-
-@njit(cache=CACHE)
-def _law(q, act, a):
-    """Commanded string a at q (3n,): its vector s = n_j - n_i [m] (three numbers), squared
-    length [m^2], elastic-law force density [N/m] and whether the kernels count it active
-    (a spring, or l > l0)."""
-    m = act.members
-    i3, j3 = 3 * m.i[a], 3 * m.j[a]
-    s0, s1, s2 = q[j3] - q[i3], q[j3 + 1] - q[i3 + 1], q[j3 + 2] - q[i3 + 2]
-    l2 = s0 * s0 + s1 * s1 + s2 * s2
-    length = np.sqrt(l2)
-    active = is_active(length, m.rest_length[a], m.spring[a])
-    law = string_density(m.stiffness[a], m.rest_length[a], length, m.spring[a])
-    return s0, s1, s2, l2, law, active
-
-
-@njit(cache=CACHE)
-def member_laws(q, act, s, law, active):
-    """s (nu, 3) [m], law (nu,) [N/m] and active (nu,) of every commanded string at q (3n,),
-    as :func:`actuated_forces` sees them."""
-    for a in range(act.lower.shape[0]):
-        s[a, 0], s[a, 1], s[a, 2], _, law[a], active[a] = _law(q, act, a)
-
-
-@njit(cache=CACHE)
-def actuated_forces(q, qd, u, act, out, applied, commanded):
-    """out (3n,) = the extra nodal forces [N] of the command u (nu,) [N/m] at positions q
-    (3n,) [m], with the applied and commanded force densities (nu,) [N/m] written to
-    `applied` and `commanded`.
-
-    qd (3n,) [m/s] switches each string's damper to act while the string pulls (the kernels
-    switch it by length); an empty qd leaves the dampers as the kernels have them.
-    """
-    m, n = act.members, u.shape[0]
-    extra = np.empty((n, 3))
-    for a in range(n):
-        s0, s1, s2, l2, law, active = _law(q, act, a)
-        cmd = (law if act.passive else act.gamma_ref[a]) + u[a]
-        app = min(max(cmd, act.lower[a]), act.upper[a])
-        density = app - law
-        if qd.shape[0] != 0 and m.damping[a] != 0.0:
-            i3, j3 = 3 * m.i[a], 3 * m.j[a]
-            dot = ((qd[j3] - qd[i3]) * s0 + (qd[j3 + 1] - qd[i3 + 1]) * s1
-                   + (qd[j3 + 2] - qd[i3 + 2]) * s2)
-            rate = damper_density(m.damping[a], dot, l2)
-            pulls = m.spring[a] or app > 0.0
-            density += (rate if pulls else 0.0) - (rate if active else 0.0)
-        extra[a, 0], extra[a, 1], extra[a, 2] = density * s0, density * s1, density * s2
-        applied[a], commanded[a] = app, cmd
-    out[:] = 0.0
-    for a in range(n):  # every start node, then every end node (np.add.at's order before)
-        for c in range(3):
-            out[3 * m.i[a] + c] += extra[a, c]
-    for a in range(n):
-        for c in range(3):
-            out[3 * m.j[a] + c] -= extra[a, c]
 
 
 class Actuators:
@@ -158,11 +77,7 @@ class Actuators:
         self.lower = np.where(self.spring, -np.inf, 0.0)
         self.upper = structure.string_gamma_max[strings]
         self.n_nodes = structure.n_nodes
-        f, i = np.ascontiguousarray, np.int64
-        members = Members(f(self.i, i), f(self.j, i), f(self.k, float), f(self.l0, float),
-                          f(self.c, float), f(self.spring, np.bool_))
-        self.record = ActuatorRecord(members, f(self.lower, float), f(self.upper, float),
-                                     f(gamma_ref, float), kind == "passive")
+        self.record = actuator_record(structure, strings, gamma_ref, kind)
 
     def law(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Member vectors s (nu, 3) [m], elastic-law force densities (nu,) [N/m] at q, and

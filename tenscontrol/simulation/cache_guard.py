@@ -28,7 +28,7 @@ _COMPRESSIBLE = _RIGID + ("tenscontrol.mechanics.compressible",)
 _DOPRI = ("tenscontrol.integrate.dopri", "tenscontrol.integrate.dopri_kernel",
           "tenscontrol.integrate.chunked")
 _RADAU = ("tenscontrol.integrate.radau_kernel", "tenscontrol.integrate.chunked")
-_ACTUATION = _LAWS + ("tenscontrol.mechanics.kernels", "tenscontrol.simulation.actuation")
+_ACTUATION = _LAWS + ("tenscontrol.mechanics.kernels", "tenscontrol.mechanics.actuation")
 
 #: For each module with disk-cached kernels, the modules and packages (recursively) whose
 #: source its compiled code includes, its own file aside (numba watches that one).
@@ -38,6 +38,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "tenscontrol.mechanics.kernels.banded": (),
     "tenscontrol.mechanics.kernels.records": (),
     "tenscontrol.mechanics.rigid.forces": _LAWS,
+    "tenscontrol.mechanics.actuation": _LAWS + ("tenscontrol.mechanics.kernels",),
     "tenscontrol.mechanics.rigid.correction": _RIGID,
     "tenscontrol.mechanics.rigid.kernels": _RIGID,
     "tenscontrol.mechanics.compressible.kernels": _COMPRESSIBLE,
@@ -45,7 +46,6 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "tenscontrol.integrate.dopri": (),
     "tenscontrol.integrate.dopri_kernel": ("tenscontrol.integrate.dopri",),
     "tenscontrol.integrate.radau_kernel": (),
-    "tenscontrol.simulation.actuation": _ACTUATION,
     "tenscontrol.simulation.recording": (),
     "tenscontrol.simulation.rigid_feedback": _RIGID + _ACTUATION,
     "tenscontrol.simulation.rigid_loop": _RIGID + _DOPRI + _ACTUATION + (

@@ -5,7 +5,7 @@ derivative evaluation the nodal forces of the command ``u = -K (x - x*)``
 (:meth:`tenscontrol.simulation.actuation.ClosedLoop.forces`, through
 :meth:`~tenscontrol.simulation.actuation.Actuators.apply`). :func:`feedback_forces` computes
 the command compiled, from a :class:`FeedbackRecord` built once per run, and its forces with
-the same compiled actuation (:func:`~tenscontrol.simulation.actuation.actuated_forces`), so
+the same compiled actuation (:func:`~tenscontrol.mechanics.actuation.actuated_forces`), so
 that :mod:`tenscontrol.simulation.rigid_loop` runs such closed loops too; :func:`derivative`
 is the rigid model's derivative with them. The command's products sum in another order than
 numpy's matrix product, so the trajectories agree to rounding, not bit for bit.
@@ -22,7 +22,7 @@ from tenscontrol.feedback.controllers import StateFeedback
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.mechanics.kernels.records import Members
-from tenscontrol.simulation.actuation import ActuatorRecord, actuated_forces
+from tenscontrol.mechanics.actuation import ActuatorRecord, actuated_forces
 
 __all__ = ["FeedbackRecord", "compiled_feedback", "derivative", "feedback_forces",
            "feedback_record"]

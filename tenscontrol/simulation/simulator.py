@@ -36,6 +36,7 @@ from tenscontrol.simulation.progress import ProgressBar
 from tenscontrol.mechanics.scales import Scales
 from tenscontrol.simulation.recording import Recorder
 from tenscontrol.simulation.sampled_loop import SampledLoop, SampledSolver
+from tenscontrol.feedback.controllers import runtime_controller
 from tenscontrol.feedback.sampled import check_samples, is_sampled
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
@@ -315,9 +316,10 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         Give bars the transverse inertia of solid cylinders of their radius instead of
         slender rods (see :func:`tenscontrol.mass_matrix`; for compressible bars with the
         Poisson radius change of docs/theory.md, "Compressible bars").
-    controller : Controller, optional
-        Close the loop (:mod:`tenscontrol.feedback.controllers`): at every derivative evaluation the
-        controller's command sets the force densities of the strings it commands, clipped to
+    controller : Controller or a design, optional
+        Close the loop (:mod:`tenscontrol.feedback.controllers`; a design, the result of a
+        synthesis such as ``lqr(...)``, runs its ``.controller``): at every derivative
+        evaluation the controller's command sets the force densities of the strings it commands, clipped to
         [0, gamma_max] for one-sided strings (:mod:`tenscontrol.simulation.actuation`), with the damper of
         a string the command leaves slack off; its internal states are integrated with
         the structure's. A :class:`~tenscontrol.SampledController` (one with ``period`` and
@@ -383,6 +385,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     constant_loads = None if callable(loads) else fext(0.0, y0)
     loop = None
     if controller is not None:
+        controller = runtime_controller(controller)      # a design runs its .controller
         check_fits(structure, controller)
         loop = (SampledLoop if is_sampled(controller) else ClosedLoop)(structure, controller)
         if isinstance(loop, SampledLoop):

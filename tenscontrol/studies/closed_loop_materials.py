@@ -209,7 +209,7 @@ def compare_closed_loop(structure, materials=("hdpe", "aluminium"), *,
                         bars="compressible", t_eval=t_eval, rtol=rtol, atol=atol)
         peak, peak_ratio, energy_ratio = doublet_ratios(report.y_closed, report.t, amplitude,
                                                         half_period)
-        slowest = design.poles[np.argmax(design.poles.real)]
+        slowest = design.E[np.argmax(design.E.real)]
         rows.append(ClosedLoopMaterialFigures(
             name, float(s.bar_masses.sum()), complex(slowest), float(np.linalg.norm(design.K)),
             h2_norm(loop), hinf_norm(loop), peak_ratio, energy_ratio,

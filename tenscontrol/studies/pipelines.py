@@ -331,7 +331,7 @@ class LQRPipeline(_Pipeline):
     the controller's ``period`` and ``delay`` [s] (nan and 0 for the continuous LQR), and for a
     sampled one the ``spectral_radius`` and ``gain_margin`` of its discrete loop on the nominal
     design model (:func:`tenscontrol.discrete_closed_loop`, :func:`tenscontrol.gain_margin`,
-    up to 100; both nan for the continuous LQR, whose loop stays stable for every gain >= 1/2
+    up to 100, 0 for a loop unstable at the design gain; both nan for the continuous LQR, whose loop stays stable for every gain >= 1/2
     on that model).
 
     Parameters are those of :class:`NormsPipeline` (``bars`` the bar model of the design,

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
-import scipy.linalg
 
-from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback, measurement
+from tenscontrol.feedback.controllers import (OutputFeedback, StateFeedback, measurement,
+                                              runtime_controller)
 from tenscontrol.feedback.estimators import DiscreteLQG
 from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
 from tenscontrol.linear.linearization import linearize
+from tenscontrol.linear.sampling import exact_hold
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.tables import Presentable, html_table, titled_table
 from tenscontrol.simulation.options import output_times, real_array
@@ -254,7 +255,7 @@ def _lti_response(A, B, d, t, substeps: int = 10) -> np.ndarray:
     for k in range(1, t.size):
         h = hs[k - 1]
         if h not in steps:
-            steps[h] = _hold_step(A, B, h)
+            steps[h] = exact_hold(A, B, h)
         Phi, Gamma = steps[h]
         for j in range(substeps):
             x = Phi @ x + Gamma @ d(t[k - 1] + (j + 0.5) * h)
@@ -331,20 +332,11 @@ def _sampled_response(A, B, E, controller, law, d, t, substeps: int = 10):
         h = (b - a) / substeps
         key = round(h / tol)
         if key not in steps:
-            steps[key] = _hold_step(A, AB, h)
+            steps[key] = exact_hold(A, AB, h)
         Phi, Gamma = steps[key]
         for j in range(substeps):
             x = Phi @ x + Gamma @ np.concatenate([u, d(a + (j + 0.5) * h)])
     return X, U
-
-
-def _hold_step(A, B, h):
-    """(Phi, Gamma) of one step h with the load held: expm([[A, B], [0, 0]] h)."""
-    nx = A.shape[0]
-    big = np.zeros((nx + B.shape[1], nx + B.shape[1]))
-    big[:nx, :nx], big[:nx, nx:] = A * h, B * h
-    E = scipy.linalg.expm(big)
-    return E[:nx, :nx], E[:nx, nx:]
 
 
 def _load_function(loads, n_nodes: int):
@@ -390,8 +382,9 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     structure : Structure
         The structure at its operating point (e.g. ``equilibrium(...).structure``): every
         simulation starts there, at rest.
-    controller : Controller
-        E.g. ``lqr(model).controller``; designed about the structure's nodes. A sampled
+    controller : Controller, SampledController or a design
+        E.g. ``lqr(model).controller`` (or ``lqr(model)``: a design runs its ``.controller``);
+        designed about the structure's nodes. A sampled
         controller is predicted in the sampled-data loop (a DiscreteLQG noiseless, an MPC with
         its QP on the linear plant); a continuous controller other than StateFeedback and
         OutputFeedback has no prediction (nan).
@@ -428,6 +421,7 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     -------
     ClosedLoopReport
     """
+    controller = runtime_controller(controller)     # a design: its .controller
     q_ref = _q_ref(controller, structure)
     if q_ref.shape != (structure.nodes.size,):
         raise ValueError(f"verify: the controller was designed for {q_ref.size // 3} nodes, the "
