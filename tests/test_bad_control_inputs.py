@@ -382,3 +382,23 @@ def test_a_period_too_short_for_the_design_model_is_refused(tbar, design, period
                                          r"3.97 rad/s\) turns .* rad per sample.*use a period "
                                          r">= 2.52e-07 s"):
         getattr(tc, design)(*args, **kw)
+
+
+def test_lqg_on_an_undamped_structure_gives_the_unscaled_filter_gain():
+    # the prism's reduced positions get round-off process noise (1e-17 against 0.18 for the
+    # velocities): the units of the scaled Riccati solve spread over 1e17 and Slycot failed
+    # ("The real Schur form of the Hamiltonian ... cannot be appropriately ordered"); such a
+    # state takes the unit of an unforced one. Reference: python-control's lqe unscaled
+    import control as ct
+
+    from tenscontrol.linear.estimation import reduced_model, sensor_measurement
+    p = tc.equilibrium(tc.catalog.prism(3), gamma_min=10.0).structure
+    model = tc.linearize(p)
+    ss = sensors(p, string_lengths=range(9), std=1e-3)
+    design = tc.lqg(model, ss, process_noise=4.0)
+    lq = tc.lqr(model)
+    A, _, E = reduced_model(lq)
+    Cr = sensor_measurement(model, ss).C @ lq.minimal.basis
+    L = np.asarray(ct.lqe(A, E, Cr, 4.0 * np.eye(E.shape[1]), 1e-6 * np.eye(9))[0])
+    np.testing.assert_allclose(design.L, L, rtol=1e-6, atol=1e-9 * np.abs(L).max())
+    assert np.linalg.eigvals(A - design.L @ Cr).real.max() < 0
