@@ -298,6 +298,25 @@ def _cli(which, key, value, structure="s", t_final="0.02"):
     return case
 
 
+def _cli_design(period):
+    """`tenscontrol design --period` of the T-bar: exit 2 with the message, or the file."""
+    def case(F, tmp):
+        import subprocess
+        model = Path(tmp) / "s.json"
+        tc.save_structure(F["s"], model)
+        run = subprocess.run([sys.executable, "-m", "tenscontrol", "design", str(model),
+                              "--period", period, "--out", str(Path(tmp) / "K.npz")],
+                             capture_output=True, text=True, timeout=100, cwd=tmp,
+                             env=dict(os.environ, PYTHONPATH=str(
+                                 Path(tc.__file__).resolve().parent.parent)))
+        if run.returncode == 2 and "Traceback" not in run.stderr:
+            raise ValueError(f"exit 2: {run.stderr.strip().splitlines()[-1]}")
+        if run.returncode == 0:
+            return f"exit 0: {run.stdout.strip().splitlines()[-2][:150]}"
+        raise RuntimeError(f"exit {run.returncode}: {(run.stderr or run.stdout)[-300:]}")
+    return case
+
+
 OTHER = [
     ("mpc horizon 2.5", _mpc(horizon=2.5), "horizon"),
     ("mpc horizon 1e9", _mpc(horizon=10**9), "horizon"),
@@ -376,6 +395,8 @@ OTHER = [
      "sensors_std"),
     ("cli simulate, period 1e-8 for 10 s", _cli("df", "header.period", 1e-8, t_final="10"),
      "period|samples"),
+    ("cli design --period 1e-300", _cli_design("1e-300"), "period"),
+    ("cli design --period 1e-12", _cli_design("1e-12"), "period"),
     ("cli simulate prism, tbar controller", _cli("df", None, None, structure="prism"),
      "node"),
 ]

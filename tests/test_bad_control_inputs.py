@@ -402,3 +402,17 @@ def test_lqg_on_an_undamped_structure_gives_the_unscaled_filter_gain():
     L = np.asarray(ct.lqe(A, E, Cr, 4.0 * np.eye(E.shape[1]), 1e-6 * np.eye(9))[0])
     np.testing.assert_allclose(design.L, L, rtol=1e-6, atol=1e-9 * np.abs(L).max())
     assert np.linalg.eigvals(A - design.L @ Cr).real.max() < 0
+
+
+def test_the_cli_design_refuses_a_period_too_short_for_the_model(tbar, tmp_path, capsys):
+    # before: --period 1e-300 wrote the file and printed "spectral radius of the discrete
+    # loop 1 (UNSTABLE: a shorter --period), gain margin 0"
+    from tenscontrol.cli import main
+    structure = tmp_path / "s.json"
+    tc.save_structure(tbar["s"], structure)
+    status = main(["design", str(structure), "--period", "1e-300", "--out",
+                   str(tmp_path / "K.npz")])
+    err = capsys.readouterr().err
+    assert status == 2 and not (tmp_path / "K.npz").exists()
+    assert re.search(r"tenscontrol: error: discrete_closed_loop: period = 1e-300 s is too short "
+                     r"for the design model.*use a period >= 2.52e-07 s", err), err

@@ -50,7 +50,8 @@ MIN_RADIANS_PER_SAMPLE = 1e-6
 
 def check_resolution(period: float, A, who: str) -> None:
     """Refuse a period in which the fastest mode of the design model `A` (r, r) turns less
-    than MIN_RADIANS_PER_SAMPLE."""
+    than MIN_RADIANS_PER_SAMPLE (dlqr, discrete_lqg, discrete_closed_loop: a discrete loop
+    whose model is the identity to rounding is judged unstable at 1e-300 s)."""
     A = np.asarray(A, dtype=float)
     fastest = float(np.abs(np.linalg.eigvals(A)).max()) if A.size else 0.0
     if fastest > 0 and period * fastest < MIN_RADIANS_PER_SAMPLE:
@@ -58,7 +59,8 @@ def check_resolution(period: float, A, who: str) -> None:
         raise ValueError(f"{who}: period = {period:g} s is too short for the design model: its "
                          f"fastest mode (|lambda| = {fastest:.3g} rad/s) turns {turn:.2g} rad "
                          f"per sample, the sampled model is the identity to within that "
-                         f"and the discrete Riccati equation loses its digits; use a period >= "
+                         f"and the discrete design and analysis lose their digits; use a "
+                         f"period >= "
                          f"{MIN_RADIANS_PER_SAMPLE / fastest:.3g} s ({MIN_RADIANS_PER_SAMPLE:g} "
                          f"rad per sample), or the continuous design (tenscontrol.lqr, "
                          f"tenscontrol.lqg)")

@@ -352,6 +352,7 @@ def discrete_closed_loop(minimal: MinimalRealization, controller,
                            expected="a positive number")
     nu = controller.strings.size
     A, Bfull = np.asarray(minimal.sys.A), np.asarray(minimal.sys.B)
+    check_resolution(controller.period, A, "discrete_closed_loop")
     C = np.asarray(minimal.sys.C)
     n, nd = A.shape[0], Bfull.shape[1] - nu
     plant = zoh(A, Bfull, controller.period, controller.delay)
