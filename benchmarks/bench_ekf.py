@@ -55,7 +55,7 @@ def tbar():
 def predicted_positions(s, controller, states) -> np.ndarray:
     """q_k|k-1 (ns, nq) from a sampled run's controller states."""
     nq = 3 * s.n_nodes
-    if isinstance(controller, tc.ExtendedLQG):
+    if isinstance(controller, tc.estimation.ExtendedLQG):
         return controller.estimates(states)[:, :nq]
     r = controller.kalman.Phi.shape[0]
     return states[:, :r] @ controller.kalman.basis[:nq, :r].T + s.nodes.reshape(-1)

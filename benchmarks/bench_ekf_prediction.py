@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 import tenscontrol as tc
-from tenscontrol.linear.ekf import extended_kalman
+from tenscontrol.estimation.ekf import extended_kalman
 from tenscontrol.mechanics.sensors import sensors
 
 

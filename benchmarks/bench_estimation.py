@@ -43,7 +43,7 @@ import numpy as np
 import scipy.linalg
 
 import tenscontrol as tc
-from tenscontrol.linear import estimation as est
+from tenscontrol.estimation import lqg as est
 
 H = 1e-6
 PERIOD = 1.0 / 200.0

@@ -14,7 +14,7 @@ reduction basis) and the closed loop's largest real part ``max Re eig(A_r - B_r 
 full-order ``hinfsyn`` (top-node disturbance, performance output and measurement: output
 feedback): CPU, gamma, the infeasible bound, the loop's norm, bisection method and trials.
 
-The script runs unchanged on a checkout without tenscontrol.linear.riccati (the figures it
+The script runs unchanged on a checkout without tenscontrol.design.riccati (the figures it
 prints are computed here): ``PYTHONPATH=/path/to/old/checkout python bench_riccati.py`` gives
 the "before" column. Nothing here asserts on time.
 """

@@ -75,7 +75,7 @@ def report(label, run):
     print(f"\n== {label}")
     stats = getattr(result, "stats", result)
     print(f"   repr: {stats!r}")
-    if isinstance(result, tc.StaticEquilibrium):
+    if isinstance(result, tc.statics.StaticEquilibrium):
         print(f"   linear_algebra={result.linear_algebra!r}, dense_bar_solves="
               f"{result.dense_bar_solves}, dense_kkt_solves={result.dense_kkt_solves}")
     else:

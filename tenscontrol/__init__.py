@@ -7,9 +7,13 @@ Quick start::
     traj = tc.simulate(tbar, 10.0)
     print(traj)             # the run's figures as a table; repr(traj) is one line
 
-Every public name is importable from here; docs/api.md lists them with one line each. The
-subpackages are the layers (model, mechanics, statics, integrate, feedback, simulation, linear,
-studies); pyproject.toml's import-linter contracts keep their import direction.
+What a user calls first is here (``tc.simulate``, ``tc.lqr``, ``tc.Structure``, ...); the rest,
+mostly the result types those return, lives in the subpackages named for what they hold:
+``tc.statics``, ``tc.control`` (the runtime laws the simulator calls), ``tc.simulation``,
+``tc.linear`` (the analysis), ``tc.design`` (the synthesis), ``tc.estimation`` and
+``tc.studies`` (e.g. ``tc.design.LQRDesign``). docs/api.md lists every name with one line each;
+pyproject.toml's import-linter contracts keep the subpackages' import direction. A name that
+left the top level still works here, with a DeprecationWarning naming its new place.
 """
 
 # model: what a structure is
@@ -28,120 +32,105 @@ from tenscontrol.mechanics.dynamics import accelerations, jacobians, mass_matrix
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, force_densities, gravity_vector
 from tenscontrol.mechanics.sensors import SensorSet, sensors
 # statics: structures at rest
-from tenscontrol.statics.prestress import Equilibrium, PrestressError, equilibrium
-from tenscontrol.statics.result import (MechanismError, NewtonHistory, StaticEquilibrium,
-                                        StaticsError)
+from tenscontrol.statics.prestress import PrestressError, equilibrium
+from tenscontrol.statics.result import MechanismError, StaticsError
 from tenscontrol.statics.solve import static_equilibrium
-from tenscontrol.statics.stiffness import Compliance, compliance, tangent_stiffness
-# feedback laws, simulation
-from tenscontrol.feedback.controllers import (Controller, Measurement, OutputFeedback,
-                                              StateFeedback, measurement)
-from tenscontrol.feedback.allocation import (AllocatedController, AllocatedSampled, Allocation,
-                                             SelfStress, allocated, self_stress)
-from tenscontrol.feedback.shape import ShapeTracking
-from tenscontrol.feedback.mpc import PredictiveController
-from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
-from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.feedback.storage import load_controller, save_controller
-from tenscontrol.simulation.actuation import ControlRecord
-from tenscontrol.simulation.sampled_loop import SampledControlRecord
+from tenscontrol.statics.stiffness import compliance, tangent_stiffness
+from tenscontrol.statics.self_stress import self_stress
+# control: the runtime laws the simulator calls; simulation
+from tenscontrol.control.controllers import (Controller, Measurement, OutputFeedback,
+                                             StateFeedback, measurement)
+from tenscontrol.control.allocation import allocated
+from tenscontrol.control.sampled import SampledController
+from tenscontrol.control.storage import load_controller, save_controller
 from tenscontrol.simulation.simulator import simulate
-from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
-                                               SimulationStats, Trajectory)
+from tenscontrol.simulation.trajectory import SimulationError, SimulationInterrupted, Trajectory
 from tenscontrol.simulation.trajectory_io import load_trajectory
-# linear models (python-control loads lazily, below), studies
+# linear analysis, design, estimation (python-control loads lazily, below), studies
 from tenscontrol.linear.linearization import LinearModel, linearize
 from tenscontrol.linear.threads import blas_threads
-from tenscontrol.linear.shape import ShapeChange, ShapePath, shape_change, shape_path
-from tenscontrol.studies.verification import ClosedLoopReport, verify
-from tenscontrol.studies.shape_change import ShapeChangeReport, verify_shape_change
+from tenscontrol.design.shape import shape_change, shape_path
+from tenscontrol.studies.verification import verify
+from tenscontrol.studies.shape_change import verify_shape_change
 from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform, grid, samples
-from tenscontrol.studies.results import CaseFailure, CaseResult, StudyInterrupted, StudyResult
+from tenscontrol.studies.results import StudyInterrupted
 from tenscontrol.studies.runner import process_pool, run_study
 from tenscontrol.studies.store import StudyFolderError
+from tenscontrol import control, design, estimation, linear, simulation, statics, studies
+from tenscontrol.exports import lazy_exports
 
 __all__ = [
     # model
     "Bar", "MATERIALS", "Material", "PointMass", "Selection", "String", "Structure", "catalog",
     "doublet", "load_structure", "materials", "PiecewiseConstantLoads", "save_structure",
-    "structure_from_dict",
-    "structure_to_dict", "to_mjcf", "FormFinding", "form_find",
+    "structure_from_dict", "structure_to_dict", "to_mjcf", "FormFinding", "form_find",
     # mechanics
-    "Compliance", "Equilibrium", "PrestressError", "accelerations", "bar_force_densities",
-    "compliance", "constraint_jacobian", "equilibrium", "force_densities", "gravity_vector",
-    "jacobians", "mass_matrix", "tangent_stiffness", "total_energy", "SensorSet", "sensors",
-    "MechanismError", "NewtonHistory", "StaticEquilibrium", "StaticsError",
-    "static_equilibrium",
-    # feedback and simulation
-    "ControlRecord", "Controller", "Measurement", "OutputFeedback", "SimulationError",
-    "SimulationInterrupted", "SimulationStats", "StateFeedback", "Trajectory", "measurement",
-    "simulate", "to_iosystem", "load_trajectory", "load_controller", "save_controller",
-    "AllocatedController", "AllocatedSampled", "Allocation", "SelfStress", "allocated", "self_stress",
-    "ShapeTracking",
-    "DiscreteFeedback", "PredictiveController", "SampledControlRecord", "SampledController",
-    "DiscreteKalman", "DiscreteLQG", "SensorMeasurement",
-    # linear
-    "Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign",
-    "ElasticModel", "HinfDesign", "LQRDesign", "LinearModel", "MinimalRealization",
-    "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "hinfsyn", "linearize", "lqr",
+    "accelerations", "bar_force_densities", "constraint_jacobian", "force_densities",
+    "gravity_vector", "jacobians", "mass_matrix", "total_energy", "SensorSet", "sensors",
+    # statics
+    "PrestressError", "MechanismError", "StaticsError", "compliance", "equilibrium",
+    "self_stress", "static_equilibrium", "tangent_stiffness",
+    # control and simulation
+    "Controller", "Measurement", "OutputFeedback", "SampledController", "SimulationError",
+    "SimulationInterrupted", "StateFeedback", "Trajectory", "allocated", "load_controller",
+    "load_trajectory", "measurement", "save_controller", "simulate", "to_iosystem",
+    # linear analysis
+    "LinearModel", "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "linearize",
     "minimal_realization", "save_mat",
-    "ShapeChange", "ShapePath", "shape_change", "shape_path",
-    "DiscreteLQRDesign", "ZOHModel", "discrete_closed_loop", "discretize", "dlqr",
-    "gain_margin", "mpc", "zoh",
-    "LQGDesign", "Observability", "Placement", "discrete_lqg", "lqg", "observability",
-    "place_sensors", "ExtendedKalman", "extended_kalman",
-    "ExtendedLQG", "extended_lqg",
+    # design
+    "Design", "discrete_closed_loop", "discretize", "dlqr", "gain_margin", "hinfsyn", "lqr",
+    "mpc", "shape_change", "shape_path", "zoh",
+    # estimation
+    "discrete_lqg", "extended_kalman", "extended_lqg", "lqg", "observability", "place_sensors",
     # studies
-    "ClosedLoopComparison", "ClosedLoopReport", "MaterialComparison", "MaterialFigures",
-    "compare_closed_loop", "compare_materials", "verify",
-    "ShapeChangeReport", "verify_shape_change",
+    "compare_closed_loop", "compare_materials", "verify", "verify_shape_change",
     # studies on an executor
-    "Case", "CaseFailure", "CaseResult", "Choice", "LQRPipeline", "LogUniform", "Normal",
-    "NormsPipeline", "StudyFileError", "StudyFolderError", "StudyInterrupted", "StudyResult",
-    "Uniform", "grid", "process_pool", "run_study", "run_study_file", "samples",
+    "Case", "Choice", "LQRPipeline", "LogUniform", "Normal", "NormsPipeline", "StudyFileError",
+    "StudyFolderError", "StudyInterrupted", "Uniform", "grid", "process_pool", "run_study",
+    "run_study_file", "samples",
+    # the subpackages that hold the rest
+    "control", "design", "estimation", "linear", "simulation", "statics", "studies",
 ]
 __version__ = "1.0.0"
 
 # The linear-systems tools import python-control (about 0.5 s); they load on first use so that
 # `import tenscontrol` stays quick for simulation-only work (PEP 562).
 _LAZY = {
-    "MaterialComparison": "studies.comparison", "MaterialFigures": "studies.comparison",
     "compare_materials": "studies.comparison",
-    "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
-    "ElasticModel": "linear.reduction", "MinimalRealization": "linear.reduction",
-    "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
-    "HinfDesign": "linear.synthesis", "LQRDesign": "linear.synthesis",
-    "hinfsyn": "linear.synthesis", "lqr": "linear.synthesis",
-    "Design": "linear.design", "DiscreteLQGDesign": "linear.design",
-    "ExtendedLQGDesign": "linear.design", "MPCDesign": "linear.design",
-    "to_iosystem": "simulation.iosystem",
-    "DiscreteLQRDesign": "linear.discrete", "ZOHModel": "linear.discrete",
-    "discrete_closed_loop": "linear.discrete", "discretize": "linear.discrete",
-    "dlqr": "linear.discrete", "gain_margin": "linear.discrete", "zoh": "linear.discrete",
-    "mpc": "linear.predictive",
-    "LQGDesign": "linear.estimation", "discrete_lqg": "linear.estimation",
-    "lqg": "linear.estimation",
-    "ExtendedKalman": "linear.ekf", "extended_kalman": "linear.ekf",
-    "ExtendedLQG": "linear.extended_lqg", "extended_lqg": "linear.extended_lqg",
-    "Observability": "linear.observability", "Placement": "linear.observability",
-    "observability": "linear.observability", "place_sensors": "linear.observability",
-    "save_mat": "linear.matlab",
-    "ClosedLoopComparison": "studies.closed_loop_materials",
     "compare_closed_loop": "studies.closed_loop_materials",
+    "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
+    "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
+    "save_mat": "linear.matlab", "to_iosystem": "simulation.iosystem",
+    "Design": "design.result", "hinfsyn": "design.synthesis", "lqr": "design.synthesis",
+    "discrete_closed_loop": "design.discrete", "discretize": "design.discrete",
+    "dlqr": "design.discrete", "gain_margin": "design.discrete", "zoh": "design.discrete",
+    "mpc": "design.predictive",
+    "discrete_lqg": "estimation.lqg", "lqg": "estimation.lqg",
+    "extended_kalman": "estimation.ekf", "extended_lqg": "estimation.extended_lqg",
+    "observability": "estimation.observability", "place_sensors": "estimation.observability",
     "LQRPipeline": "studies.pipelines", "NormsPipeline": "studies.pipelines",
     "StudyFileError": "studies.files", "run_study_file": "studies.files",
 }
 
+# Names that left the top level for the subpackage that holds them (issue 30, item 5): mostly
+# the result types the functions above return. tc.NAME still works, with a DeprecationWarning.
+_MOVED = {
+    **dict.fromkeys(["Allocation", "Compliance", "Equilibrium", "NewtonHistory", "SelfStress",
+                     "StaticEquilibrium"], "tenscontrol.statics"),
+    **dict.fromkeys(["AllocatedController", "AllocatedSampled", "DiscreteFeedback",
+                     "DiscreteKalman", "DiscreteLQG", "PredictiveController",
+                     "SensorMeasurement", "ShapeTracking"], "tenscontrol.control"),
+    **dict.fromkeys(["ControlRecord", "SampledControlRecord", "SimulationStats"],
+                    "tenscontrol.simulation"),
+    **dict.fromkeys(["ElasticModel", "MinimalRealization"], "tenscontrol.linear"),
+    **dict.fromkeys(["DiscreteLQGDesign", "DiscreteLQRDesign", "ExtendedLQGDesign", "HinfDesign",
+                     "LQRDesign", "MPCDesign", "ShapeChange", "ShapePath", "ZOHModel"],
+                    "tenscontrol.design"),
+    **dict.fromkeys(["ExtendedKalman", "ExtendedLQG", "LQGDesign", "Observability",
+                     "Placement"], "tenscontrol.estimation"),
+    **dict.fromkeys(["CaseFailure", "CaseResult", "ClosedLoopComparison", "ClosedLoopReport",
+                     "MaterialComparison", "MaterialFigures", "ShapeChangeReport",
+                     "StudyResult"], "tenscontrol.studies"),
+}
 
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'tenscontrol' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, _MOVED)

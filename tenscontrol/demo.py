@@ -228,7 +228,7 @@ DEMO_OUTPUTS = Selection(nodes=[2, 3], axes="xz")
 def _demo_control(ctx: DemoContext) -> None:
     from tenscontrol.model.loads import doublet
     from tenscontrol.linear.linearization import linearize
-    from tenscontrol.linear.synthesis import lqr
+    from tenscontrol.design.synthesis import lqr
     from tenscontrol.studies.verification import verify
 
     s = ctx.equilibria["rigid"].structure

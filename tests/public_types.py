@@ -292,10 +292,21 @@ def _study(c):
         return tc.run_study(pipeline, cases, progress=False)
     return _shared(c, "study", make)
 
+#: The subpackages whose ``__all__`` hold the public names that are not at the top level.
+SUBPACKAGES = ("control", "design", "estimation", "linear", "simulation", "statics", "studies")
+
+
 def public_classes() -> dict:
-    """The classes exported by ``tenscontrol.__all__`` (lazy exports included), by name."""
-    return {name: getattr(tc, name) for name in tc.__all__ if isinstance(getattr(tc, name), type)
-            and (name not in OPTIONAL or importlib.util.find_spec(OPTIONAL[name]) is not None)}
+    """The classes exported by ``tenscontrol.__all__`` and by its subpackages' ``__all__``
+    (``tc.design.LQRDesign``; lazy exports included), by name."""
+    found = {}
+    for module in [tc] + [getattr(tc, name) for name in SUBPACKAGES]:
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if isinstance(obj, type) and (name not in OPTIONAL or
+                                          importlib.util.find_spec(OPTIONAL[name]) is not None):
+                found[name] = obj
+    return found
 
 
 def available() -> list:

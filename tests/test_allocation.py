@@ -1,11 +1,13 @@
-"""Self-stress allocation (tenscontrol.feedback.allocation): same nodal forces, bounds kept."""
+"""Self-stress allocation (tenscontrol.statics.self_stress, and tenscontrol.control.allocation at
+run time): same nodal forces, bounds kept."""
 
 import numpy as np
 import pytest
 import scipy.optimize
 
 import tenscontrol as tc
-from tenscontrol.feedback.allocation import allocated, self_stress
+from tenscontrol.control.allocation import allocated
+from tenscontrol.statics.self_stress import self_stress
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +178,7 @@ def test_sampled_lqr_slack_allocated_taut(tbar):
     t_eval = np.linspace(0.0, 6.0, 301)
     plain = tc.verify(tbar, sampled, load, 6.0, outputs=outputs, t_eval=t_eval)
     ctl = allocated(sampled, tbar, gamma_min=1.0)
-    assert isinstance(ctl, tc.AllocatedSampled) and ctl.unallocated is sampled
+    assert isinstance(ctl, tc.control.AllocatedSampled) and ctl.unallocated is sampled
     assert (ctl.period, ctl.delay, ctl.n_states) == (sampled.period, sampled.delay, 0)
     alloc = tc.verify(tbar, ctl, load, 6.0, outputs=outputs, t_eval=t_eval)
     assert plain.closed.slack_time and plain.closed_loop.control.applied.min() == 0.0

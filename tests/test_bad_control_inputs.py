@@ -183,7 +183,7 @@ def test_mpc_horizon_is_a_bounded_integer(tbar, horizon, error, message):
 def test_mpc_horizon_whose_qp_would_not_fit_names_the_largest_that_does():
     from types import SimpleNamespace
 
-    from tenscontrol.linear.predictive import MAX_QP_BYTES, _qp_bytes, check_horizon
+    from tenscontrol.design.predictive import MAX_QP_BYTES, _qp_bytes, check_horizon
     # a model of 30 free coordinates and 40 strings (the sizes only): 1000 x 40 commands,
     # 8 (1001 60 40000 + 8 40000^2) bytes = 113 GiB
     model = SimpleNamespace(structure=SimpleNamespace(free_coordinates=np.arange(30)),
@@ -391,7 +391,7 @@ def test_lqg_on_an_undamped_structure_gives_the_unscaled_filter_gain():
     # state takes the unit of an unforced one. Reference: python-control's lqe unscaled
     import control as ct
 
-    from tenscontrol.linear.estimation import reduced_model, sensor_measurement
+    from tenscontrol.estimation.lqg import reduced_model, sensor_measurement
     p = tc.equilibrium(tc.catalog.prism(3), gamma_min=10.0).structure
     model = tc.linearize(p)
     ss = sensors(p, string_lengths=range(9), std=1e-3)

@@ -353,7 +353,7 @@ def test_design_writes_a_sampled_controller_that_verify_runs(prestressed, tmp_pa
                     effort=1e-2)
     expected = tc.discretize(design.controller, 0.02, 0.005)
     K = tc.load_controller(out)
-    assert type(K) is tc.DiscreteFeedback and (K.period, K.delay) == (0.02, 0.005)
+    assert type(K) is tc.control.DiscreteFeedback and (K.period, K.delay) == (0.02, 0.005)
     np.testing.assert_array_equal(K.DK, expected.DK)
     np.testing.assert_array_equal(K.CK, expected.CK)
     margin = tc.gain_margin(design.minimal, expected)
@@ -372,7 +372,7 @@ def test_design_hinf_sampled(prestressed, tmp_path, capsys):
                  "--disturbances", "2:z", "--measurements", "2,3:xz", "--period", "0.005",
                  "--out", str(out)]) == 0
     K = tc.load_controller(out)
-    assert type(K) is tc.DiscreteFeedback and K.n_states > 0 and K.period == 0.005
+    assert type(K) is tc.control.DiscreteFeedback and K.n_states > 0 and K.period == 0.005
     assert "spectral radius of the discrete loop" in capsys.readouterr().out
 
 

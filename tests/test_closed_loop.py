@@ -25,7 +25,7 @@ import tenscontrol as tc  # noqa: E402
 from tenscontrol.simulation import models  # noqa: E402
 from tenscontrol.simulation import simulator  # noqa: E402
 from tenscontrol.simulation.actuation import Actuators, ClosedLoop  # noqa: E402
-from tenscontrol.feedback.controllers import (Controller, OutputFeedback, StateFeedback,  # noqa: E402
+from tenscontrol.control.controllers import (Controller, OutputFeedback, StateFeedback,  # noqa: E402
                                      measurement)
 from tenscontrol.simulation.iosystem import to_iosystem  # noqa: E402
 from tenscontrol.studies.verification import verify  # noqa: E402

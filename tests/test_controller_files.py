@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback.storage import controller_arrays
+from tenscontrol.control.storage import controller_arrays
 from tenscontrol.mechanics.sensors import sensors
 
 
@@ -39,7 +39,7 @@ def test_discrete_lqg_round_trip_gives_identical_commands(tbar, tmp_path):
     c = tc.discrete_lqg(control_model, _sensors(s), 0.005, process_noise=4.0, delay=0.001,
                         seed=11).controller
     loaded = tc.load_controller(tc.save_controller(c, tmp_path / "lqg.npz"))
-    assert type(loaded) is tc.DiscreteLQG and loaded.kind == "control"
+    assert type(loaded) is tc.control.DiscreteLQG and loaded.kind == "control"
     assert (loaded.period, loaded.delay, loaded.seed, loaded.noise) == (0.005, 0.001, 11, True)
     f = np.zeros((s.n_nodes, 3))
     f[2, 2] = 20.0
@@ -66,7 +66,7 @@ def test_discrete_feedback_round_trips(tbar, tmp_path):
                     ("coordinates", tc.discretize(hinf, 0.002)),
                     ("sensors", tc.discretize(lqg, 0.005, 0.002))):
         loaded = tc.load_controller(tc.save_controller(c, tmp_path / f"{name}.npz"))
-        assert type(loaded) is tc.DiscreteFeedback, name
+        assert type(loaded) is tc.control.DiscreteFeedback, name
         assert (loaded.period, loaded.delay) == (c.period, c.delay), name
         for field in ("AK", "BK", "CK", "DK", "q_ref", "strings", "gamma_ref"):
             np.testing.assert_array_equal(getattr(loaded, field), getattr(c, field))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.linear.discrete import sampled_weights
-from tenscontrol.feedback.sampled import DiscreteFeedback
+from tenscontrol.control.sampled import DiscreteFeedback
+from tenscontrol.design.discrete import sampled_weights
 from tenscontrol.mechanics.sensors import sensors
 from tenscontrol.studies.verification import _lqg_matrices
 
@@ -82,8 +82,8 @@ def test_dlqr_keeps_its_riccati_solution_and_cartesian_gain(designs):
 
 
 def test_lqg_and_hinf_eigenvalues_are_their_loops(designs):
-    # LQG: the loop on [z; z_hat] (tenscontrol.linear.estimation.closed_loop)
-    from tenscontrol.linear.estimation import closed_loop
+    # LQG: the loop on [z; z_hat] (tenscontrol.estimation.lqg.closed_loop)
+    from tenscontrol.estimation.lqg import closed_loop
     d = designs["lqg"]
     ref = np.linalg.eigvals(np.asarray(closed_loop(d).A))
     assert np.abs(np.sort_complex(d.E) - np.sort_complex(ref)).max() < 1e-8 * np.abs(ref).max()
@@ -113,7 +113,7 @@ def test_discrete_lqg_eigenvalues_are_the_sampled_loops(designs):
 def test_extended_lqg_reuses_the_discrete_lqg_design(designs):
     d = designs["extended_lqg"]
     lin = d.linear
-    assert isinstance(lin, tc.DiscreteLQGDesign)
+    assert isinstance(lin, tc.design.DiscreteLQGDesign)
     r = lin.minimal.order
     np.testing.assert_array_equal(d.K, lin.K[:, :r] @ lin.minimal.left_inverse)
     np.testing.assert_array_equal(d.controller.Ku, lin.K[:, -lin.controller.strings.size:])
@@ -123,7 +123,7 @@ def test_extended_lqg_reuses_the_discrete_lqg_design(designs):
 @pytest.mark.skipif(not HAS_OSQP, reason="mpc needs OSQP")
 def test_mpc_design_holds_the_unconstrained_design(designs):
     d = designs["mpc"]
-    assert isinstance(d.dlqr, tc.DiscreteLQRDesign)
+    assert isinstance(d.dlqr, tc.design.DiscreteLQRDesign)
     np.testing.assert_array_equal(d.controller.fallback, d.dlqr.K_reduced)
     # the terminal weight is the discrete Riccati solution of the same sampled model (mpc
     # solves it unscaled, dlqr scaled: measured 2.5e-15 apart, 2e-12 of the largest entry)

@@ -1,4 +1,4 @@
-"""The extended Kalman filter on the rigid-bar model (tenscontrol.linear.ekf)."""
+"""The extended Kalman filter on the rigid-bar model (tenscontrol.estimation.ekf)."""
 
 import dataclasses
 
@@ -7,8 +7,8 @@ import pytest
 import scipy.linalg
 
 import tenscontrol as tc
-from tenscontrol.linear import estimation as est
-from tenscontrol.linear.ekf import extended_kalman
+from tenscontrol.estimation import lqg as est
+from tenscontrol.estimation.ekf import extended_kalman
 from tenscontrol.mechanics.rigid.model import constraint_jacobian
 from tenscontrol.mechanics.sensors import sensors
 

@@ -1,5 +1,5 @@
 """Kalman filters, LQG (continuous and sampled), observability and sensor placement
-(tenscontrol.linear.estimation, .observability, tenscontrol.feedback.estimators)."""
+(tenscontrol.estimation.lqg, .observability, tenscontrol.control.estimators)."""
 
 import control as ct
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 import scipy.linalg
 
 import tenscontrol as tc
-from tenscontrol.linear import estimation as est
-from tenscontrol.linear.observability import observability, place_sensors
+from tenscontrol.estimation import lqg as est
+from tenscontrol.estimation.observability import observability, place_sensors
 from tenscontrol.mechanics.sensors import sensors
 
 
@@ -246,7 +246,7 @@ def test_sampled_lqg_runs_in_the_nonlinear_sampled_loop(tbar):
     assert r.closed.peak < 0.85 * r.open.peak
     assert r.closed.peak < 1.2 * full.closed.peak
     record = r.closed_loop.control
-    assert isinstance(record, tc.SampledControlRecord)
+    assert isinstance(record, tc.simulation.SampledControlRecord)
     # the samples are 5 ms apart and every command is applied from t_k + delay
     np.testing.assert_allclose(np.diff(record.sample_times), 0.005, rtol=1e-9)
 

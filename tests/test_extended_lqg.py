@@ -1,4 +1,4 @@
-"""The extended Kalman filter in the sampled closed loop (tenscontrol.linear.extended_lqg):
+"""The extended Kalman filter in the sampled closed loop (tenscontrol.estimation.extended_lqg):
 ExtendedLQG against DiscreteLQG on the nonlinear T-bar."""
 
 import dataclasses
@@ -110,7 +110,7 @@ def _run(s, controller, a, t_final):
     t = np.arange(0.0, t_final - T / 2, T)
     run = tc.simulate(s, t_final, qd=qd0, t_eval=t, controller=controller)
     X = run.control.sample_states
-    if isinstance(controller, tc.ExtendedLQG):
+    if isinstance(controller, tc.estimation.ExtendedLQG):
         est = controller.estimates(X)[:, :nq]
     else:
         r = controller.kalman.Phi.shape[0]

@@ -1,10 +1,12 @@
-"""The architecture as tests: the import-linter layer contracts of pyproject.toml hold, and no
-module of the package imports another module's private name."""
+"""The architecture as tests: the import-linter layer contracts of pyproject.toml hold, every
+package and module of tenscontrol is in the layers, and no module of the package imports another
+module's private name."""
 
 import ast
 import pathlib
 import subprocess
 import sys
+import tomllib
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "tenscontrol"
 
@@ -43,3 +45,35 @@ def test_layer_contracts_hold():
                          timeout=300)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "0 broken" in run.stdout
+
+
+def _top_layers() -> set:
+    """The packages and modules named in pyproject.toml's package-level layers contract."""
+    config = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    layers = next(c for c in config["tool"]["importlinter"]["contracts"]
+                  if c["type"] == "layers" and "containers" not in c)["layers"]
+    return {name.strip() for layer in layers for name in layer.split("|")}
+
+
+def test_every_package_has_its_layer():
+    # a new package (or a top-level module) is placed in the import direction, not left out of it
+    found = {f"tenscontrol.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py")}
+    found |= {f"tenscontrol.{p.stem}" for p in PACKAGE.glob("*.py")
+              if p.stem not in ("__init__", "__main__")}
+    missing = sorted(found - _top_layers() - {"tenscontrol.integrate"})  # own forbidden contracts
+    assert not missing, f"add these to the layers contract in pyproject.toml: {missing}"
+    gone = sorted(_top_layers() - found)
+    assert not gone, f"the layers contract names packages that do not exist: {gone}"
+
+
+def test_the_runtime_laws_design_and_estimation_are_their_own_packages():
+    # issue 30 item 5: design (synthesis), estimation (Kalman, LQG, EKF) and control (the
+    # runtime laws) are packages named for what they hold; self-stress is statics
+    for package, module in [("control", "controllers"), ("control", "sampled"),
+                            ("design", "synthesis"), ("design", "discrete"),
+                            ("estimation", "ekf"), ("estimation", "lqg"),
+                            ("statics", "self_stress")]:
+        assert (PACKAGE / package / f"{module}.py").is_file(), f"{package}/{module}.py"
+    assert not (PACKAGE / "feedback").exists()
+    assert not any((PACKAGE / "linear" / f"{m}.py").exists()
+                   for m in ("synthesis", "ekf", "estimation", "extended_lqg", "predictive"))

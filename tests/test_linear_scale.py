@@ -18,7 +18,7 @@ from tenscontrol.linear import threads
 from tenscontrol.linear.norms import hinf_norm, is_hurwitz, stability_scale
 from tenscontrol.linear.reduction import minimal_realization
 from tenscontrol.linear.splitting import marginal_split
-from tenscontrol.linear.synthesis import hinfsyn, lqr
+from tenscontrol.design.synthesis import hinfsyn, lqr
 from tenscontrol.model import catalog
 
 from oracles import peak_gain
@@ -57,7 +57,7 @@ def test_state_feedback_hinfsyn_on_towers(stages):
 
 def test_state_feedback_failure_names_the_care():
     """The message of a failed state-feedback check no longer names sb10fd (rcond nan)."""
-    from tenscontrol.linear import hinf
+    from tenscontrol.design import hinf
     res = hinf.BisectionResult((np.zeros((1, 1)),), 1.0, 0.5, 1, float("nan"), None)
     plant = (np.array([[-1.0]]), np.array([[10.0]]), np.array([[1.0]]), np.array([[1.0]]),
              np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 1)), np.zeros((1, 1)))

@@ -111,7 +111,7 @@ def test_what_cannot_be_saved_is_refused(model, tmp_path):
 def _as_version_1(controller, path):
     """The .npz file tenscontrol 1.0 wrote for `controller`: format 1, in which OutputFeedback
     was positive feedback u = CK xc + DK y_m, so CK and DK are the negated ones of today."""
-    from tenscontrol.feedback.storage import controller_arrays
+    from tenscontrol.control.storage import controller_arrays
 
     arrays = controller_arrays(controller)
     header = json.loads(str(arrays["header"]))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback import mpc as mpc_module
+from tenscontrol.control import mpc as mpc_module
 
 pytest.importorskip("osqp")
 

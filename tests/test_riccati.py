@@ -1,4 +1,4 @@
-"""The checked CARE solver (tenscontrol.linear.riccati): doubling, slycot, SciPy, fallbacks.
+"""The checked CARE solver (tenscontrol.design.riccati): doubling, slycot, SciPy, fallbacks.
 
 Oracles: scipy.linalg.solve_continuous_are and python-control's lqr (slycot sb02md) on random
 systems; every answer's relative residual and closed-loop stability; full-order lqr on catalog
@@ -11,8 +11,8 @@ import scipy.linalg
 import control as ct
 
 import tenscontrol as tc
-from tenscontrol.linear import hinf, riccati
-from tenscontrol.linear.riccati import care, care_doubling, care_residual
+from tenscontrol.design import hinf, riccati
+from tenscontrol.design.riccati import care, care_doubling, care_residual
 from tenscontrol.model import catalog
 from test_reduction import x_tensegrity
 from test_synthesis import x_measurement

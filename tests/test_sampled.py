@@ -6,7 +6,7 @@ import pytest
 import scipy.integrate
 
 import tenscontrol as tc
-from tenscontrol.feedback.sampled import check_timing
+from tenscontrol.control.sampled import check_timing
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_held_command_is_piecewise_constant(tbar, bars):
     run = tc.simulate(s, 0.2, loads=_step_load(s, 5.0), bars=bars,
                       controller=tc.discretize(design.controller, T, delay))
     c = run.control
-    assert isinstance(c, tc.SampledControlRecord)
+    assert isinstance(c, tc.simulation.SampledControlRecord)
     np.testing.assert_allclose(c.sample_times, T * np.arange(10), rtol=0, atol=1e-15)
     switches = c.sample_times + delay
     # every switching instant is a step boundary of the recorded trajectory

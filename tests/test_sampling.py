@@ -8,7 +8,7 @@ import scipy.integrate
 import scipy.linalg
 
 import tenscontrol as tc
-from tenscontrol.linear.discrete import dlqr_gain
+from tenscontrol.design.discrete import dlqr_gain
 from tenscontrol.linear.sampling import exact_hold, sampled_cost, van_loan
 
 

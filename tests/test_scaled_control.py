@@ -28,10 +28,10 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback.allocation import self_stress
-from tenscontrol.linear import estimation as est
-from tenscontrol.linear.discrete import gain_margin
-from tenscontrol.linear.observability import observability, place_sensors
+from tenscontrol.statics.self_stress import self_stress
+from tenscontrol.estimation import lqg as est
+from tenscontrol.design.discrete import gain_margin
+from tenscontrol.estimation.observability import observability, place_sensors
 from tenscontrol.mechanics.sensors import sensors
 from tenscontrol.model.scaling import similar
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tenscontrol as tc
-from tenscontrol.feedback.shape import quintic
+from tenscontrol.control.shape import quintic
 from tenscontrol.statics.solve import unbalanced_force
 
 C = 5.0 * np.cos(np.pi / 4)                    # the T-bar's string length and tip height [m]
@@ -159,16 +159,16 @@ def test_tracking_controller_reference_and_checks(tbar):
     fields = dict(path_s=ctl.path_s, path_nodes=ctl.path_nodes, path_gamma=ctl.path_gamma,
                   design_s=ctl.design_s, gains=ctl.gains, duration=4.0, strings=ctl.strings)
     with pytest.raises(ValueError, match="ShapeTracking: path_s must increase from 0 to 1"):
-        tc.ShapeTracking(**dict(fields, path_s=ctl.path_s[::-1]))
+        tc.control.ShapeTracking(**dict(fields, path_s=ctl.path_s[::-1]))
     with pytest.raises(ValueError, match="ShapeTracking: gains must have shape"):
-        tc.ShapeTracking(**dict(fields, gains=ctl.gains[:, :2]))
+        tc.control.ShapeTracking(**dict(fields, gains=ctl.gains[:, :2]))
     with pytest.raises(ValueError, match="ShapeTracking: duration must be > 0"):
-        tc.ShapeTracking(**dict(fields, duration=0.0))
+        tc.control.ShapeTracking(**dict(fields, duration=0.0))
     with pytest.raises(ValueError, match="ShapeTracking: inertia must have shape"):
-        tc.ShapeTracking(**dict(fields, inertia=ctl.inertia[1:]))
+        tc.control.ShapeTracking(**dict(fields, inertia=ctl.inertia[1:]))
     with pytest.raises(ValueError, match="ShapeTracking: damping and string_nodes must have"):
-        tc.ShapeTracking(**dict(fields, damping=np.ones(2)))
+        tc.control.ShapeTracking(**dict(fields, damping=np.ones(2)))
     with pytest.raises(ValueError, match="one SelfStress per path point"):
-        tc.ShapeTracking(**dict(fields, self_stresses=ctl.self_stresses[:2]))
+        tc.control.ShapeTracking(**dict(fields, self_stresses=ctl.self_stresses[:2]))
     with pytest.raises(TypeError, match="verify_shape_change: change must be a ShapeChange"):
         tc.verify_shape_change(ctl)

@@ -14,10 +14,10 @@ CASES = [("hdpe", -0.02, 0.11, True), ("aluminium", -0.02, 0.19, False),
 
 @pytest.fixture(scope="module")
 def result():
-    records = tuple(tc.CaseResult(k, {"material": m, "rest_length_error": e},
+    records = tuple(tc.studies.CaseResult(k, {"material": m, "rest_length_error": e},
                                   {"hinf": h, "peak": 0.1 + e, "slack": s}, 0.1, 0.1, "host:1")
                     for k, (m, e, h, s) in enumerate(CASES))
-    return tc.StudyResult("norms", records, (), 5, 0, 1.0, 0.5, None)
+    return tc.studies.StudyResult("norms", records, (), 5, 0, 1.0, 0.5, None)
 
 
 def test_distribution_per_material_has_the_unit(result):
@@ -39,9 +39,9 @@ def test_figure_against_a_parameter(result):
 def test_counts_get_integer_ticks():
     # a figure that counts (the minimal order, 2..4) against a parameter that counts (stages,
     # 1..3): integer ticks on both axes; a real-valued figure keeps matplotlib's ticks
-    records = tuple(tc.CaseResult(k, {"stages": 1 + k % 3}, {"order": 2 + k % 3, "peak": 0.1 * k},
+    records = tuple(tc.studies.CaseResult(k, {"stages": 1 + k % 3}, {"order": 2 + k % 3, "peak": 0.1 * k},
                                   0.1, 0.1, "host:1") for k in range(6))
-    counts = tc.StudyResult("norms", records, (), 6, 0, 1.0, 0.5, None)
+    counts = tc.studies.StudyResult("norms", records, (), 6, 0, 1.0, 0.5, None)
     ax = plot_against(counts, "order", "stages", by=None).axes[0]
     for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
         ticks = [v for v in axis.get_majorticklocs() if lo <= v <= hi]
@@ -71,6 +71,6 @@ def test_the_result_methods_save_pngs(result, tmp_path):
 def test_unknown_names_and_empty_studies_are_refused(result):
     with pytest.raises(KeyError, match="'hinff' is neither a figure nor a parameter"):
         plot_distribution(result, "hinff")
-    empty = tc.StudyResult("norms", (), (), 1, 0, 0.0, 0.0, None)
+    empty = tc.studies.StudyResult("norms", (), (), 1, 0, 0.0, 0.0, None)
     with pytest.raises(ValueError, match="no finished case"):
         plot_against(empty, "peak", "rest_length_error")

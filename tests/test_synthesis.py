@@ -1,4 +1,4 @@
-"""LQR and H-infinity design (tenscontrol.linear.synthesis, tenscontrol.linear.hinf).
+"""LQR and H-infinity design (tenscontrol.design.synthesis, tenscontrol.design.hinf).
 
 Reference values: the planar free-floating X tensegrity (two 1 kg bars of length 2, four springs),
 its elastic model computed three independent ways (Galerkin projection, spectral split, Euclidean
@@ -15,10 +15,10 @@ import control as ct
 
 import tenscontrol as tc
 from tenscontrol import Selection
-from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback
-from tenscontrol.linear.hinf import closed_loop, hinf_output_feedback
+from tenscontrol.control.controllers import Measurement, OutputFeedback, StateFeedback
+from tenscontrol.design.hinf import closed_loop, hinf_output_feedback
 from tenscontrol.linear.norms import hinf_norm
-from tenscontrol.linear.synthesis import HinfDesign, LQRDesign, hinfsyn, lqr
+from tenscontrol.design.synthesis import HinfDesign, LQRDesign, hinfsyn, lqr
 from test_reduction import x_tensegrity
 
 IN_PLANE = [3 * node + axis for node in range(4) for axis in (0, 1)]   # y: in-plane x, y
@@ -325,7 +325,7 @@ def test_non_finite_models_are_refused_before_slycot(stedy, field, index, match,
 
 
 def test_hinf_array_level_functions_refuse_nan():
-    from tenscontrol.linear.hinf import hinf_state_feedback
+    from tenscontrol.design.hinf import hinf_state_feedback
     A, B = -np.eye(2), np.ones((2, 1))
     with pytest.raises(ValueError, match=r"hinf_state_feedback: B1\[1, 0\] is nan"):
         hinf_state_feedback(A, np.array([[1.0], [np.nan]]), B, np.eye(2), np.zeros((2, 1)))

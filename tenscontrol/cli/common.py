@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tenscontrol import fileio
-from tenscontrol.feedback.storage import load_controller
+from tenscontrol.control.storage import load_controller
 from tenscontrol.model.selection import AXES, Selection
 
 __all__ = ["SELECTION_SYNTAX", "Failed", "Parser", "check_folder", "check_selection_on",

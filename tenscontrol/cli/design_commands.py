@@ -143,7 +143,7 @@ def _check_method_options(args) -> None:
 
 
 def _lqr(model, structure, args):
-    from tenscontrol.linear.synthesis import lqr
+    from tenscontrol.design.synthesis import lqr
 
     n_states, n_inputs = 6 * structure.n_nodes, structure.actuated_strings.size
     Q = None if args.Q is None else read_matrix(
@@ -155,7 +155,7 @@ def _lqr(model, structure, args):
 
 
 def _hinf(model, args):
-    from tenscontrol.linear.synthesis import hinfsyn
+    from tenscontrol.design.synthesis import hinfsyn
 
     given = {dest: getattr(args, dest) for dest, _ in _HINF_OPTIONS
              if getattr(args, dest) is not None}
@@ -193,7 +193,7 @@ def _check_sampling(args) -> None:
 
 def _sampled(design, args):
     """The design's controller, sampled at --period with --delay; the sampled loop printed."""
-    from tenscontrol.linear.discrete import discrete_closed_loop, discretize, gain_margin
+    from tenscontrol.design.discrete import discrete_closed_loop, discretize, gain_margin
 
     if args.period is None:
         return design.controller
@@ -213,7 +213,7 @@ def _poles(poles) -> str:
 
 
 def _cmd_design(args) -> int:
-    from tenscontrol.feedback.storage import save_controller
+    from tenscontrol.control.storage import save_controller
 
     _check_method_options(args)
     _check_sampling(args)

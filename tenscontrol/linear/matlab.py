@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from tenscontrol import fileio
-from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback
+from tenscontrol.control.controllers import OutputFeedback, StateFeedback
 from tenscontrol.linear.linearization import LinearModel
 
 __all__ = ["mat_arrays", "save_mat"]

@@ -10,12 +10,12 @@
   the matrix exponential", IEEE TAC 23(3), 1978);
 - :func:`sampled_cost`: the exact sampled-data LQR cost: the continuous cost ``int x^T Q x +
   u^T R u dt`` over one period under the hold, as ``x_k^T Qd x_k + 2 x_k^T Nd u_k + u_k^T Rd
-  u_k`` on the state of :meth:`tenscontrol.linear.discrete.ZOHModel.augmented` (Franklin,
+  u_k`` on the state of :meth:`tenscontrol.design.discrete.ZOHModel.augmented` (Franklin,
   Powell & Workman, *Digital Control of Dynamic Systems*, 3rd ed., section 9.4.4), computation
   delay included.
 
-The check of a period and a delay is :func:`tenscontrol.feedback.sampled.check_timing` (the
-sampled controllers of :mod:`tenscontrol.feedback` validate with it too).
+The check of a period and a delay is :func:`tenscontrol.control.sampled.check_timing` (the
+sampled controllers of :mod:`tenscontrol.control` validate with it too).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def sampled_cost(A, B, Q, R, period: float, delay: float = 0.0) -> tuple:
     Over one period, ``int_{t_k}^{t_k+1} x^T Q x + u^T R u dt`` with u_k-1 held until
     ``t_k + delay`` and u_k after it equals ``z_k^T Qd z_k + 2 z_k^T Nd u_k + u_k^T Rd u_k``
     with ``z_k = x_k`` (no delay) or ``[x_k; u_k-1]``: the state of
-    :meth:`~tenscontrol.linear.discrete.ZOHModel.augmented`.
+    :meth:`~tenscontrol.design.discrete.ZOHModel.augmented`.
 
     Parameters
     ----------

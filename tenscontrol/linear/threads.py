@@ -5,10 +5,10 @@ busy machine a thread that waits for a core costs far more than the small call i
 measured on a loaded 2-core machine, the ball's ``hinfsyn`` (48 states) took 13-30 s with the
 default threads against 0.45-0.72 s single-threaded, and a 96 x 96 ``eigvals`` 0.22 s against
 0.0024 s. Large problems do profit from the cores. So the public functions of
-:mod:`tenscontrol.linear` run under :func:`sized`, which limits every BLAS library loaded in
-the process (numpy's, SciPy's and slycot's own OpenBLAS copies) to one thread while the
-problem has fewer than :data:`SMALL_ORDER` states, and leaves the user's setting alone above
-it. ``benchmarks/bench_scaling_linear.py --threads`` measures both sides.
+:mod:`tenscontrol.linear` and :mod:`tenscontrol.design` run under :func:`sized`, which limits
+every BLAS library loaded in the process (numpy's, SciPy's and slycot's own OpenBLAS copies) to
+one thread while the problem has fewer than :data:`SMALL_ORDER` states, and leaves the user's
+setting alone above it. ``benchmarks/bench_scaling_linear.py --threads`` measures both sides.
 
 :func:`blas_threads` is the public switch: ``with tenscontrol.blas_threads(None):`` turns the
 policy off for the calling thread (its tenscontrol calls leave the BLAS threads alone), and

@@ -16,7 +16,7 @@ command leaves slack and puts it in for a string the command pulls although l <=
 One law for every layer that applies or predicts a command: the simulator
 (:mod:`tenscontrol.simulation.actuation`, :mod:`tenscontrol.simulation.rigid_feedback`) calls
 the compiled :func:`actuated_forces`, and so does the extended Kalman filter
-(:class:`tenscontrol.ExtendedKalman`), which also takes the law's exact derivatives from
+(:class:`tenscontrol.estimation.ExtendedKalman`), which also takes the law's exact derivatives from
 :func:`actuation_jacobians`.
 """
 

@@ -1,6 +1,6 @@
 """Robustness plots of a study: the figures of many cases, by group or against a parameter.
 
-Each function takes a :class:`~tenscontrol.StudyResult` (any object with ``records``, each
+Each function takes a :class:`~tenscontrol.studies.StudyResult` (any object with ``records``, each
 with ``parameters`` and ``figures`` dicts) and returns a matplotlib Figure:
 
 - :func:`plot_distribution`: a figure's distribution per group (box plot with the cases as

@@ -1,7 +1,7 @@
 """How commanded force densities act on the structure: clipping, nodal forces and records.
 
 The simulator's mechanics kernels apply every string's elastic law. A controller's command
-(:mod:`tenscontrol.feedback.controllers`) changes the force density of the strings it commands to
+(:mod:`tenscontrol.control.controllers`) changes the force density of the strings it commands to
 
     gamma_applied = clip(gamma_cmd, lower, gamma_max),
     gamma_cmd = law(q) + u          (kind "passive")   or   gamma_ref + u   (kind "control"),
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.feedback.controllers import check_kind
+from tenscontrol.control.controllers import check_kind
 # the law itself lives in the mechanics, where the extended Kalman filter predicts with it too
 from tenscontrol.mechanics.actuation import (ActuatorRecord, actuated_forces, actuator_record,
                                              member_laws)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tenscontrol.simulation.actuation import Actuators
-from tenscontrol.feedback.controllers import measurement
+from tenscontrol.control.controllers import measurement
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.simulation.models import CompressibleRun, RigidRun
 
@@ -44,7 +44,7 @@ def to_iosystem(structure, *, kind: str = "passive", bars: str = "rigid", gamma_
     ----------
     structure : Structure
     kind : {"passive", "control"}
-        How the force-density inputs act (:mod:`tenscontrol.feedback.controllers`): added to the
+        How the force-density inputs act (:mod:`tenscontrol.control.controllers`): added to the
         elastic law, or added to `gamma_ref` in place of it; clipped to [0, gamma_max]
         (two-sided springs: below gamma_max only).
     bars : {"rigid", "compressible"}

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from tenscontrol.feedback.controllers import StateFeedback
+from tenscontrol.control.controllers import StateFeedback
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.mechanics.kernels.records import Members

@@ -1,6 +1,6 @@
 """The sampled-data closed loop: a SampledController's held commands in simulate()'s step loop.
 
-The controller (:class:`tenscontrol.feedback.sampled.SampledController`) is called at the
+The controller (:class:`tenscontrol.control.sampled.SampledController`) is called at the
 sample instants ``t_k = k T``; its command u_k is held from ``t_k + delay`` on. The command is
 constant between those instants, so the integration is restarted at each of them
 (:class:`SampledSolver`): every step sees one held command and the closed loop is exact to the
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import check_timing
+from tenscontrol.control.sampled import check_timing
 from tenscontrol.integrate.base import IntegratorStats
 from tenscontrol.model.tables import summary_html, titled_table, value_range
 from tenscontrol.simulation.actuation import Actuators, ControllerError, ControlRecord
@@ -31,7 +31,7 @@ _EMPTY = np.zeros(0)
 
 @dataclass(frozen=True, eq=False, repr=False)
 class SampledControlRecord(ControlRecord):
-    """A :class:`~tenscontrol.ControlRecord` of a sampled-data loop, with the samples.
+    """A :class:`~tenscontrol.simulation.ControlRecord` of a sampled-data loop, with the samples.
 
     The base fields are at the output times, with u the command held there (right-continuous:
     at a switching instant, the command that starts there) and ``controller_states`` the

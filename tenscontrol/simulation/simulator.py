@@ -36,8 +36,8 @@ from tenscontrol.simulation.progress import ProgressBar
 from tenscontrol.mechanics.scales import Scales
 from tenscontrol.simulation.recording import Recorder
 from tenscontrol.simulation.sampled_loop import SampledLoop, SampledSolver
-from tenscontrol.feedback.controllers import runtime_controller
-from tenscontrol.feedback.sampled import check_samples, is_sampled
+from tenscontrol.control.controllers import runtime_controller
+from tenscontrol.control.sampled import check_samples, is_sampled
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
@@ -317,7 +317,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         slender rods (see :func:`tenscontrol.mass_matrix`; for compressible bars with the
         Poisson radius change of docs/theory.md, "Compressible bars").
     controller : Controller or a design, optional
-        Close the loop (:mod:`tenscontrol.feedback.controllers`; a design, the result of a
+        Close the loop (:mod:`tenscontrol.control.controllers`; a design, the result of a
         synthesis such as ``lqr(...)``, runs its ``.controller``): at every derivative
         evaluation the controller's command sets the force densities of the strings it commands, clipped to
         [0, gamma_max] for one-sided strings (:mod:`tenscontrol.simulation.actuation`), with the damper of
@@ -326,7 +326,7 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
         ``update``) is called at ``t_k = k period`` instead and its command held from
         ``t_k + delay`` (:mod:`tenscontrol.simulation.sampled_loop`): the integration restarts
         at every sample and switching instant, so the hold is exact; the control record is
-        then a :class:`~tenscontrol.SampledControlRecord` with the samples. The actuators' work joins `work`, so the energy balance and the
+        then a :class:`~tenscontrol.simulation.SampledControlRecord` with the samples. The actuators' work joins `work`, so the energy balance and the
         correction hold in closed loop. The trajectory's ``control`` records commands,
         applied force densities, slack and saturation. With ``"radau5"`` the Jacobian adds the
         controller's coupling by central differences.

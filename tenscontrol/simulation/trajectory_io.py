@@ -7,9 +7,9 @@ One file holds everything a :class:`~tenscontrol.Trajectory` has, so that
   (:data:`ARRAY_KEYS`, the arrays ``tenscontrol simulate`` has always written);
 - ``structure``: the structure as its ``tenscontrol.structure/1`` JSON text;
 - ``settings``: JSON text with the format name, the package version, the bar model, the
-  correction, the kinetic-energy form, E0 and the :class:`~tenscontrol.SimulationStats`
+  correction, the kinetic-energy form, E0 and the :class:`~tenscontrol.simulation.SimulationStats`
   (JSON writes floats with enough digits to read back exactly);
-- closed loop only: the :class:`~tenscontrol.ControlRecord` arrays as ``control_<field>``.
+- closed loop only: the :class:`~tenscontrol.simulation.ControlRecord` arrays as ``control_<field>``.
 
 Written with ``allow_pickle``-free arrays only (text as numpy unicode scalars), so a file
 from elsewhere cannot run code when it is read, and read back through

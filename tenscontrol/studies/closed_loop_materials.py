@@ -21,7 +21,7 @@ from tenscontrol.linear.linearization import linearize
 from tenscontrol.model.loads import doublet
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.linear.norms import h2_norm, hinf_norm
-from tenscontrol.linear.synthesis import lqr
+from tenscontrol.design.synthesis import lqr
 from tenscontrol.studies.verification import output_grid, verify
 
 __all__ = ["ClosedLoopMaterialFigures", "ClosedLoopComparison", "compare_closed_loop"]

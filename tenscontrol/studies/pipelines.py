@@ -36,11 +36,11 @@ import warnings
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.linear.discrete import discrete_closed_loop, discretize, gain_margin
+from tenscontrol.design.discrete import discrete_closed_loop, discretize, gain_margin
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.linear.norms import h2_norm, hinf_norm
 from tenscontrol.linear.reduction import minimal_realization
-from tenscontrol.linear.synthesis import lqr
+from tenscontrol.design.synthesis import lqr
 from tenscontrol.mechanics.laws import active_set, string_tensions
 from tenscontrol.statics.prestress import equilibrium
 from tenscontrol.statics.result import StaticsError

@@ -1,6 +1,6 @@
 """Verification of a shape change on the nonlinear model: tracking, least tension, final statics.
 
-:func:`verify_shape_change` runs a :class:`tenscontrol.ShapeChange`'s controller on the corrected
+:func:`verify_shape_change` runs a :class:`tenscontrol.design.ShapeChange`'s controller on the corrected
 nonlinear simulator from the start of its path at rest, and reports the tracking error against
 time (the largest coordinate deviation from the moving reference q(s(t))), the least force
 density and tension the strings carried, and the final static residual: the unbalanced force
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.linear.shape import ShapeChange
+from tenscontrol.design.shape import ShapeChange
 from tenscontrol.model.tables import Presentable, titled_table
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory

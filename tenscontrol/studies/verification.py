@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.integrate
 
-from tenscontrol.feedback.controllers import (OutputFeedback, StateFeedback, measurement,
+from tenscontrol.control.controllers import (OutputFeedback, StateFeedback, measurement,
                                               runtime_controller)
-from tenscontrol.feedback.estimators import DiscreteLQG
-from tenscontrol.feedback.sampled import DiscreteFeedback, SampledController
+from tenscontrol.control.estimators import DiscreteLQG
+from tenscontrol.control.sampled import DiscreteFeedback, SampledController
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.linear.sampling import exact_hold
 from tenscontrol.model.selection import Selection, check_selection

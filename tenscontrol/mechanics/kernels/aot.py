@@ -2,40 +2,45 @@
 
 A cold numba cache makes the first run on a machine compile its kernels (about 15 s of CPU for
 the first rigid ``simulate`` of the T-bar, 45 s for the demo). ``pip install`` therefore
-compiles the kernels that the common runs call from Python (:mod:`tenscontrol.precompile`,
-run by ``setup.py``) into an extension module, ``tenscontrol._aot``, with numba's ahead-of-time
-compiler, and writes next to it a manifest, ``_aot.json``: the numba version, a hash of the
-kernels' sources and, for each exported function, the kernel it was compiled from and its
-argument types.
+compiles the kernels that the common runs call from Python (:mod:`tenscontrol.precompile`, run
+by ``setup.py``, from the committed ``signatures.json`` of this folder) into an extension
+module, ``tenscontrol._aot``, with numba's ahead-of-time compiler, for a baseline CPU, and
+writes next to it a manifest, ``_aot.json`` (JSON, no pickle): the binary's file name and
+sha256, the Python ABI (``sys.implementation.cache_tag``, the extension suffix), the numba
+version, the target (triple, CPU, the CPU features the code assumes), a hash of the kernels'
+sources and, for each exported function, the kernel it was compiled from and its argument types
+(:mod:`tenscontrol.mechanics.kernels.typejson`).
 
-:func:`install` (run once per process by :mod:`tenscontrol.simulation.cache_guard`) checks the
-manifest and hands each exported function to its kernel's dispatcher as the machine code for
-those argument types, as numba does with a function it has compiled or loaded from its cache.
-numba's own dispatch then calls it for arguments of those types (or types it converts to them
-safely, as for its own compiled code); other types compile as before. Nothing is loaded (and
-every kernel compiles on first use, as without it) when:
+:func:`install` (run once per process by :mod:`tenscontrol.simulation.cache_guard`) checks all
+of that before it imports the binary, then resolves every kernel, argument type and compiled
+function, and only then hands each function to its kernel's dispatcher as the machine code for
+those argument types, as numba does with a function it has compiled or loaded from its cache
+(all or nothing: a failure part-way takes back what it inserted). numba's own dispatch then
+calls it for arguments of those types (or types it converts to them safely, as for its own
+compiled code); other types compile as before. Nothing is loaded (and every kernel compiles on
+first use, as without it) when:
 
 - the environment sets ``TENSCONTROL_AOT=0``;
 - the module was not built (no C compiler at install, ``TENSCONTROL_AOT=0`` at install);
-- the numba version differs from the build's (the argument types are numba objects, and the
-  machine code shares numba's runtime structures);
-- the CPU differs from the build's (the code uses its instructions: an install shared by
-  machines of several kinds, as on a cluster), compared as numba compares its cache entries;
+- the binary is not the one the manifest describes, or was built for another Python;
+- the numba version differs from the build's (the machine code shares numba's runtime);
+- the CPU lacks a feature the build's target assumes (the code would use its instructions);
 - a kernel's source changed since the build (an editable install being worked on): the hash
   is over the same files that :mod:`tenscontrol.simulation.cache_guard` watches.
 
-:data:`STATUS` says which, in one line (``tenscontrol demo`` prints it).
+It never warns (an import must stay silent, also under ``-W error``): :data:`STATUS` says what
+happened in one line (``tenscontrol demo`` and ``tenscontrol info`` print it).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
-import pickle
-import warnings
+import sys
+import sysconfig
 from collections.abc import Sequence
 
 import numba
@@ -55,6 +60,9 @@ STATUS = "not checked"
 # (numba's own dispatcher keeps them in its overloads)
 _TYPES: list[tuple] = []
 
+_AFTER = "kernels compile on first use"
+_REBUILD = "reinstall tenscontrol, or run python -m tenscontrol.precompile, to rebuild them"
+
 
 def manifest_path() -> str:
     """Where the manifest of the installed package is (it may not exist)."""
@@ -71,19 +79,94 @@ def source_stamp(files: Sequence[str]) -> str:
     return stamp.hexdigest()
 
 
-def machine() -> list[str]:
-    """The target triple, CPU name and CPU features numba compiles for (what it keys its
-    cache entries on)."""
-    from numba.core.registry import cpu_target
-    return list(cpu_target.target_context.codegen().magic_tuple())
+def machine() -> tuple[str, str, list[str]]:
+    """This machine's target triple, CPU name and the CPU features it has (LLVM's names)."""
+    import llvmlite.binding as llvm
+    features = sorted(k for k, on in llvm.get_host_cpu_features().items() if on)
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), features
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _mismatch(manifest: dict, stamp: str) -> str | None:
+    """Why the build described by `manifest` does not fit this process, or None."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    if (manifest["cache_tag"], manifest["ext_suffix"]) != (sys.implementation.cache_tag,
+                                                            suffix):
+        return (f"built for another Python ({manifest['cache_tag']}, this is "
+                f"{sys.implementation.cache_tag}): {_AFTER} ({_REBUILD})")
+    if manifest["numba"] != numba.__version__:
+        # an older numba pinned after the install, or numba upgraded since
+        return (f"built with numba {manifest['numba']}, this is {numba.__version__}: {_AFTER} "
+                "(python -m tenscontrol.precompile rebuilds them with this numba)")
+    triple, cpu, features = machine()
+    target = manifest["target"]
+    if target["triple"].split("-")[0] != triple.split("-")[0]:
+        return f"built for {target['triple']}, this is {triple}: {_AFTER}"
+    missing = sorted(set(target["features"]) - set(features))
+    if missing:
+        return (f"built for {target['cpu']}, whose features this CPU ({cpu}) lacks: "
+                f"{', '.join(missing)}: {_AFTER}")
+    if manifest["stamp"] != stamp:
+        return f"the kernels' sources changed since the build: {_AFTER} ({_REBUILD})"
+    return None
 
 
 def _dispatcher(module: str, qualname: str):
-    """The kernel `qualname` of `module` (a numba dispatcher), or None if it is gone."""
+    """The kernel `qualname` of `module` (a numba dispatcher)."""
     obj = importlib.import_module(module)
     for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    return obj if hasattr(obj, "_insert") else None
+        obj = getattr(obj, part)
+    if not hasattr(obj, "_insert"):
+        raise TypeError(f"{module}.{qualname} is not a numba kernel")
+    return obj
+
+
+def _import_binary(path: str):
+    """The extension module at `path` (that file, not another tenscontrol._aot on the path)."""
+    spec = importlib.util.spec_from_file_location(MODULE, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _resolve(manifest: dict, folder: str) -> list[tuple]:
+    """(dispatcher, argument types, compiled function) for every export: all or an error."""
+    from tenscontrol.mechanics.kernels.typejson import from_json
+    kernels = [(_dispatcher(e["module"], e["qualname"]), tuple(from_json(t) for t in e["args"]))
+               for e in manifest["exports"]]
+    module = _import_binary(os.path.join(folder, manifest["file"]))
+    return [(d, args, getattr(module, e["name"]))
+            for (d, args), e in zip(kernels, manifest["exports"])]
+
+
+def _insert_all(found: list[tuple]) -> None:
+    """Hand every compiled function to its dispatcher; on a failure, take them all back."""
+    done = []
+    try:
+        for dispatcher, args, function in found:
+            # numba's own registration of compiled machine code (Dispatcher.add_overload)
+            # without a compile result: the C dispatcher calls the function for these
+            # argument types (and those it converts safely to them, as it does for code it
+            # compiled); a kernel compiled later that calls this one links its own code
+            dispatcher._insert([a._code for a in args], function, False)
+            done.append(dispatcher)
+    except BaseException:
+        for dispatcher in set(done):
+            # back to what numba itself compiled or loaded (its overloads)
+            dispatcher._clear()
+            for args, cres in dispatcher.overloads.items():
+                dispatcher._insert([a._code for a in args], cres.entry_point, cres.objectmode)
+        raise
+    _TYPES.extend(args for _, args, _ in found)
 
 
 def install(stamp: str, path: str | None = None) -> int:
@@ -98,56 +181,34 @@ def install(stamp: str, path: str | None = None) -> int:
 
     Notes
     -----
-    Sets :data:`STATUS`. A manifest that cannot be read, or an extension module that cannot be
-    imported, loads nothing and says why: the kernels then compile as they would without it.
+    Sets :data:`STATUS` and never raises or warns: a build that does not fit, a manifest that
+    cannot be read or a binary that cannot be imported loads nothing and STATUS says why; the
+    kernels then compile as they would without it.
     """
     global STATUS
-    n = 0
     try:
         if os.environ.get("TENSCONTROL_AOT", "1") == "0":
-            STATUS = "off (TENSCONTROL_AOT=0): kernels compile on first use"
+            STATUS = f"off (TENSCONTROL_AOT=0): {_AFTER}"
             return 0
         path = manifest_path() if path is None else path
         if not os.path.exists(path):
-            STATUS = ("not built at install (no C compiler, or TENSCONTROL_AOT=0 then): "
-                      "kernels compile on first use")
+            STATUS = f"not built at install (no C compiler, or TENSCONTROL_AOT=0 then): {_AFTER}"
             return 0
         with open(path) as f:
             manifest = json.load(f)
-        if manifest["numba"] != numba.__version__:
-            # pip builds in an isolated environment with the newest numba it finds: an install
-            # that pins an older one gets here (python -m tenscontrol.precompile rebuilds with
-            # the numba that runs)
-            STATUS = (f"built with numba {manifest['numba']}, this is {numba.__version__}: "
-                      "kernels compile on first use (python -m tenscontrol.precompile rebuilds "
-                      "them with this numba)")
+        folder = os.path.dirname(os.path.abspath(path))
+        why = _mismatch(manifest, stamp)
+        binary = os.path.join(folder, manifest["file"])
+        if why is None and (not os.path.exists(binary) or _sha256(binary) != manifest["sha256"]):
+            why = f"the binary {manifest['file']} is not the one the manifest describes: {_AFTER}"
+        if why is not None:
+            STATUS = why
             return 0
-        if manifest["machine"] != machine():
-            STATUS = (f"built for another CPU ({manifest['machine'][1]}, this is "
-                      f"{machine()[1]}): kernels compile on first use")
-            return 0
-        if manifest["stamp"] != stamp:
-            STATUS = ("the kernels' sources changed since the build: they compile on first use "
-                      "(reinstall tenscontrol, or run python -m tenscontrol.precompile, to "
-                      "rebuild them)")
-            return 0
-        module = importlib.import_module(manifest.get("module", MODULE))
-        for entry in manifest["exports"]:
-            dispatcher = _dispatcher(entry["module"], entry["qualname"])
-            if dispatcher is None:
-                continue
-            args = pickle.loads(base64.b64decode(entry["args"]))
-            _TYPES.append(args)
-            # numba's own registration of compiled machine code (Dispatcher.add_overload)
-            # without a compile result: the C dispatcher calls the function for these
-            # argument types (and those it converts safely to them, as it does for code it
-            # compiled); a kernel compiled later that calls this one links its own code
-            dispatcher._insert([a._code for a in args], getattr(module, entry["name"]), False)
-            n += 1
-        STATUS = f"{n} kernel signatures compiled ahead of time (at install), loaded"
+        found = _resolve(manifest, folder)
+        _insert_all(found)
+        STATUS = (f"{len(found)} kernel signatures compiled ahead of time for "
+                  f"{manifest['target']['cpu']} (at install), loaded")
+        return len(found)
     except Exception as error:  # anything wrong with the build's files: compile as before
-        STATUS = f"not loaded ({type(error).__name__}: {error}): kernels compile on first use"
-        warnings.warn(f"tenscontrol: the kernels compiled at install were {STATUS}; reinstall "
-                      "tenscontrol, or run python -m tenscontrol.precompile, to rebuild them",
-                      RuntimeWarning, stacklevel=2)
-    return n
+        STATUS = f"not loaded ({type(error).__name__}: {error}): {_AFTER} ({_REBUILD})"
+        return 0

@@ -15,10 +15,10 @@ with S_r the LQR Riccati solution, P the filter's error covariance, w = [d; v] n
 
 - :func:`lqg`: a continuous :class:`tenscontrol.OutputFeedback` (python-control's ``lqe``),
   measuring the sensors' noiseless ``h(q, qd)`` through a
-  :class:`tenscontrol.feedback.estimators.SensorMeasurement`; sensor noise enters the filter as
+  :class:`tenscontrol.control.estimators.SensorMeasurement`; sensor noise enters the filter as
   spectral density ``std^2 / rate`` (``std^2`` [unit^2 s] for a continuous sensor).
-- :func:`discrete_lqg`: a :class:`tenscontrol.linear.design.DiscreteLQGDesign` whose controller
-  is a :class:`tenscontrol.feedback.estimators.DiscreteLQG` for the sampled loop (zero-order
+- :func:`discrete_lqg`: a :class:`tenscontrol.design.result.DiscreteLQGDesign` whose controller
+  is a :class:`tenscontrol.control.estimators.DiscreteLQG` for the sampled loop (zero-order
   hold, computation delay; ``dlqe`` and ``dlqr`` on the exact discretization, process noise by
   Van Loan's integral).
 """
@@ -32,14 +32,15 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import OutputFeedback
-from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.feedback.sampled import check_resolution, check_timing
-from tenscontrol.linear.design import Design, DiscreteLQGDesign, sorted_eigenvalues
-from tenscontrol.linear.discrete import dlqr_gain
+from tenscontrol.control.controllers import OutputFeedback
+from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.control.sampled import check_resolution, check_timing
+from tenscontrol.design.result import Design, DiscreteLQGDesign, sorted_eigenvalues
+from tenscontrol.design.discrete import dlqr_gain
+from tenscontrol.estimation.rank import warn_unobservable
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.sampling import exact_hold, van_loan
-from tenscontrol.linear.synthesis import LQRDesign, lqr
+from tenscontrol.design.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import titled_table
 
@@ -59,12 +60,6 @@ def _check(model, sensors, who: str) -> None:
     if not hasattr(model, "with_sensors"):
         raise TypeError(f"{who}: model must be a tenscontrol LinearModel, got "
                         f"{type(model).__name__}")
-
-
-def _warn_unobservable(model, sensors: SensorSet, who: str) -> None:
-    # imported here: tenscontrol.linear.observability imports this module
-    from tenscontrol.linear.observability import warn_unobservable
-    warn_unobservable(model, sensors, who)
 
 
 def sensor_measurement(model, sensors: SensorSet) -> SensorMeasurement:
@@ -221,7 +216,7 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
     _check(model, sensors, "lqg")
     w = validation.real("lqg: process_noise", process_noise, positive=True,
                         expected="a positive spectral density [N^2 s]")
-    _warn_unobservable(model, sensors, "lqg")
+    warn_unobservable(model, sensors, "lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
@@ -357,7 +352,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     Returns
     -------
     DiscreteLQGDesign
-        Its ``controller`` is the :class:`tenscontrol.feedback.estimators.DiscreteLQG` the
+        Its ``controller`` is the :class:`tenscontrol.control.estimators.DiscreteLQG` the
         sampled loop runs (before issue 30 discrete_lqg returned that controller: its
         attributes are still reached through the design, with a DeprecationWarning).
 
@@ -379,7 +374,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
                         expected="a positive spectral density [N^2 s]")
     if np.any(sensors.std <= 0):
         noise_density(sensors, "discrete_lqg")
-    _warn_unobservable(model, sensors, "discrete_lqg")
+    warn_unobservable(model, sensors, "discrete_lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     if load_drift is not None:

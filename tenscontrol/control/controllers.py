@@ -21,7 +21,7 @@ what :func:`tenscontrol.lqr` and :func:`tenscontrol.hinfsyn` return. Both are ne
 feedback, as control engineers write them: ``u = -K (x - x*)`` and ``u = -K(s) y_m`` with
 ``K(s) = CK (sI - AK)^-1 BK + DK`` (version 1.0's OutputFeedback was positive feedback,
 ``u = +K(s) y_m``; its saved files are converted on load, see
-:mod:`tenscontrol.feedback.storage`).
+:mod:`tenscontrol.control.storage`).
 """
 
 from __future__ import annotations
@@ -331,7 +331,7 @@ class OutputFeedback(Controller):
     measurement : Measurement or SensorMeasurement
         ``y_m = measurement(q, qd)``: node coordinates and string lengths
         (:func:`measurement`) or a sensor set's signals
-        (:class:`tenscontrol.feedback.estimators.SensorMeasurement`, from
+        (:class:`tenscontrol.control.estimators.SensorMeasurement`, from
         :func:`tenscontrol.lqg`); ``measurement.C`` is its linearization.
     strings, gamma_ref, kind
         As for every :class:`Controller`.

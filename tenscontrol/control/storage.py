@@ -2,9 +2,9 @@
 
 :func:`save_controller` writes a :class:`~tenscontrol.StateFeedback` or
 :class:`~tenscontrol.OutputFeedback` (what :func:`tenscontrol.lqr`, :func:`tenscontrol.hinfsyn`
-and :func:`tenscontrol.lqg` return), a sampled :class:`~tenscontrol.DiscreteFeedback`
+and :func:`tenscontrol.lqg` return), a sampled :class:`~tenscontrol.control.DiscreteFeedback`
 (:func:`tenscontrol.discretize`, :func:`tenscontrol.dlqr`) or a
-:class:`~tenscontrol.DiscreteLQG` (:func:`tenscontrol.discrete_lqg`) with its matrices,
+:class:`~tenscontrol.control.DiscreteLQG` (:func:`tenscontrol.discrete_lqg`) with its matrices,
 operating point and timing; :func:`load_controller` reads it back equal (the same commands,
 bit for bit). The file holds:
 
@@ -17,7 +17,7 @@ bit for bit). The file holds:
   OutputFeedback: ``AK, BK, CK, DK``; DiscreteLQG: ``K`` and the filter's matrices as
   ``kalman_<field>`` (``Phi, Gamma0, Gamma1, Cr, M, P, basis``);
 - a :class:`~tenscontrol.Measurement` as ``measurement_<field>`` (``measurement_names`` as
-  text); a sensor measurement (:class:`~tenscontrol.feedback.estimators.SensorMeasurement`)
+  text); a sensor measurement (:class:`~tenscontrol.control.estimators.SensorMeasurement`)
   as ``measurement_<field>`` (``C, q_ref, y_ref, held, gamma_held``) and its sensor set as
   ``sensors_<field>`` (``kinds`` as text, ``items, std, bias, quantization, rate``) with the
   structure it reads as ``sensors_structure``, its ``tenscontrol.structure/1`` JSON text (a
@@ -31,7 +31,7 @@ feedback ``u = CK xc + DK y_m``) are read with CK and DK negated, so a controlle
 meaning (the same commands, the same closed loop); their StateFeedback is unchanged (``u = -K
 (x - x*)`` in both).
 
-A :class:`~tenscontrol.PredictiveController` (:func:`tenscontrol.mpc`) is refused: it holds an
+A :class:`~tenscontrol.control.PredictiveController` (:func:`tenscontrol.mpc`) is refused: it holds an
 OSQP solver and its warm start, not matrices; save its structure and settings instead (see
 the error message).
 
@@ -48,12 +48,12 @@ from pathlib import Path
 import numpy as np
 
 from tenscontrol import fileio
-from tenscontrol.feedback.controllers import (Measurement, OutputFeedback, StateFeedback,
+from tenscontrol.control.controllers import (Measurement, OutputFeedback, StateFeedback,
                                               check_kind, runtime_controller)
-from tenscontrol.feedback.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.feedback.sampled import DiscreteFeedback, check_timing
-from tenscontrol.feedback.storage_checks import (check_covariance, check_finite,
-                                                 check_lqg_timing, check_noise)
+from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
+from tenscontrol.control.sampled import DiscreteFeedback, check_timing
+from tenscontrol.control.storage_checks import (check_covariance, check_finite,
+                                                check_lqg_timing, check_noise)
 from tenscontrol.mechanics.sensors import KINDS, SensorSet
 from tenscontrol.model.io import structure_from_dict, structure_to_dict
 
@@ -389,7 +389,7 @@ def load_controller(path, *, max_bytes: int = MAX_CONTROLLER_BYTES):
         If the file is missing, not a regular file, too large, truncated or corrupt, not a
         controller file, or an entry is missing or malformed (the message names the file
         and the entry); also for values the controller could not run with, as a file edited
-        by hand may hold (:mod:`tenscontrol.feedback.storage_checks`): a non-finite number,
+        by hand may hold (:mod:`tenscontrol.control.storage_checks`): a non-finite number,
         a period that is not > 0 or a delay outside [0, period), a Kalman filter whose period
         or delay is not the controller's, a sensor slower than a DiscreteLQG's period, a
         negative sensor noise or quantization, a rate that is not > 0, an error covariance

@@ -14,7 +14,7 @@ The functions read arrays (A, B, E, C, mass and stiffness data) and, when presen
 ``structure`` and ``gamma`` of a :class:`tenscontrol.LinearModel` (actuated strings, bar
 lengths, prestress, measurement definitions); a duck-typed model without them gets strings
 ``0..nu-1`` and reference force densities 1 N/m. The returned controllers are the
-:mod:`tenscontrol.feedback.controllers` objects the closed-loop simulator calls.
+:mod:`tenscontrol.control.controllers` objects the closed-loop simulator calls.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ import numpy as np
 import scipy.linalg
 import control as ct
 
-from tenscontrol.linear import hinf as _hinf
-from tenscontrol.linear import riccati
-from tenscontrol.linear.riccati import RiccatiSolution
-from tenscontrol.feedback.controllers import Measurement, OutputFeedback, StateFeedback, measurement
-from tenscontrol.linear.design import Design, sorted_eigenvalues
-from tenscontrol.linear.hinf import HinfDesign
+from tenscontrol.design import hinf as _hinf
+from tenscontrol.design import riccati
+from tenscontrol.design.riccati import RiccatiSolution
+from tenscontrol.control.controllers import Measurement, OutputFeedback, StateFeedback, measurement
+from tenscontrol.design.result import Design, sorted_eigenvalues
+from tenscontrol.design.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
 from tenscontrol import validation
@@ -241,7 +241,7 @@ def _default_weights(p: _Plant, effort: float):
 
 
 def _riccati_gain(A, B, Q, R) -> RiccatiSolution:
-    """The checked stabilizing CARE solution (:func:`tenscontrol.linear.riccati.care`), solved
+    """The checked stabilizing CARE solution (:func:`tenscontrol.design.riccati.care`), solved
     in time scaled by a reference frequency; X and K do not depend on the time unit, the poles
     are returned in 1/s.
 
@@ -293,7 +293,7 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         (marginal modes kept exactly, :func:`tenscontrol.minimal_realization`). Default:
         numerically minimal. A 192-bar tower (768 states) takes about 10 s of CPU at full
         order (half of it the minimal realization, the Riccati equation by doubling: see
-        :func:`tenscontrol.linear.riccati.care`) and under 1 s at r = 200.
+        :func:`tenscontrol.design.riccati.care`) and under 1 s at r = 200.
     effort : float
         Scale of the default R (> 0); larger means gentler control.
 

@@ -36,8 +36,8 @@ from functools import cached_property
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import check_kind
-from tenscontrol.feedback.sampled import check_timing
+from tenscontrol.control.controllers import check_kind
+from tenscontrol.control.sampled import check_timing
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.linear.sampling import van_loan
 from tenscontrol.mechanics.actuation import (ActuatorRecord, actuated_forces,
@@ -77,7 +77,7 @@ class ExtendedKalman(Presentable):
         How a command acts, as in the simulator: ``law + u`` or ``gamma_ref + u``.
     held : ndarray of int
         Strings whose load cells read ``gamma_held`` (see
-        :class:`tenscontrol.feedback.estimators.SensorMeasurement`); none by default.
+        :class:`tenscontrol.control.estimators.SensorMeasurement`); none by default.
     gamma_held : ndarray, shape (n_strings,) or (0,)
         Force densities of the held strings [N/m].
     """

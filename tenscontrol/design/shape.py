@@ -6,7 +6,7 @@ fixed coordinates) gets its prestress from :func:`tenscontrol.equilibrium` (``ob
 "min_norm"`` by default: the least-norm force densities, continuous along the path, with every
 string at or above gamma_min, certified by its residual). :func:`shape_change` adds the feedback:
 LQR designs (``kind="control"``) about `designs` of these equilibria, scheduled by
-:class:`tenscontrol.feedback.shape.ShapeTracking` with the quintic time law over `duration`.
+:class:`tenscontrol.control.shape.ShapeTracking` with the quintic time law over `duration`.
 docs/theory.md has no new equations here: every point is the prestress design of "Prestress",
 every design the LQR of "Control on force densities".
 """
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.feedback.allocation import equilibrium_matrix, self_stress
-from tenscontrol.feedback.shape import ShapeTracking
-from tenscontrol.linear.design import Design
+from tenscontrol.statics.self_stress import equilibrium_matrix, self_stress
+from tenscontrol.control.shape import ShapeTracking
+from tenscontrol.design.result import Design
 from tenscontrol.linear.linearization import linearize
 from tenscontrol.mechanics.dynamics import mass_matrix
 from tenscontrol.mechanics.geometry import nodal_vector
@@ -254,7 +254,7 @@ def shape_change(structure: Structure, geometry, duration: float, *, points: int
     -------
     ShapeChange
     """
-    from tenscontrol.linear.synthesis import lqr   # python-control loads on first use
+    from tenscontrol.design.synthesis import lqr   # python-control loads on first use
 
     duration = validation.real("shape_change: duration", duration, positive=True)
     designs = validation.integer("shape_change: designs", designs, minimum=1)

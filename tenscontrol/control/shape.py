@@ -19,7 +19,7 @@ force densities whose nodal forces, net of the bar and support forces, accelerat
 along the reference; least squares where the strings cannot) and a state feedback about the
 moving reference; the gain K(s)
 is interpolated linearly between LQR designs at a few points of the path (each about that
-point's equilibrium). With the path points' self-stresses (:mod:`tenscontrol.feedback.allocation`)
+point's equilibrium). With the path points' self-stresses (:mod:`tenscontrol.statics.self_stress`)
 the command is allocated at the two planned points around s and blended with the same weights:
 each allocated command keeps the bounds, so their blend does (the bounds are a box), and both
 move u only along self-stresses of configurations within one path step of q(s).
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.interpolate
 
-from tenscontrol.feedback.controllers import Controller, controller_table
+from tenscontrol.control.controllers import Controller, controller_table
 from tenscontrol.mechanics.laws import damper_densities
 from tenscontrol.model.tables import value_range
 

@@ -4,7 +4,7 @@ The design model is the one :func:`tenscontrol.dlqr` uses (the minimal or design
 realization of ``model.actuated()``, sampled exactly with a zero-order hold); the weights are
 the LQR's; the terminal weight is the discrete Riccati solution, so that the MPC is the
 discrete LQR wherever no bound is active. The QP and its solver live in
-:class:`tenscontrol.feedback.mpc.PredictiveController`.
+:class:`tenscontrol.control.mpc.PredictiveController`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import measurement
-from tenscontrol.feedback.mpc import PredictiveController, require_osqp
-from tenscontrol.linear.design import MPCDesign
-from tenscontrol.linear.discrete import dlqr, dlqr_gain
+from tenscontrol.control.controllers import measurement
+from tenscontrol.control.mpc import PredictiveController, require_osqp
+from tenscontrol.design.result import MPCDesign
+from tenscontrol.design.discrete import dlqr, dlqr_gain
 from tenscontrol.model.selection import Selection
 
 __all__ = ["MAX_HORIZON", "MAX_QP_BYTES", "mpc"]

@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from tenscontrol.feedback.sampled import SampledController, sampled_table, check_timing
+from tenscontrol.control.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
 __all__ = ["PredictiveController", "require_osqp"]

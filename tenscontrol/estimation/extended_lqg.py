@@ -1,10 +1,10 @@
 """The extended Kalman filter in the sampled closed loop: :class:`ExtendedLQG`, a
 :class:`tenscontrol.SampledController` that estimates the state with an
-:class:`tenscontrol.ExtendedKalman` on the nonlinear model and feeds it back through the gain
+:class:`tenscontrol.estimation.ExtendedKalman` on the nonlinear model and feeds it back through the gain
 of :func:`tenscontrol.discrete_lqg` (issue 23, item 3).
 
 At ``t_k = k period`` it reads the sensors (noise from ``default_rng([seed, k])``, the readings
-a :class:`tenscontrol.DiscreteLQG` of the same seed takes), corrects ``x_k|k``, commands
+a :class:`tenscontrol.control.DiscreteLQG` of the same seed takes), corrects ``x_k|k``, commands
 
     u_k = -Kx (x_k|k - x*) - Ku u_k-1,    Kx = Kz @ left_inverse
 
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController, check_timing, sampled_table
-from tenscontrol.linear.design import DiscreteLQGDesign, ExtendedLQGDesign
-from tenscontrol.linear.ekf import ExtendedKalman, process_covariance
-from tenscontrol.linear.estimation import discrete_lqg
+from tenscontrol.control.sampled import SampledController, check_timing, sampled_table
+from tenscontrol.design.result import DiscreteLQGDesign, ExtendedLQGDesign
+from tenscontrol.estimation.ekf import ExtendedKalman, process_covariance
+from tenscontrol.estimation.lqg import discrete_lqg
 from tenscontrol import validation
 
 __all__ = ["ExtendedLQG", "extended_lqg"]
@@ -75,7 +75,7 @@ class ExtendedLQG(SampledController):
         Covariance of the prior ``x_0|-1 = x*``; the covariance of later samples is kept by
         the controller between samples, not in its state (module docstring).
     seed, noise
-        As for :class:`tenscontrol.DiscreteLQG`: with `noise`, the reading at sample k has
+        As for :class:`tenscontrol.control.DiscreteLQG`: with `noise`, the reading at sample k has
         the sensors' noise drawn from ``default_rng([seed, k])``.
     """
 

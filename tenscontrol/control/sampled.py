@@ -2,7 +2,7 @@
 
 A :class:`SampledController` runs at the sample instants ``t_k = k * period``: it reads the
 nodal state there and returns the command u_k [N/m] (the change from the operating point, read
-as for every :class:`tenscontrol.feedback.controllers.Controller`, by ``kind``), which a
+as for every :class:`tenscontrol.control.controllers.Controller`, by ``kind``), which a
 zero-order hold applies from ``t_k + delay`` to ``t_{k+1} + delay`` (a computation delay
 ``0 <= delay < period``; before the first command acts, u = 0). The simulator restarts its
 integration at every sample and every delay instant, so the held command is exact
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import (Measurement, check_controller_fields,
+from tenscontrol.control.controllers import (Measurement, check_controller_fields,
                                               controller_repr, controller_table)
 from tenscontrol.model.tables import Presentable
 
@@ -109,7 +109,7 @@ class SampledController(Presentable):
     gamma_ref : ndarray, shape (nu,)
         Their force densities at the operating point [N/m].
     kind : {"passive", "control"}
-        How u is applied, as for :class:`tenscontrol.feedback.controllers.Controller`.
+        How u is applied, as for :class:`tenscontrol.control.controllers.Controller`.
     period : float
         Sample period [s].
     delay : float
@@ -178,7 +178,7 @@ class DiscreteFeedback(SampledController):
 
     ``xc_{k+1} = AK xc_k + BK s_k``, ``u_k = -(CK xc_k + DK s_k)`` with the signal
     ``s_k = [q_k - q*; qd_k]`` (state feedback, ``measurement`` None) or ``s_k = y_m(q_k)``
-    (the measured deviations of a :class:`~tenscontrol.feedback.controllers.Measurement`).
+    (the measured deviations of a :class:`~tenscontrol.control.controllers.Measurement`).
     A static state feedback ``u_k = -K (x_k - x*)`` has AK, BK, CK empty and DK = K.
 
     Attributes

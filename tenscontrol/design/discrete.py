@@ -7,7 +7,7 @@
 - :func:`discretize`: a continuous :class:`~tenscontrol.StateFeedback` sampled and held
   (``u_k = -K (x_k - x*)``) or an :class:`~tenscontrol.OutputFeedback` discretized exactly
   by python-control's ``c2d`` (ZOH on the measurement), as a
-  :class:`~tenscontrol.DiscreteFeedback`.
+  :class:`~tenscontrol.control.DiscreteFeedback`.
 - :func:`dlqr`: the discrete LQR on the ZOH model of the minimal (or design-order) model,
   delay included in the model, minimizing the continuous cost exactly over each period (or by
   the rectangle rule); :func:`dlqr_gain` is the package's one scaled discrete Riccati solve.
@@ -25,12 +25,12 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol import validation
-from tenscontrol.feedback.controllers import OutputFeedback, StateFeedback
-from tenscontrol.feedback.sampled import DiscreteFeedback, check_resolution, check_timing
-from tenscontrol.linear.design import Design, sorted_eigenvalues
+from tenscontrol.control.controllers import OutputFeedback, StateFeedback
+from tenscontrol.control.sampled import DiscreteFeedback, check_resolution, check_timing
+from tenscontrol.design.result import Design, sorted_eigenvalues
 from tenscontrol.linear.reduction import MinimalRealization
 from tenscontrol.linear.sampling import exact_hold, sampled_cost
-from tenscontrol.linear.synthesis import LQRDesign, lqr
+from tenscontrol.design.synthesis import LQRDesign, lqr
 from tenscontrol.model.selection import Selection
 from tenscontrol.model.tables import Presentable, titled_table
 

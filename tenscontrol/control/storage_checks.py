@@ -1,4 +1,4 @@
-"""The value checks of a controller file (:mod:`tenscontrol.feedback.storage`): what a file
+"""The value checks of a controller file (:mod:`tenscontrol.control.storage`): what a file
 must hold beyond its entries' types and shapes for the controller it gives to run as designed.
 
 A file that was edited or damaged can hold a NaN gain, a zero or negative period, a Kalman
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import check_timing
+from tenscontrol.control.sampled import check_timing
 
 __all__ = ["check_finite", "check_lqg_timing", "check_noise", "check_covariance"]
 

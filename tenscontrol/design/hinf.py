@@ -32,10 +32,10 @@ import scipy.linalg
 import control as ct
 import slycot
 
-from tenscontrol.linear import riccati
+from tenscontrol.design import riccati
 from tenscontrol.linear.norms import MARGIN, hinf_norm, is_hurwitz, stability_scale
 from tenscontrol.mechanics.checks import check_finite
-from tenscontrol.linear.design import Design, sorted_eigenvalues
+from tenscontrol.design.result import Design, sorted_eigenvalues
 from tenscontrol.model.tables import summary_table
 
 __all__ = ["BisectionResult", "HinfDesign", "check_axis_modes", "closed_loop",
@@ -52,7 +52,7 @@ CARE_RESIDUAL = 1e-8
 #: Largest number of doublings of the initial upper bound before giving up.
 _MAX_DOUBLINGS = 30
 #: From this many states on the bisections test gamma by the Riccati conditions, solved by
-#: doubling (tenscontrol.linear.riccati), instead of a synthesis and a loop norm per trial
+#: doubling (tenscontrol.design.riccati), instead of a synthesis and a loop norm per trial
 #: (96-bar tower, 384 states: sb10fd 12 s and slycot's ab13dd 30 s of wall time per trial).
 RICCATI_ORDER = riccati.LARGE_ORDER
 
@@ -179,7 +179,7 @@ def hinf_riccati(A, B1, B2, C1, D12, gamma: float):
     ``A^T X + X A + C1^T C1 - (X B + S) R^-1 (B^T X + S^T) = 0`` with ``B = [B1, B2]``,
     ``R = blkdiag(-gamma^2 I, D12^T D12)``, ``S = [0, C1^T D12]`` (D11 = 0), written as
     ``Ax^T X + X Ax - X G X + Qx = 0`` with the indefinite ``G = B2 Ru^-1 B2^T - B1 B1^T /
-    gamma^2`` for :func:`tenscontrol.linear.riccati.care_doubling`. None unless X is finite,
+    gamma^2`` for :func:`tenscontrol.design.riccati.care_doubling`. None unless X is finite,
     its relative residual is at most :data:`CARE_RESIDUAL`, X is positive semidefinite and
     ``Ax - G X`` is Hurwitz. The dual (the Y of output feedback) is
     ``hinf_riccati(A^T, C1^T, C2^T, B1^T, D21^T, gamma)``.
@@ -357,7 +357,7 @@ def hinf_state_feedback(A, B1, B2, C1, D12, *, tol: float = 1e-3) -> BisectionRe
     9.7), so the residual and the norm are checked as for output feedback. The start is 1.01
     times the closed-loop norm of the LQR gain (gamma = inf). From :data:`RICCATI_ORDER`
     states on, X comes from :func:`hinf_riccati` (doubling; SciPy's extended-pencil QZ takes
-    a minute at 768 states) and the LQR start from :func:`tenscontrol.linear.riccati.care`.
+    a minute at 768 states) and the LQR start from :func:`tenscontrol.design.riccati.care`.
     """
     check_finite("hinf_state_feedback", A=A, B1=B1, B2=B2, C1=C1, D12=D12)
     omega = reference_frequency(A)

@@ -1,5 +1,5 @@
 """Estimators as plain matrices: the sensors' measurement, a discrete Kalman filter and the
-sampled LQG controller built on them (designed by :mod:`tenscontrol.linear.estimation`).
+sampled LQG controller built on them (designed by :mod:`tenscontrol.estimation.lqg`).
 
 - :class:`SensorMeasurement`: ``y_m = h(q, qd) - h(q*, 0)``, the noiseless signals of a
   :class:`tenscontrol.mechanics.sensors.SensorSet` about the operating point, as an
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from tenscontrol.feedback.sampled import SampledController, check_timing, sampled_table
+from tenscontrol.control.sampled import SampledController, check_timing, sampled_table
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
 
