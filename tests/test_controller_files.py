@@ -150,6 +150,6 @@ def test_damaged_sampled_files_name_the_entry(tbar, tmp_path):
     header = json.loads(str(controller_arrays(d)["header"]))
     path = _rewritten(tc.save_controller(d, tmp_path / "d.npz"), tmp_path / "bad.npz",
                       header=np.array(json.dumps({**header, "period": -1.0})))
-    with pytest.raises(ValueError, match=r"bad.npz: DiscreteFeedback: period must be a "
+    with pytest.raises(ValueError, match=r"bad.npz: entry 'header': period must be a "
                                          r"positive number of seconds, got -1.0"):
         tc.load_controller(path)

@@ -16,6 +16,7 @@ integration at every sample and every delay instant, so the held command is exac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,8 @@ from tenscontrol.control.controllers import (Measurement, check_controller_field
                                               controller_repr, controller_table)
 from tenscontrol.model.tables import Presentable
 
-__all__ = ["DiscreteFeedback", "SampledController", "check_timing", "is_sampled"]
+__all__ = ["MIN_RADIANS_PER_SAMPLE", "DiscreteFeedback", "SampledController",
+           "check_resolution", "check_samples", "check_timing", "is_sampled"]
 
 
 def check_timing(period, delay, who: str) -> tuple[float, float]:
@@ -37,6 +39,46 @@ def check_timing(period, delay, who: str) -> tuple[float, float]:
         raise ValueError(f"{who}: delay must satisfy 0 <= delay < period = {period:g} s, got "
                          f"{delay}")
     return period, delay
+
+
+#: Least angle [rad] the fastest mode of a design model turns in one period: below it the
+#: sampled model is the identity to within that, and the discrete Riccati equations lose
+#: their digits (the T-bar, |lambda| = 3.97 rad/s: 1e-9 s loses 4 digits of the gain, 1e-11 s
+#: fails in the solver).
+MIN_RADIANS_PER_SAMPLE = 1e-6
+
+
+def check_resolution(period: float, A, who: str) -> None:
+    """Refuse a period in which the fastest mode of the design model `A` (r, r) turns less
+    than MIN_RADIANS_PER_SAMPLE (dlqr, discrete_lqg, discrete_closed_loop: a discrete loop
+    whose model is the identity to rounding is judged unstable at 1e-300 s)."""
+    A = np.asarray(A, dtype=float)
+    fastest = float(np.abs(np.linalg.eigvals(A)).max()) if A.size else 0.0
+    if fastest > 0 and period * fastest < MIN_RADIANS_PER_SAMPLE:
+        turn = period * fastest
+        raise ValueError(f"{who}: period = {period:g} s is too short for the design model: its "
+                         f"fastest mode (|lambda| = {fastest:.3g} rad/s) turns {turn:.2g} rad "
+                         f"per sample, the sampled model is the identity to within that "
+                         f"and the discrete design and analysis lose their digits; use a "
+                         f"period >= "
+                         f"{MIN_RADIANS_PER_SAMPLE / fastest:.3g} s ({MIN_RADIANS_PER_SAMPLE:g} "
+                         f"rad per sample), or the continuous design (tenscontrol.lqr, "
+                         f"tenscontrol.lqg)")
+
+
+def check_samples(period: float, t_final: float, max_steps: int, who: str) -> int:
+    """The number of samples of a run of `t_final` seconds at `period`, refused above
+    `max_steps`: every sample restarts the integration, so each costs one step at least, and
+    a period far below the structure's time scales (1e-7 s over 1 s: 10 million samples)
+    would not end in reasonable time."""
+    n = math.floor(t_final / period) + 1
+    if n > max_steps:
+        raise ValueError(f"{who}: period = {period:g} s over t_final = {t_final:g} s is {n:,} "
+                         f"samples, each at least one integration step: more than max_steps "
+                         f"= {max_steps:,}; raise the period (a few dozen samples per period "
+                         f"of the fastest mode you control are enough), shorten t_final or "
+                         f"raise max_steps")
+    return n
 
 
 def _repr(controller, *figures: str, law: str | None = None) -> str:

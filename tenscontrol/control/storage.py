@@ -51,7 +51,9 @@ from tenscontrol import fileio
 from tenscontrol.control.controllers import (Measurement, OutputFeedback, StateFeedback,
                                               check_kind, runtime_controller)
 from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.control.sampled import DiscreteFeedback
+from tenscontrol.control.sampled import DiscreteFeedback, check_timing
+from tenscontrol.control.storage_checks import (check_covariance, check_finite,
+                                                check_lqg_timing, check_noise)
 from tenscontrol.mechanics.sensors import KINDS, SensorSet
 from tenscontrol.model.io import structure_from_dict, structure_to_dict
 
@@ -146,6 +148,8 @@ def controller_arrays(controller) -> dict:
         kind = _measurement_arrays(controller.measurement, out)
     if type(controller) not in (StateFeedback, OutputFeedback) or kind == "SensorMeasurement":
         header.update(format=SAMPLED_CONTROLLER_FORMAT, measurement=kind)
+    for name, value in out.items():     # a controller that could not run is not written
+        check_finite(name, np.asarray(value), "save_controller")
     return {"header": np.array(json.dumps(header)), **out}
 
 
@@ -169,6 +173,8 @@ def save_controller(controller, path) -> Path:
     TypeError
         For another controller (a PredictiveController: the message says what to save
         instead).
+    ValueError
+        If a matrix or number of the controller is NaN or inf (it could not run).
     OSError
         If the file cannot be written (it names `path`, which is left as it was).
     """
@@ -191,8 +197,11 @@ _ENTRIES = {"strings": ("i", 1), "gamma_ref": ("f", 1), "K": ("f", 2), "q_ref": 
 
 
 def _entry(data, key: str, path):
+    """The entry `key`, of its kind and dimensions, its numbers finite (rates may be inf)."""
     kind, ndim = _ENTRIES[key]
-    return fileio.npz_entry(data, key, path, kind=kind, ndim=ndim)
+    value = fileio.npz_entry(data, key, path, kind=kind, ndim=ndim)
+    check_finite(key, value, str(path))
+    return value
 
 
 def _header(data, path) -> dict:
@@ -265,6 +274,7 @@ def _sensor_set(data, path) -> SensorSet:
                     for name in _SENSOR_FIELDS[2:]}},
           f"{n} sensors of the kinds {KINDS} on {structure.n_nodes} nodes, "
           f"{structure.n_strings} strings and {structure.n_bars} bars")
+    check_noise(v, str(path))
     return SensorSet(structure, kinds, items, v["std"], v["bias"], v["quantization"], v["rate"])
 
 
@@ -311,16 +321,19 @@ def _lqg(data, header: dict, path, common: dict) -> DiscreteLQG:
                  "gamma_ref": (common["gamma_ref"].shape == (nu,), common["gamma_ref"].shape),
                  **{f"kalman_{k}": (v[k].shape == s, v[k].shape) for k, s in expected.items()}},
           f"{r} filter states, {nu} commanded strings and {ny} measured signals")
-    kalman = DiscreteKalman(**v, measurement=m,
-                            period=float(_header_value(header, "kalman_period", number, path)),
-                            delay=float(_header_value(header, "kalman_delay", number, path)))
+    timing = {key: float(_header_value(header, key, number, path))
+              for key in ("period", "delay", "kalman_period", "kalman_delay")}
+    period, delay = check_lqg_timing(timing, m.sensors.rate, str(path))
+    check_noise({name: getattr(m.sensors, name) for name in _SENSOR_FIELDS[2:]}, str(path),
+                positive_std=True)
+    check_covariance("kalman_P", v["P"], str(path))
+    kalman = DiscreteKalman(**v, measurement=m, period=period, delay=delay)
     seed = _header_value(header, "seed", (int,), path)
     if seed < 0:
         raise ValueError(f"{path}: entry 'header' must give 'seed' >= 0, got {seed}")
     return DiscreteLQG(**common, K=K, kalman=kalman, seed=seed,
                        noise=_header_value(header, "noise", (bool,), path),
-                       period=float(_header_value(header, "period", number, path)),
-                       delay=float(_header_value(header, "delay", number, path)))
+                       period=period, delay=delay)
 
 
 def _matrices(data, header: dict, path) -> dict:
@@ -333,15 +346,26 @@ def _matrices(data, header: dict, path) -> dict:
     matrices["measurement"] = _read_measurement(data, path, header.get(
         "measurement", "Measurement" if kind == "OutputFeedback" else None))
     if kind == "DiscreteFeedback":
-        matrices.update(q_ref=_entry(data, "q_ref", path),
-                        period=_header_value(header, "period", (int, float), path),
-                        delay=_header_value(header, "delay", (int, float), path))
+        period, delay = check_timing(_header_value(header, "period", (int, float), path),
+                                     _header_value(header, "delay", (int, float), path),
+                                     f"{path}: entry 'header'")
+        matrices.update(q_ref=_entry(data, "q_ref", path), period=period, delay=delay)
     elif matrices["measurement"] is None:
         raise ValueError(f"{path}: an OutputFeedback needs a measurement, the header gives "
                          "null")
     if header["format"] == POSITIVE_FEEDBACK_FORMAT:  # u = +(CK xc + DK y_m) in 1.0
         matrices["CK"], matrices["DK"] = -matrices["CK"], -matrices["DK"]
     return matrices
+
+
+def _strings(data, path) -> np.ndarray:
+    """The commanded strings: distinct indices >= 0."""
+    strings = _entry(data, "strings", path)
+    if np.any(strings < 0) or np.unique(strings).size != strings.size:
+        raise ValueError(f"{path}: entry 'strings' must hold distinct string indices >= 0, got "
+                         f"{strings.tolist()[:10]}; the file was edited or damaged: save the "
+                         "controller again from its design")
+    return strings
 
 
 def load_controller(path, *, max_bytes: int = MAX_CONTROLLER_BYTES):
@@ -364,12 +388,17 @@ def load_controller(path, *, max_bytes: int = MAX_CONTROLLER_BYTES):
     ValueError
         If the file is missing, not a regular file, too large, truncated or corrupt, not a
         controller file, or an entry is missing or malformed (the message names the file
-        and the entry).
+        and the entry); also for values the controller could not run with, as a file edited
+        by hand may hold (:mod:`tenscontrol.control.storage_checks`): a non-finite number,
+        a period that is not > 0 or a delay outside [0, period), a Kalman filter whose period
+        or delay is not the controller's, a sensor slower than a DiscreteLQG's period, a
+        negative sensor noise or quantization, a rate that is not > 0, an error covariance
+        that is not symmetric positive semidefinite, repeated or negative string indices.
     """
     with fileio.open_npz(path, max_bytes=max_bytes,
                          what=f"a {CONTROLLER_FORMAT} .npz file") as data:
         header = _header(data, path)
-        common = {"strings": _entry(data, "strings", path),
+        common = {"strings": _strings(data, path),
                   "gamma_ref": _entry(data, "gamma_ref", path), "kind": header.get("kind")}
         try:
             if header["type"] == "DiscreteLQG":

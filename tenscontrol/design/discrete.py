@@ -26,7 +26,7 @@ import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.control.controllers import OutputFeedback, StateFeedback
-from tenscontrol.control.sampled import DiscreteFeedback, check_timing
+from tenscontrol.control.sampled import DiscreteFeedback, check_resolution, check_timing
 from tenscontrol.design.result import Design, sorted_eigenvalues
 from tenscontrol.linear.reduction import MinimalRealization
 from tenscontrol.linear.sampling import exact_hold, sampled_cost
@@ -304,6 +304,7 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
     mr, ctrl = cont.minimal, cont.controller
     nu = ctrl.strings.size
     A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
+    check_resolution(period, A, "dlqr")
     T, L = mr.basis, mr.left_inverse
     disc = zoh(A, B, period, delay)
     Ad, Bd = disc.augmented()
@@ -351,6 +352,7 @@ def discrete_closed_loop(minimal: MinimalRealization, controller,
                            expected="a positive number")
     nu = controller.strings.size
     A, Bfull = np.asarray(minimal.sys.A), np.asarray(minimal.sys.B)
+    check_resolution(controller.period, A, "discrete_closed_loop")
     C = np.asarray(minimal.sys.C)
     n, nd = A.shape[0], Bfull.shape[1] - nu
     plant = zoh(A, Bfull, controller.period, controller.delay)

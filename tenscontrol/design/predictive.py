@@ -19,7 +19,37 @@ from tenscontrol.design.result import MPCDesign
 from tenscontrol.design.discrete import dlqr, dlqr_gain, zoh
 from tenscontrol.model.selection import Selection
 
-__all__ = ["mpc"]
+__all__ = ["MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
+
+#: The longest prediction horizon :func:`mpc` accepts [samples]: its condensed QP has
+#: horizon x commanded strings variables, dense, and is solved at every sample.
+MAX_HORIZON = 1000
+#: The most memory the condensed QP of :func:`mpc` may take [bytes], estimated before any
+#: is allocated (1 GiB).
+MAX_QP_BYTES = 2**30
+
+
+def _qp_bytes(horizon: int, r: int, nu: int) -> int:
+    """Estimated bytes of the condensed QP: the prediction matrices (horizon + 1) x r x
+    (horizon nu) and about eight dense (horizon nu)^2 matrices (cost, tension rows, their
+    whitening, OSQP's KKT factor)."""
+    return 8 * ((horizon + 1) * r * horizon * nu + 8 * (horizon * nu) ** 2)
+
+
+def check_horizon(model, horizon) -> int:
+    """`horizon` as an int in [1, MAX_HORIZON] whose QP fits in MAX_QP_BYTES, with the
+    design's size bounded from above by the model's (2 x free coordinates, every string)."""
+    horizon = validation.integer("mpc: horizon", horizon, minimum=1, maximum=MAX_HORIZON)
+    r = 2 * np.size(getattr(model.structure, "free_coordinates", model.A.shape[0] // 2))
+    nu = model.B.shape[1]
+    need = _qp_bytes(horizon, r, nu)
+    if need > MAX_QP_BYTES:
+        fits = next(n for n in range(horizon, 0, -1) if _qp_bytes(n, r, nu) <= MAX_QP_BYTES)
+        raise ValueError(f"mpc: horizon = {horizon} samples would make a QP of about "
+                         f"{need / 2**30:.3g} GiB ({horizon} x {nu} commands, {r} states), "
+                         f"more than {MAX_QP_BYTES / 2**30:g} GiB; use a horizon <= {fits} "
+                         "(or a longer period for the same time ahead)")
+    return horizon
 
 # intervals per hold at whose ends the bound is imposed on the first move (kind="passive"): a
 # quarter period apart. On the T-bar's 40 N doublet at 200 Hz (gamma_min 1 N/m) the least
@@ -94,7 +124,9 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     period : float
         Sample period [s].
     horizon : int
-        Prediction horizon N [samples], >= 1.
+        Prediction horizon N [samples], an integer from 1 to :data:`MAX_HORIZON` (1000)
+        whose condensed QP (N x commanded strings variables, dense) is estimated to fit in
+        :data:`MAX_QP_BYTES` (1 GiB).
     gamma_min : float or array_like (nu,)
         Least force density of each commanded string [N/m], at most its operating value; the
         largest is ``String.gamma_max`` (unbounded if None).
@@ -130,13 +162,15 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     ------
     ImportError
         OSQP is not installed.
+    TypeError
+        A horizon that is not an integer (2.5, "10", True).
     ValueError
-        Bad bounds (gamma_min above an operating force density), horizon, period, delay or
-        time limit.
+        Bad bounds (gamma_min above an operating force density), horizon (below 1, above
+        MAX_HORIZON, or a QP above MAX_QP_BYTES: the message gives the largest that fits),
+        period, delay or time limit.
     """
     require_osqp()
-    horizon = int(validation.real("mpc: horizon", horizon, positive=True,
-                                  expected="a positive whole number of samples"))
+    horizon = check_horizon(model, horizon)
     # the rectangle-rule weights: the QP has no cross term between state and command (yet)
     design = dlqr(model, period, delay=delay, Q=Q, R=R, outputs=outputs, order=order,
                   effort=effort, cost="rectangle")

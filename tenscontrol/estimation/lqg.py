@@ -34,9 +34,10 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.control.controllers import OutputFeedback
 from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
-from tenscontrol.control.sampled import check_timing
+from tenscontrol.control.sampled import check_resolution, check_timing
 from tenscontrol.design.result import Design, DiscreteLQGDesign, sorted_eigenvalues
 from tenscontrol.design.discrete import dlqr_gain
+from tenscontrol.estimation.rank import warn_unobservable
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.sampling import exact_hold, van_loan
 from tenscontrol.design.synthesis import LQRDesign, lqr
@@ -215,6 +216,7 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
     _check(model, sensors, "lqg")
     w = validation.real("lqg: process_noise", process_noise, positive=True,
                         expected="a positive spectral density [N^2 s]")
+    warn_unobservable(model, sensors, "lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
@@ -301,7 +303,11 @@ def _load_feedforward(Acl, Ga, G, S, Rd) -> np.ndarray:
 def _units(G) -> np.ndarray:
     """The states' units for a filter Riccati equation: sqrt(G_ii) of the process noise G."""
     d = np.sqrt(np.diag(G))
-    return np.where(d > 0, d, d.max(initial=0.0) or 1.0)     # an unforced state: any unit
+    top = d.max(initial=0.0)
+    # an unforced state (its noise zero, or round-off of the reduced basis: 1e-17 on the
+    # undamped prism's positions, whose 1e17 ratio of units Slycot's ordering fails on): any
+    # unit
+    return np.where(d > 1e-8 * top, d, top or 1.0)
 
 
 def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
@@ -368,12 +374,14 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
                         expected="a positive spectral density [N^2 s]")
     if np.any(sensors.std <= 0):
         noise_density(sensors, "discrete_lqg")
+    warn_unobservable(model, sensors, "discrete_lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     if load_drift is not None:
         load_drift = validation.real("discrete_lqg: load_drift", load_drift, positive=True,
                                      expected="a positive spectral density [N^2/s] or None")
     A, B, E = reduced_model(design)
+    check_resolution(T, A, "discrete_lqg")
     n, nu = B.shape
     Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift, meas.C,
                                                design.minimal.basis)

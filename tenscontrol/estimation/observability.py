@@ -21,14 +21,13 @@ import scipy.linalg
 from tenscontrol import validation
 from tenscontrol.linear import norms
 from tenscontrol.estimation.lqg import kalman_gain, noise_density, reduced_model, loop_h2
-from tenscontrol.linear.reduction import elastic_model
+from tenscontrol.estimation.rank import observed_rank, scaled_elastic
 from tenscontrol.design.synthesis import lqr
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["Observability", "Placement", "observability", "place_sensors"]
 
-_RANK_TOL = 1e-9   # PBH tolerance on rows scaled by their Cartesian size
 _LOGDET_EPS = 1e-9
 
 
@@ -70,53 +69,6 @@ class Observability(Presentable):
             ("Gramian trace", f"{self.trace:.4g}"), ("Gramian log det", f"{self.log_det:.6g}")])
 
 
-def _scaled_elastic(model, sensors: SensorSet, who: str):
-    """(A, C, row scale) of the scaled elastic model with the sensors' rows divided by their
-    std; the row scale is each row's size on the Cartesian (unprojected) state."""
-    if not isinstance(sensors, SensorSet):
-        raise TypeError(f"{who}: sensors must be a tenscontrol SensorSet, got "
-                        f"{type(sensors).__name__}")
-    sensed = model.actuated().with_sensors(sensors)
-    em = elastic_model(sensed)
-    std = np.where(sensors.std > 0, sensors.std, 1.0)[sensors.signal_sensor]
-    C = em.C / std[:, None]
-    N = np.asarray(model.q, dtype=float).reshape(-1, 3)
-    L = float(np.sqrt(np.mean(np.sum((N - N.mean(axis=0)) ** 2, axis=1)))) or 1.0
-    w = _frequency(em)
-    s = np.concatenate([np.full(em.n_e, L), np.full(em.n_e, L * w)])
-    nq = sensed.q.size
-    rows = (np.linalg.norm(sensed.C[:, :nq], axis=1) * L
-            + np.linalg.norm(sensed.C[:, nq:], axis=1) * L * w) / std
-    return em.A * s[None, :] / s[:, None] / w, C * s[None, :], rows
-
-
-def _rank(A, C, rows) -> int:
-    """Observable modes: per eigenvalue cluster (1e-6 ||A||), the rank of C V (V its
-    orthonormal eigenvectors, C's rows divided by their Cartesian size) at 1e-9."""
-    if A.shape[0] == 0:
-        return 0
-    Cn = C / np.where(rows > 0, rows, 1.0)[:, None]
-    lam, V = np.linalg.eig(A)
-    radius, rank, done = 1e-6 * np.linalg.norm(A), 0, np.zeros(lam.size, dtype=bool)
-    for i in range(lam.size):
-        if done[i]:
-            continue
-        idx = np.flatnonzero(~done & (np.abs(lam - lam[i]) <= radius))
-        done[idx] = True
-        Q = np.linalg.qr(V[:, idx])[0]
-        sv = np.linalg.svd(Cn @ Q, compute_uv=False)
-        rank += int(np.sum(sv > _RANK_TOL))
-    return rank
-
-
-def _frequency(em) -> float:
-    if em.n_e == 0:
-        return 1.0
-    mag = np.abs(scipy.linalg.eigvalsh(0.5 * (em.K_e + em.K_e.T), em.M_e))
-    mag = mag[mag > 1e-12 * mag.max()] if mag.max() > 0 else mag[:0]
-    return float(np.sqrt(np.sqrt(mag.min() * mag.max()))) if mag.size else 1.0
-
-
 def _gramian(A, C) -> np.ndarray:
     if not norms.is_hurwitz(A):
         raise ValueError("observability: the elastic model is not asymptotically stable "
@@ -146,9 +98,9 @@ def observability(model, sensors: SensorSet) -> Observability:
         the Cartesian state, so a sensor the constraints blind counts 0); the Gramian needs a
         damped model.
     """
-    A, C, rows = _scaled_elastic(model, sensors, "observability")
+    A, C, rows = scaled_elastic(model, sensors, "observability")
     n = A.shape[0]
-    rank = _rank(A, C, rows)
+    rank = observed_rank(A, C, rows)
     X = _gramian(A, C)
     ev = np.linalg.eigvalsh(X)
     tr = float(np.trace(X))
@@ -235,7 +187,7 @@ def place_sensors(model, candidates: SensorSet, k: int, *, criterion="h2",
     if criterion == "h2":
         score, full = _h2_score(model, candidates, process_noise, Q, R, effort, order)
     else:
-        A, C, _ = _scaled_elastic(model, candidates, "place_sensors")
+        A, C, _ = scaled_elastic(model, candidates, "place_sensors")
         parts = [_gramian(A, C[candidates.rows(i)]) for i in range(n)]
         eps = _LOGDET_EPS * sum(np.trace(X) for X in parts)
         figure = ((lambda X: _log_det(X, eps)) if criterion == "logdet"

@@ -92,16 +92,43 @@ def structure_scales(structure, loads=None) -> Scales:
     M = structure.total_mass
     if not M > 0:
         M = 1.0  # nothing has mass (every node fixed, no bars): nothing sets a mass
-    E = prestress_energy(structure) + M * float(np.linalg.norm(structure.gravity)) * L
-    if loads is not None:
-        E += float(np.linalg.norm(np.reshape(loads, (-1, 3)), axis=1).sum()) * L
+    parts = {"prestress": prestress_energy(structure),
+             "gravity": M * float(np.linalg.norm(structure.gravity)) * L,
+             "loads": 0.0 if loads is None else _load_sum(loads) * L}
+    E = sum(parts.values())
+    if not math.isfinite(E) or not math.isfinite(M) or not math.isfinite(L):
+        _overflow(structure, loads, parts, L, M)
     if not E > 0:  # strings at their rest lengths, no gravity, no loads: their stiffness
         E = float(np.sum(structure.string_stiffness * structure.string_lengths ** 2))
     if not E > 0:
         E = _bar_energy(structure)
     if not E > 0:
         E = M * L * L  # nothing stiff and no gravity: a time scale of 1 s
-    return Scales(L, M, E, L * math.sqrt(M / E))
+    T = L * math.sqrt(M / E)
+    if not T > 0:   # E / M above the float range: the largest finite E with a tiny mass
+        _overflow(structure, loads, parts, L, M)
+    return Scales(L, M, E, T)
+
+
+def _load_sum(loads) -> float:
+    """sum_i |f_i| [N], without overflow in the squares of forces above 1e154 N."""
+    f = np.reshape(np.asarray(loads, dtype=float), (-1, 3))
+    top = float(np.abs(f).max()) if f.size else 0.0
+    if not 0 < top < math.inf:
+        return top
+    return float(np.linalg.norm(f / top, axis=1).sum()) * top
+
+
+def _overflow(structure, loads, parts: dict, L: float, M: float):
+    """Raise the ValueError of a structure or loads whose scales leave the float range."""
+    big = max(parts, key=lambda k: parts[k] if math.isfinite(parts[k]) else math.inf)
+    most = float(np.abs(loads).max()) if loads is not None and np.size(loads) else 0.0
+    raise ValueError(f"{structure.name}: the energy scale E (docs/theory.md, \"Scales\") "
+                     f"overflows: prestress {parts['prestress']:.3g} J + gravity "
+                     f"{parts['gravity']:.3g} J + loads {parts['loads']:.3g} J (largest load "
+                     f"{most:.3g} N, L = {L:.3g} m, M = {M:.3g} kg); the {big} term is near the "
+                     f"float limit (1.8e308): give loads, stiffnesses and masses in ranges "
+                     f"whose products stay finite (e.g. below 1e100)")
 
 
 def prestress_energy(structure) -> float:

@@ -26,6 +26,7 @@ import numpy as np
 
 from tenscontrol.simulation.actuation import ClosedLoop, ControllerError
 from tenscontrol.integrate import DEFAULT_MAX_STEPS, INTEGRATORS, StepLimitError, StepSizeError
+from tenscontrol.simulation.controller_checks import check_fits
 from tenscontrol.simulation.diagnosis import collapse_cause
 from tenscontrol.simulation import compressible_loop, rigid_loop
 from tenscontrol.simulation.models import CompressibleRun, RigidRun
@@ -36,7 +37,7 @@ from tenscontrol.mechanics.scales import Scales
 from tenscontrol.simulation.recording import Recorder
 from tenscontrol.simulation.sampled_loop import SampledLoop, SampledSolver
 from tenscontrol.control.controllers import runtime_controller
-from tenscontrol.control.sampled import is_sampled
+from tenscontrol.control.sampled import check_samples, is_sampled
 from tenscontrol.model.structure import Structure
 from tenscontrol.simulation.trajectory import (SimulationError, SimulationInterrupted,
                                                SimulationStats, Trajectory)
@@ -385,7 +386,10 @@ def simulate(structure: Structure, t_final: float, *, t_eval=None, rtol: float |
     loop = None
     if controller is not None:
         controller = runtime_controller(controller)      # a design runs its .controller
+        check_fits(structure, controller)
         loop = (SampledLoop if is_sampled(controller) else ClosedLoop)(structure, controller)
+        if isinstance(loop, SampledLoop):
+            check_samples(loop.period, t_final, max_steps, "controller")
         y0 = np.concatenate([y0, loop.xc0])
         fext = _with_control(fext, loop)
     try:  # a force or controller function that fails at the start is a usage error

@@ -926,13 +926,18 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     _check_rigid_motion(p)
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
-    ok, q_end, stable, start = _full_load(p, q0, tol, max_iterations, log)
-    if ok:
-        log.load_steps.append(1.0)
-    else:
-        if start is None:
-            log.failed.append(1.0)
-        q_end = _continuation(p, q0, tol, max_iterations, log, stable, start)
+    try:
+        ok, q_end, stable, start = _full_load(p, q0, tol, max_iterations, log)
+        if ok:
+            log.load_steps.append(1.0)
+        else:
+            if start is None:
+                log.failed.append(1.0)
+            q_end = _continuation(p, q0, tol, max_iterations, log, stable, start)
+    except ValueError as exc:   # SciPy's "array must not contain infs or NaNs"
+        if "infs or NaNs" not in str(exc):
+            raise
+        raise _overflow(p) from None
     result = _result(p, q_end, log)
     if not result.stable:
         warnings.warn(f"{structure.name}: the equilibrium found is unstable (the reduced tangent "
@@ -940,6 +945,15 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
                       "buckling load, a simulation started there leaves it; raise the prestress "
                       "or stiffen the structure", stacklevel=2)
     return result
+
+
+def _overflow(p: _Problem) -> ValueError:
+    """The error of loads whose Newton steps overflow (their squares leave the float range)."""
+    load = float(np.abs(p.load[p.free]).max(initial=0.0))
+    return ValueError(f"static_equilibrium: the loads on {p.structure.name} (largest "
+                      f"{load:.3g} N on a free coordinate) make the Newton steps overflow "
+                      f"(non-finite displacements): no equilibrium in the float range answers "
+                      f"them; give the loads in N, many orders smaller")
 
 
 def _check_arguments(who: str, structure, bars, **arrays) -> None:

@@ -10,9 +10,12 @@ and Windows), so a study killed at any moment leaves only whole files, and two p
 the same study into one folder never write into the same part file: each case file is one
 process's whole result (the last rename wins), never an interleaving of two. The manifest is
 created exclusively (a hard link of the finished part file), so two processes starting different
-studies in one empty folder cannot both claim it. A leftover ``.part`` is ignored. A case file
-that is not a whole record of its case (damaged, another case's parameters, an unknown status)
-is run again.
+studies in one empty folder cannot both claim it. A leftover ``.part`` (a process killed
+between its write and its rename) is ignored, and removed when the study is resumed once it is
+older than :data:`STALE_PART_SECONDS` (a part file lives for the milliseconds between the two,
+so an old one belongs to no running process, on this machine or another sharing the folder).
+A case file that is not a whole record of its case (damaged, another case's parameters, an
+unknown status) is run again.
 """
 
 from __future__ import annotations
@@ -23,13 +26,16 @@ import os
 import pathlib
 import secrets
 import textwrap
+import time
 
 from tenscontrol import fileio
 
-__all__ = ["FORMAT", "StudyFolderError", "case_path", "definition_hash", "finished_cases",
-           "open_folder", "read_case", "same_parameters", "write_case", "write_json"]
+__all__ = ["FORMAT", "STALE_PART_SECONDS", "StudyFolderError", "case_path", "definition_hash",
+           "finished_cases", "open_folder", "read_case", "same_parameters", "write_case", "write_json"]
 
 FORMAT = "tenscontrol.study/1"
+#: Age [s] past which a resumed study removes a leftover part file of its folder.
+STALE_PART_SECONDS = 60.0
 
 
 class StudyFolderError(ValueError):
@@ -136,7 +142,21 @@ def open_folder(out, manifest: dict) -> pathlib.Path:
             f"one (pipeline {manifest['pipeline']!r}, {len(manifest['cases'])} cases, hash "
             f"{manifest['hash'][:12]}); give another folder, or delete it to start again")
     (out / "cases").mkdir(exist_ok=True)
+    _remove_stale_parts(out)
     return out
+
+
+def _remove_stale_parts(out: pathlib.Path) -> list:
+    """Remove the part files of the study's folder older than STALE_PART_SECONDS; their names."""
+    removed, now = [], time.time()
+    for part in [*out.glob("manifest.json*.part"), *(out / "cases").glob("case-*.json*.part")]:
+        try:
+            if now - part.stat().st_mtime > STALE_PART_SECONDS:
+                part.unlink()
+                removed.append(part.name)
+        except OSError:   # removed by another process meanwhile, or not ours to remove
+            pass
+    return removed
 
 
 def _is_record(data, case) -> bool:

@@ -117,14 +117,22 @@ def constraint_jacobian(structure: Structure, q=None) -> np.ndarray:
     return np.vstack([A, _bar_rows(structure, q)])
 
 
-def _clearly_independent(structure: Structure, kkt) -> bool:
-    """True when the KKT factorization at q0 with every bar shows no pivot under 1e-8.
+#: Largest cost (bars^2 x free coordinates, the SVD's flops) of the dense rank test of the
+#: bar constraints, run only when the sparse factorization shows a doubtful pivot that bars
+#: with both ends fixed do not explain: 1e10, a few seconds (3000 bars x 9000 free
+#: coordinates, 8e10, took 56 s); above it the structure is refused with what to look for.
+DENSE_RANK_LIMIT = 1e10
+
+
+def _clearly_independent(structure: Structure, kkt, bars=None) -> bool:
+    """True when the KKT factorization at q0 with every bar (or the bars `bars`, those of
+    `kkt`) shows no pivot under 1e-8.
 
     Linear in the bars, so that large structures skip the dense SVD of the rank test; any
     doubt (a smaller pivot) leaves the decision to that test.
     """
     q = structure.nodes.reshape(-1)
-    p = structure.bar_nodes
+    p = structure.bar_nodes if bars is None else structure.bar_nodes[bars]
     A = kkt.mass_band.copy()
     w = A.shape[1] - 1
     for end, sign in ((1, 1.0), (0, -1.0)):
@@ -136,6 +144,20 @@ def _clearly_independent(structure: Structure, kkt) -> bool:
     return ldl_factor(A, kkt.first, kkt.negative, 1e-8) < 0
 
 
+def _without_fixed_bars(structure: Structure, diagonal, coupling, is_free):
+    """(keep, dropped) when the only dependent bars are those with no free coordinate at
+    either end (whose rows vanish), found without the dense rank test; else that test's."""
+    ends = 3 * structure.bar_nodes[:, :, None] + np.arange(3)
+    fixed = ~is_free[ends].any(axis=(1, 2))
+    if fixed.any() and not fixed.all():
+        keep = np.flatnonzero(~fixed)
+        kkt = kkt_pattern(structure.n_nodes, diagonal, coupling, structure.bar_nodes[keep],
+                          is_free)
+        if _clearly_independent(structure, kkt, keep):
+            return keep, tuple(int(k) for k in np.flatnonzero(fixed))
+    return _independent_bars(structure)
+
+
 def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]]:
     """Bars whose length constraints are independent at q0 (docs/theory.md, "Rigid bars:
     constraints and multipliers").
@@ -145,6 +167,16 @@ def _independent_bars(structure: Structure) -> tuple[np.ndarray, tuple[int, ...]
     free part vanishes (both ends fully fixed) keeps a zero row and is dropped.
     """
     free = structure.free_coordinates
+    m, n = sorted((structure.n_bars, free.size))
+    if float(m) ** 2 * n > DENSE_RANK_LIMIT:
+        raise ValueError(
+            f"{structure.name}: the KKT factorization at the start has a pivot below 1e-8: "
+            f"some of its {structure.n_bars} bar constraints are (nearly) dependent, and the "
+            f"dense rank test that finds them ({structure.n_bars} bars x {free.size} free "
+            f"coordinates, about {float(m) ** 2 * n:.1e} flops, more than "
+            f"{DENSE_RANK_LIMIT:.0e}) would not end in reasonable time: look for bars that "
+            "meet at one node along one line, or a bar whose free motion the fixed "
+            "coordinates block, and fix or remove them")
     rows = _bar_rows(structure, structure.nodes.reshape(-1))
     norms = np.linalg.norm(rows, axis=1)  # > 0: Structure refuses zero-length bars
     J = (rows / norms[:, None])[:, free]
@@ -252,7 +284,7 @@ def _rigid_model_cached(structure: Structure, include_radius: bool) -> RigidBarM
     if _clearly_independent(structure, kkt):
         keep, dropped = np.arange(structure.n_bars), ()
     else:
-        keep, dropped = _independent_bars(structure)
+        keep, dropped = _without_fixed_bars(structure, diagonal, coupling, is_free)
     if dropped:
         names = ", ".join(f"bar {k} (nodes {structure.bar_nodes[k][0]}->{structure.bar_nodes[k][1]})"
                           for k in dropped)

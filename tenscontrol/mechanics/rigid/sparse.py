@@ -100,26 +100,25 @@ class NormalPattern(NamedTuple):
 
 
 def _coordinate_order(n_nodes, all_bars, bars, free):
-    """(position (3n,), bar_position (nc,), N): nodes in RCM order, bars after their later node."""
+    """(position (3n,), bar_position (nc,), N): nodes in RCM order, bars after their later node.
+
+    The rows in order: for each node in RCM order its free coordinates (x, y, z), then the
+    bars whose later node it is (in bar order); one sort of those keys, not a loop over nodes.
+    """
     order = node_order(n_nodes, all_bars)
     rank = np.empty(n_nodes, dtype=np.int64)
     rank[order] = np.arange(n_nodes)
     later = np.maximum(rank[bars[:, 0]], rank[bars[:, 1]]) if len(bars) else np.zeros(0, int)
-    closing = [[] for _ in range(n_nodes)]
-    for k in np.argsort(later, kind="stable"):
-        closing[later[k]].append(k)
+    coords = np.flatnonzero(free)
+    n_bars = len(later)
+    node_key = np.concatenate([rank[coords // 3], later])
+    kind_key = np.concatenate([np.zeros(coords.size, np.int64), np.ones(n_bars, np.int64)])
+    sub_key = np.concatenate([coords % 3, np.arange(n_bars)])
+    row = np.empty(coords.size + n_bars, dtype=np.int64)
+    row[np.lexsort((sub_key, kind_key, node_key))] = np.arange(row.size)
     position = -np.ones(3 * n_nodes, dtype=np.int64)
-    bar_position = np.empty(len(bars), dtype=np.int64)
-    row = 0
-    for r, node in enumerate(order):
-        for a in range(3 * node, 3 * node + 3):
-            if free[a]:
-                position[a] = row
-                row += 1
-        for k in closing[r]:
-            bar_position[k] = row
-            row += 1
-    return position, bar_position, row
+    position[coords] = row[:coords.size]
+    return position, row[coords.size:].copy(), row.size
 
 
 def kkt_pattern(n_nodes, mass_diagonal, coupling: MassCoupling, bars, free) -> KKTPattern:
@@ -139,24 +138,27 @@ def kkt_pattern(n_nodes, mass_diagonal, coupling: MassCoupling, bars, free) -> K
     """
     all_bars = np.column_stack([coupling.i, coupling.j])
     position, bar_position, n = _coordinate_order(n_nodes, all_bars, bars, free)
-    rows, cols, vals = [], [], []
-    for a in np.flatnonzero(free):
-        rows.append(position[a]), cols.append(position[a]), vals.append(mass_diagonal[a // 3])
-    for i, j, v in zip(coupling.i, coupling.j, coupling.value):
-        for a in range(3):
-            if free[3 * i + a] and free[3 * j + a]:
-                rows.append(position[3 * i + a]), cols.append(position[3 * j + a]), vals.append(v)
-    pattern_rows, pattern_cols = list(rows), list(cols)
-    for k, (i, j) in enumerate(bars):
-        for a in (*range(3 * i, 3 * i + 3), *range(3 * j, 3 * j + 3)):
-            if free[a]:
-                pattern_rows.append(bar_position[k]), pattern_cols.append(position[a])
-    first = envelope(n, np.array(pattern_rows, dtype=np.int64),
-                     np.array(pattern_cols, dtype=np.int64))
+    # the mass entries: the free diagonal, then each bar's coupling per axis (bar by bar)
+    coords = np.flatnonzero(free)
+    ci = 3 * np.asarray(coupling.i, dtype=np.int64)[:, None] + np.arange(3)
+    cj = 3 * np.asarray(coupling.j, dtype=np.int64)[:, None] + np.arange(3)
+    both = free[ci] & free[cj]
+    rows = np.concatenate([position[coords], position[ci][both]])
+    cols = np.concatenate([position[coords], position[cj][both]])
+    vals = np.concatenate([np.asarray(mass_diagonal, dtype=float)[coords // 3],
+                           np.broadcast_to(np.asarray(coupling.value, dtype=float)[:, None],
+                                           ci.shape)[both]])
+    # the constraint rows: each bar's row on the free coordinates of its two ends
+    ends = np.concatenate([3 * bars[:, :1] + np.arange(3), 3 * bars[:, 1:] + np.arange(3)],
+                          axis=1) if len(bars) else np.zeros((0, 6), np.int64)
+    on = free[ends]
+    pattern_rows = np.concatenate([rows, np.broadcast_to(bar_position[:, None], ends.shape)[on]])
+    pattern_cols = np.concatenate([cols, position[ends][on]])
+    first = envelope(n, pattern_rows.astype(np.int64), pattern_cols.astype(np.int64))
     negative = np.zeros(n, dtype=np.bool_)
     negative[bar_position] = True
-    band = band_matrix(n, first, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
-                       np.array(vals, dtype=float))
+    band = band_matrix(n, first, rows.astype(np.int64), cols.astype(np.int64),
+                       vals.astype(float))
     return KKTPattern(position, bar_position, first, negative, band)
 
 
@@ -165,21 +167,38 @@ def normal_pattern(bars, bar_position, free) -> NormalPattern:
     nc = len(bars)
     rank = np.empty(nc, dtype=np.int64)
     rank[np.argsort(bar_position, kind="stable")] = np.arange(nc)
-    at_node: dict[int, list[tuple[int, float]]] = {}
-    for k, (i, j) in enumerate(bars):
-        for node, sign in ((int(i), -1.0), (int(j), 1.0)):
-            if free[3 * node:3 * node + 3].any():
-                at_node.setdefault(node, []).append((k, sign))
-    pk, pm, pn, ps = [], [], [], []
-    for node, members in at_node.items():
-        for k, sk in members:
-            for m, sm in members:
-                if rank[k] >= rank[m]:
-                    pk.append(k), pm.append(m), pn.append(node), ps.append(sk * sm)
-    pk, pm = np.array(pk, dtype=np.int64), np.array(pm, dtype=np.int64)
+    pk, pm, pn, ps = _node_pairs(bars, free, rank)
     rows = np.concatenate([2 * rank[pk] + u for u in (0, 1, 0, 1)]) if nc else np.zeros(0, int)
     cols = np.concatenate([2 * rank[pm] + v for v in (0, 0, 1, 1)]) if nc else np.zeros(0, int)
     first = envelope(2 * nc, rows, cols)
     width = int(np.max(np.arange(2 * nc) - first)) if nc else 0
-    return NormalPattern(rank, first, width, pk, pm, np.array(pn, dtype=np.int64),
-                         np.array(ps, dtype=float))
+    return NormalPattern(rank, first, width, pk, pm, pn, ps)
+
+
+def _node_pairs(bars, free, rank):
+    """(k, m, node, sign) of every pair of bars k, m meeting at a node with a free
+    coordinate, rank[k] >= rank[m]: nodes in the order bars first reach them (k, i before j),
+    then k and m in bar order at the node; the sign is the product of their ends' signs (-1
+    at i, +1 at j). The kernels sum the pairs in this order."""
+    nc = len(bars)
+    ends = np.asarray(bars, dtype=np.int64).reshape(-1)                  # i0, j0, i1, j1, ...
+    bar = np.repeat(np.arange(nc, dtype=np.int64), 2)
+    sign = np.tile(np.array([-1.0, 1.0]), nc)
+    keep = free.reshape(-1, 3)[ends].any(axis=1) if nc else np.zeros(0, bool)
+    ends, bar, sign = ends[keep], bar[keep], sign[keep]
+    nodes, first_seen = np.unique(ends, return_index=True)
+    first = np.empty(ends.max(initial=-1) + 1, dtype=np.int64)
+    first[nodes] = first_seen
+    order = np.argsort(first[ends], kind="stable")     # grouped by node, in first-seen order
+    ends, bar, sign = ends[order], bar[order], sign[order]
+    start = np.flatnonzero(np.r_[True, ends[1:] != ends[:-1]]) if ends.size else ends
+    size = np.diff(np.r_[start, ends.size])
+    group_start, group_size = np.repeat(start, size), np.repeat(size, size)
+    out = np.repeat(np.arange(ends.size), group_size)                    # the k of each pair
+    block = np.cumsum(group_size) - group_size
+    other = np.repeat(group_start, group_size) + np.arange(out.size) - np.repeat(block,
+                                                                                  group_size)
+    pk, pm = bar[out], bar[other]
+    ok = rank[pk] >= rank[pm]
+    return (pk[ok], pm[ok], ends[out][ok].astype(np.int64),
+            (sign[out] * sign[other])[ok].astype(float))
