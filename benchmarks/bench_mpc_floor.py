@@ -13,11 +13,13 @@ run, between the samples too; "at samples" only at the sample instants. QP: OSQP
 time (wall clock) median and max; CPU: the whole update (time.process_time) median and max;
 "soft": the share of samples at which a soft row (moves 2..N) was violated; statuses by count.
 
-Run: ``python benchmarks/bench_mpc_floor.py`` (the same script runs on the code before the
-change: the options it lacks are left out)
+Run: ``python benchmarks/bench_mpc_floor.py [MARGIN_CAP]`` (the MPC's ``margin_cap``, default
+the library's; the same script runs on the code before the change: the options it lacks are
+left out)
 """
 
 import inspect
+import sys
 
 import numpy as np
 
@@ -66,7 +68,9 @@ def row(name, kind, amplitude, delay, run):
 
 def main():
     options = inspect.signature(tc.mpc).parameters
-    print(f"gamma_min = {GAMMA_MIN} N/m, period {PERIOD} s, horizon 10, doublet 2 a*")
+    cap = {"margin_cap": float(sys.argv[1])} if len(sys.argv) > 1 else {}
+    print(f"gamma_min = {GAMMA_MIN} N/m, period {PERIOD} s, horizon 10, doublet 2 a*"
+          + (f", margin_cap {cap['margin_cap']:g}" if cap else ""))
     print(f"{'case':>8} {'kind':>8} {'2a* [N]':>7} {'delay':>7} {'least':>9} {'at smpl':>9} "
           f"{'QP med':>7} {'QP max':>7} {'CPU med':>7} {'CPU max':>7} {'soft':>7}  statuses")
     for name, (s, outputs, where) in structures().items():
@@ -76,7 +80,8 @@ def main():
             delays = (0.0, 0.5 * PERIOD) if "delay" in options else (0.0,)
             for delay in delays:
                 extra = {"delay": delay} if "delay" in options else {}
-                m = tc.mpc(model, PERIOD, horizon=10, gamma_min=GAMMA_MIN, effort=1e-2, **extra)
+                m = tc.mpc(model, PERIOD, horizon=10, gamma_min=GAMMA_MIN, effort=1e-2, **extra,
+                           **cap)
                 t = np.linspace(0.0, T_FINAL, int(round(T_FINAL / PERIOD)) * DENSE + 1)
                 run = tc.simulate(s, T_FINAL, loads=tc.doublet(s, where, amplitude),
                                   controller=m, t_eval=t, max_step=5e-3)

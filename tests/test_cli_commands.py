@@ -49,6 +49,18 @@ def test_info(files, capsys):
         assert text in out
 
 
+def test_info_without_a_file_reports_the_installation(capsys):
+    # the compiled kernels' status is reported here (and by the demo), never warned at import
+    import numba
+
+    from tenscontrol.mechanics.kernels import aot
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"tenscontrol {tc.__version__}"
+    assert f"numba {numba.__version__}" in out
+    assert out[-1] == f"compiled kernels: {aot.STATUS}"
+
+
 def test_info_of_a_bad_file(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text("{")

@@ -51,10 +51,12 @@ def _non_negative(text: str) -> float:
 def add_structure_commands(commands) -> None:
     """Register info, catalog, equilibrium and linearize."""
     info = commands.add_parser(
-        "info", help="describe a structure file",
+        "info", help="describe a structure file, or this installation",
         description="Print a structure's counts, masses, member lengths, fixed coordinates, "
-                    "materials and prestress figures.")
-    info.add_argument("file", metavar="FILE.json", help="the structure file")
+                    "materials and prestress figures; without a file, this installation: "
+                    "versions and whether the kernels compiled at install loaded.")
+    info.add_argument("file", metavar="FILE.json", nargs="?", default=None,
+                      help="the structure file (none: the installation)")
     info.set_defaults(run=_cmd_info)
 
     cat = commands.add_parser(
@@ -222,7 +224,24 @@ def catalog_entry(name: str) -> str:
         f"{'':<20} fixed: {fixed_text(s)}; gravity {_gravity(s)}"])
 
 
+def installation_info() -> str:
+    """tenscontrol's, Python's and numba's versions and the compiled kernels' status."""
+    import platform
+
+    import numba
+
+    from tenscontrol import __version__
+    from tenscontrol.mechanics.kernels import aot
+    return "\n".join([f"tenscontrol {__version__}",
+                      f"Python {platform.python_version()} ({platform.machine()})",
+                      f"numba {numba.__version__}",
+                      f"compiled kernels: {aot.STATUS}"])
+
+
 def _cmd_info(args) -> int:
+    if args.file is None:
+        print(installation_info())
+        return 0
     print(structure_info(load_structure(args.file)))
     return 0
 

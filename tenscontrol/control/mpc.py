@@ -114,13 +114,15 @@ _PASSES = 3             # fixed-point passes of the first move's projection
 # per period (benchmarks/bench_mpc_floor.py); a larger factor costs OSQP iterations (10: the
 # T-bar's rate-limited QPs, median 250 iterations instead of 115 at 3)
 _SAFETY = 3.0
-# the margin's cap, in units of each string's prestress above its floor (gamma_ref -
-# gamma_min): an error that large says the design model no longer describes the structure.
-# The 3-prism's doublet needs more than 2 (at 1: least 1.12 N/m against 5; at 3: 5.000); on
-# the ball's 200 N doublet the margin feeds on itself above 1 (commands of -3700 N/m, OSQP at
-# its iteration cap, largest displacement 2.7 m in 0.6 s against 0.17 at 1 and 0.105 without
-# a margin): a known limit
-_MARGIN_CAP = 3.0
+#: The default cap of the margin, in units of each string's prestress above its floor
+#: (gamma_ref - gamma_min): an error that large says the design model no longer describes the
+#: structure. Measured (benchmarks/bench_mpc_floor.py, bench_mpc.py): the 3-prism's doublet
+#: needs more than 2 to keep its floor between samples (at 1: least 1.12 N/m against 5; at 3:
+#: 5.000), but on the ball's 200 N doublet a cap above 1 lets the margin feed on itself
+#: (commands of -3700 N/m, OSQP at its iteration cap, largest displacement 2.7 m in 0.6 s
+#: against 0.17 m at 1 and 0.105 m without a margin). The default is the cap that keeps every
+#: catalog loop measured stable; ``mpc(margin_cap=3)`` buys the 3-prism's floor.
+MARGIN_CAP = 1.0
 
 
 def require_osqp():
@@ -186,7 +188,7 @@ class PredictiveController(SampledController):
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, hold, *, delay=0.0,
-                 time_limit=np.inf, penalty=10.0):
+                 time_limit=np.inf, penalty=10.0, margin_cap=MARGIN_CAP):
         require_osqp()
         self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
@@ -194,6 +196,7 @@ class PredictiveController(SampledController):
         self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
         self.time_limit, self.penalty = float(time_limit), float(penalty)
+        self.margin_cap = float(margin_cap)
         nu, N = strings.size, horizon
         self.n_states = nu                         # the last command (rate limit, delay)
         qp = condensed(Ad, Bd, Q, R, P, G, hold[0], hold[1], N)
@@ -296,12 +299,13 @@ class PredictiveController(SampledController):
         """The tightening (nu,) [N/m] of the predicting rows at this sample: how much the
         design model over-predicted each string's elastic law `base` (nu,) over the last
         period, plus how much more than over the period before (zero at the first sample and
-        where it under-predicted), at most the string's prestress above its floor."""
+        where it under-predicted), at most `margin_cap` times the string's prestress above its
+        floor."""
         if self._predicted is None or self.law is None:
             return np.zeros_like(base)
         error = self._predicted - base
         trend = 0.0 if self._error is None else np.maximum(error - self._error, 0.0)
-        cap = _MARGIN_CAP * np.maximum(self.gamma_ref - self.gamma_min, 0.0)
+        cap = self.margin_cap * np.maximum(self.gamma_ref - self.gamma_min, 0.0)
         return np.minimum(np.maximum(error + trend, 0.0), cap)
 
     def bounds(self, q: np.ndarray, w0: np.ndarray, u_prev: np.ndarray):

@@ -14,7 +14,7 @@ import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.control.controllers import measurement
-from tenscontrol.control.mpc import PredictiveController, require_osqp
+from tenscontrol.control.mpc import MARGIN_CAP, PredictiveController, require_osqp
 from tenscontrol.design.result import MPCDesign
 from tenscontrol.design.discrete import dlqr, dlqr_gain, zoh
 from tenscontrol.model.selection import Selection
@@ -107,7 +107,7 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None, effort=1.0, delay: float = 0.0,
-        time_limit: float | None = None) -> MPCDesign:
+        time_limit: float | None = None, margin_cap: float = MARGIN_CAP) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Keeps the applied force density of every commanded string within ``[gamma_min,
@@ -142,6 +142,13 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         OSQP's run-time limit per QP [s] (wall clock); by default the time the command has,
         the delay (or the period without one); ``inf`` for none (runs that do not depend on
         the machine's load).
+    margin_cap : float
+        The cap of the margin that raises the floor of the first hold's points by the design
+        model's observed error, per string in units of its prestress above the floor,
+        ``gamma_ref - gamma_min`` (default :data:`tenscontrol.control.mpc.MARGIN_CAP`, 1; 0:
+        no margin, the floor held in the design model only). A larger cap keeps the floor
+        under larger model errors (the 3-prism's doublet needs 3) but can feed on itself where
+        the model's error grows with the commands (the ball's 200 N doublet runs away above 1).
 
     Returns
     -------
@@ -212,5 +219,8 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
                                 lo, hi, horizon, rates, data,
                                 _hold_prediction(A, B, period, delay, points), delay=delay,
                                 time_limit=_time_limit(time_limit, period, delay),
+                                margin_cap=validation.real("mpc: margin_cap", margin_cap,
+                                                           what="a number of prestresses",
+                                                           low=0.0),
                                 penalty=_PENALTY)
     return MPCDesign(ctrl, design, P, Qr, Rd)
