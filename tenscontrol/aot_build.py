@@ -10,7 +10,6 @@ writes the manifest last, with the binary's hash.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import json
 import os
@@ -89,14 +88,6 @@ def _own_options(dispatchers: dict):
         pycc_compiler.compile_extra = original
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _target(cpu: str) -> dict:
     """The target triple, CPU and the features the code assumes (for the loader's check)."""
     import llvmlite.binding as llvm
@@ -139,7 +130,7 @@ def build(folder: str, cpu: str) -> int:
         cc.compile()
     binary = os.path.join(folder, cc.output_file)
     manifest = {
-        "module": aot.MODULE, "file": cc.output_file, "sha256": _sha256(binary),
+        "module": aot.MODULE, "file": cc.output_file, "sha256": aot.file_sha256(binary),
         "cache_tag": sys.implementation.cache_tag,
         "ext_suffix": sysconfig.get_config_var("EXT_SUFFIX"),
         "numba": numba.__version__, "target": _target(cpu),

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 import numba
 
-__all__ = ["MANIFEST", "MODULE", "STATUS", "install", "machine", "manifest_path",
+__all__ = ["MANIFEST", "MODULE", "STATUS", "file_sha256", "install", "machine", "manifest_path",
            "source_stamp"]
 
 #: The extension module the build writes, and its manifest's file name (in the package folder).
@@ -86,7 +86,8 @@ def machine() -> tuple[str, str, list[str]]:
     return llvm.get_process_triple(), llvm.get_host_cpu_name(), features
 
 
-def _sha256(path: str) -> str:
+def file_sha256(path: str) -> str:
+    """The sha256 of a file's bytes (hex): what the manifest records of the built binary."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -199,7 +200,7 @@ def install(stamp: str, path: str | None = None) -> int:
         folder = os.path.dirname(os.path.abspath(path))
         why = _mismatch(manifest, stamp)
         binary = os.path.join(folder, manifest["file"])
-        if why is None and (not os.path.exists(binary) or _sha256(binary) != manifest["sha256"]):
+        if why is None and (not os.path.exists(binary) or file_sha256(binary) != manifest["sha256"]):
             why = f"the binary {manifest['file']} is not the one the manifest describes: {_AFTER}"
         if why is not None:
             STATUS = why
