@@ -48,7 +48,7 @@ class SampledControlRecord(ControlRecord):
         The controller state x_k at each sample (before its update).
     sample_info : dict of str to ndarray (ns,)
         The controller's :meth:`~tenscontrol.SampledController.sample_info` per sample
-        (e.g. a QP's ``status`` by name and ``solve_time`` [s]); empty if it gives none.
+        (e.g. a QP's ``status`` and ``solve_time`` [s]); empty if it gives none.
     update_time : ndarray, shape (ns,)
         CPU time of each ``update`` call [s] (time.process_time).
     period, delay : float
@@ -75,12 +75,7 @@ class SampledControlRecord(ControlRecord):
             rows.append(("update CPU time", f"mean {1e3 * self.update_time.mean():.3g} ms, "
                                             f"max {1e3 * self.update_time.max():.3g} ms"))
         for name, values in self.sample_info.items():     # numbers per sample (NaN: none)
-            values = np.asarray(values).reshape(-1)
-            if values.dtype.kind in "US":                 # names (a solver's status): counts
-                names, counts = np.unique(values, return_counts=True)
-                rows.append((name, ", ".join(f"{v} {c}" for v, c in zip(names, counts))))
-                continue
-            values = values.astype(float)
+            values = np.asarray(values, dtype=float).reshape(-1)
             rows.append((name, value_range(values[np.isfinite(values)], "").rstrip()))
         return titled_table("SampledControlRecord", rows)
 
