@@ -30,24 +30,15 @@ from tenscontrol.estimation.ekf import extended_kalman
 from tenscontrol.mechanics.sensors import sensors
 
 
-@dataclasses.dataclass(frozen=True)
-class HeldCommand:
-    """A continuous controller that commands the constant u (the hold of one period)."""
+class HeldCommand(tc.Controller):
+    """A continuous controller that commands the constant u (the hold of one period; the base
+    class gives a static law's initial state and state derivative)."""
 
-    strings: np.ndarray
-    gamma_ref: np.ndarray
-    kind: str
-    u: np.ndarray
-    n_states: int = 0
-
-    def initial_state(self):
-        return np.zeros(0)
+    def __init__(self, strings, gamma_ref, kind, u):
+        self.strings, self.gamma_ref, self.kind, self.u = strings, gamma_ref, kind, u
 
     def force_densities(self, t, q, qd, xc):
         return self.u
-
-    def state_derivative(self, t, q, qd, xc):
-        return np.zeros(0)
 
 
 def damped_tbar(damping: float):

@@ -198,22 +198,15 @@ def test_bad_arguments(tbar):
         dataclasses.replace(ekf, Qd=np.eye(3))
 
 
-class _HeldCommand:
-    """A continuous controller commanding the constant u: one period's hold."""
-
-    n_states = 0
+class _HeldCommand(tc.Controller):
+    """A continuous controller commanding the constant u: one period's hold (the base class
+    gives a static law's initial state and state derivative)."""
 
     def __init__(self, strings, gamma_ref, kind, u):
         self.strings, self.gamma_ref, self.kind, self.u = strings, gamma_ref, kind, u
 
-    def initial_state(self):
-        return np.zeros(0)
-
     def force_densities(self, t, q, qd, xc):
         return self.u
-
-    def state_derivative(self, t, q, qd, xc):
-        return np.zeros(0)
 
 
 @pytest.mark.parametrize("kind", ["passive", "control"])
