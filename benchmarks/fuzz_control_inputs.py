@@ -278,42 +278,39 @@ def _pipeline(p):
     return {"b": 2 * p["a"]}
 
 
+def _run_cli(args, tmp, tail):
+    """Run ``python -m tenscontrol ARGS`` in `tmp`: exit 2 without a traceback is a clear error
+    (ValueError with its last line), exit 0 returns ``tail(stdout)``, anything else is raised."""
+    import subprocess
+    run = subprocess.run([sys.executable, "-m", "tenscontrol", *args], capture_output=True,
+                         text=True, timeout=100, cwd=tmp, env=dict(os.environ, PYTHONPATH=str(
+                             Path(tc.__file__).resolve().parent.parent)))
+    if run.returncode == 2 and "Traceback" not in run.stderr:
+        raise ValueError(f"exit 2: {run.stderr.strip().splitlines()[-1]}")
+    if run.returncode == 0:
+        return f"exit 0: {tail(run.stdout.strip())}"
+    raise RuntimeError(f"exit {run.returncode}: {(run.stderr or run.stdout)[-300:]}")
+
+
 def _cli(which, key, value, structure="s", t_final="0.02"):
     """`tenscontrol simulate` of F[structure] with F[which] saved and edited (key, value)."""
     def case(F, tmp):
-        import subprocess
         path = _edited(F, tmp, which, _set(key, value) if key else lambda a, h: None)
         model = Path(tmp) / "s.json"
         tc.save_structure(F[structure], model)
-        run = subprocess.run([sys.executable, "-m", "tenscontrol", "simulate", str(model),
-                              "--t-final", t_final, "--controller", str(path), "--out",
-                              str(Path(tmp) / "traj.npz")], capture_output=True, text=True,
-                             timeout=100, cwd=tmp, env=dict(os.environ, PYTHONPATH=str(
-                                 Path(tc.__file__).resolve().parent.parent)))
-        if run.returncode == 2 and "Traceback" not in run.stderr:
-            raise ValueError(f"exit 2: {run.stderr.strip().splitlines()[-1]}")
-        if run.returncode == 0:
-            return f"exit 0: {run.stdout.strip()[-200:]}"
-        raise RuntimeError(f"exit {run.returncode}: {(run.stderr or run.stdout)[-300:]}")
+        return _run_cli(["simulate", str(model), "--t-final", t_final, "--controller", str(path),
+                         "--out", str(Path(tmp) / "traj.npz")], tmp, lambda out: out[-200:])
     return case
 
 
 def _cli_design(period):
     """`tenscontrol design --period` of the T-bar: exit 2 with the message, or the file."""
     def case(F, tmp):
-        import subprocess
         model = Path(tmp) / "s.json"
         tc.save_structure(F["s"], model)
-        run = subprocess.run([sys.executable, "-m", "tenscontrol", "design", str(model),
-                              "--period", period, "--out", str(Path(tmp) / "K.npz")],
-                             capture_output=True, text=True, timeout=100, cwd=tmp,
-                             env=dict(os.environ, PYTHONPATH=str(
-                                 Path(tc.__file__).resolve().parent.parent)))
-        if run.returncode == 2 and "Traceback" not in run.stderr:
-            raise ValueError(f"exit 2: {run.stderr.strip().splitlines()[-1]}")
-        if run.returncode == 0:
-            return f"exit 0: {run.stdout.strip().splitlines()[-2][:150]}"
-        raise RuntimeError(f"exit {run.returncode}: {(run.stderr or run.stdout)[-300:]}")
+        return _run_cli(["design", str(model), "--period", period, "--out",
+                         str(Path(tmp) / "K.npz")], tmp,
+                        lambda out: out.splitlines()[-2][:150])
     return case
 
 
