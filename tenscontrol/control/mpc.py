@@ -23,6 +23,12 @@ leave OSQP's first-order iteration at its iteration limit on the ball. Of the wh
 one that makes the constraint rows lower triangular keeps OSQP's KKT factor smallest. A QP
 stopped at the iteration cap (OSQP status 7, in the control record) uses the first move of
 its iterate projected onto that move's bounds, so no sample breaks a hard bound.
+
+What is guaranteed, where: the bounds hold at each sample instant. With ``kind="control"`` the
+applied force density ``gamma_ref + u`` is constant over the hold, so they hold over the whole
+period; with ``kind="passive"`` the elastic law changes with the string lengths during the hold,
+and the applied force density between samples can dip below ``gamma_min`` (the QP does not
+bound the held command over the period).
 OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
 BSD-licensed with binary wheels.
