@@ -24,3 +24,13 @@ export NUMBA_CACHE_DIR="$work/numba-simulate"
 (cd "$work" && /usr/bin/time -f "first rigid T-bar simulate (whole process): %U user %S sys %e wall" \
     "$work/clone/.venv/bin/python" -c \
     "import tenscontrol as tc; tc.simulate(tc.catalog.tbar('stedy', damping=1.0), 1.0)")
+# The same from a wheel built once (not timed), as a user gets it from a package index: the
+# compile is in the wheel, so what is left is pip's own work and the demo (issue 31's
+# blocked target: see docs/install.md)
+unset NUMBA_CACHE_DIR
+"$work/clone/.venv/bin/pip" wheel -q --no-deps -w "$work/dist" "$work/clone" > "$work/wheel.txt" 2>&1
+export NUMBA_CACHE_DIR="$work/numba-wheel-demo"
+(cd "$work" && /usr/bin/time -f "install from the built wheel (venv + pip install WHEEL): %U user %S sys %e wall" \
+    bash -c 'python3 -m venv wheel-venv && wheel-venv/bin/pip install --no-cache-dir -q dist/*.whl')
+/usr/bin/time -f "tenscontrol demo (wheel install): %U user %S sys %e wall" \
+    "$work/wheel-venv/bin/tenscontrol" demo --out-dir "$work/demo-wheel" > "$work/demo-wheel.txt"
