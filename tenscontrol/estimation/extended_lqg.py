@@ -199,7 +199,8 @@ def _initial_covariance(lin: DiscreteLQGDesign, free: np.ndarray) -> np.ndarray:
 
 
 def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=None,
-                 effort=1.0, order=None, seed=0, noise=True, substeps=1) -> ExtendedLQGDesign:
+                 effort=1.0, order=None, seed=0, noise=True, substeps=1,
+                 cost: str = "exact") -> ExtendedLQGDesign:
     """A sampled controller with an extended Kalman filter on the nonlinear model and the
     discrete LQR gain of :func:`tenscontrol.discrete_lqg` (module docstring).
 
@@ -212,6 +213,8 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
     substeps : int
         Runge-Kutta steps of the prediction per held piece of the period (one or two: from
         ``t_k`` to ``t_k + delay`` and on).
+    cost : {"exact", "rectangle"}
+        The sampled-data cost of the LQR gain, as for :func:`tenscontrol.discrete_lqg`.
 
     Returns
     -------
@@ -226,7 +229,7 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
                          f"predicts with the rigid-bar model), got bars={model.bars!r}")
     substeps = validation.integer("extended_lqg: substeps", substeps, minimum=1)
     lin = discrete_lqg(model, sensors, period, process_noise=process_noise, delay=delay, Q=Q,
-                       R=R, effort=effort, order=order, seed=seed, noise=noise)
+                       R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost)
     law, r = lin.controller, lin.minimal.order
     # the gain on z = left_inverse (x - x*), the reduced coordinates the filter's basis spans
     Kx = law.K[:, :r] @ lin.minimal.left_inverse

@@ -36,10 +36,10 @@ from tenscontrol.control.controllers import OutputFeedback
 from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
 from tenscontrol.control.sampled import check_resolution, check_timing
 from tenscontrol.design.result import Design, DiscreteLQGDesign, sorted_eigenvalues
-from tenscontrol.design.discrete import dlqr_gain
+from tenscontrol.design.discrete import COSTS, dlqr_gain
 from tenscontrol.estimation.rank import warn_unobservable
 from tenscontrol.linear.norms import h2_norm
-from tenscontrol.linear.sampling import exact_hold, van_loan
+from tenscontrol.linear.sampling import exact_hold, sampled_cost, van_loan
 from tenscontrol.design.synthesis import LQRDesign, lqr
 from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import titled_table
@@ -289,6 +289,21 @@ def _load_states(A, B, E, T, d, w, drift, C, basis):
     return Phi @ Phi_d, Gamma0, Gamma1, van_loan(Aa, G @ G.T, T), nf
 
 
+def _lqr_weights(A, B, Qr, R, T: float, d: float, cost: str) -> tuple:
+    """(Qd, Rd, Nd) of the continuous cost on ``[z; u_prev]`` (n + nu), the state the sampled
+    LQG's LQR acts on (with or without a delay): :func:`sampled_cost` (``"exact"``), padded
+    with the held command's zero weight when there is no delay, or the rectangle rule."""
+    n, nu = B.shape
+    if cost == "rectangle":
+        return (scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T,
+                np.zeros((n + nu, nu)))
+    Qd, Rd, Nd = sampled_cost(A, B, 0.5 * (Qr + Qr.T), R, T, d)
+    if d == 0:      # u_prev does not act within the period: no weight on it
+        Qd = scipy.linalg.block_diag(Qd, np.zeros((nu, nu)))
+        Nd = np.vstack([Nd, np.zeros((nu, nu))])
+    return Qd, Rd, Nd
+
+
 def _load_feedforward(Acl, Ga, G, S, Rd) -> np.ndarray:
     """The optimal gain on a constant load f entering ``x+ = Pa x + Ga u + G f`` (the load
     states are uncontrollable, so dlqr cannot give it): with the value function
@@ -323,7 +338,7 @@ def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
 
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
-                 load_drift=None) -> DiscreteLQGDesign:
+                 load_drift=None, cost: str = "exact") -> DiscreteLQGDesign:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
 
     Parameters
@@ -348,6 +363,10 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         optimal for a constant load (its steady state is the least of ``z^T Q z + u^T R u``
         over the equilibria under that load; the load states are uncontrollable, so dlqr
         cannot give it). None (default): the forces are white noise only.
+    cost : {"exact", "rectangle"}
+        The sampled-data cost the LQR gain minimizes, as for :func:`tenscontrol.dlqr`:
+        ``"exact"`` (default) the continuous cost integrated over each period under the hold
+        (Van Loan), ``"rectangle"`` ``Q_r period``, ``R period`` (the only cost before 1.1).
 
     Returns
     -------
@@ -359,12 +378,15 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     Notes
     -----
     With ``Phi, Gamma0, Gamma1`` the hold of u_k and u_k-1 over one period, the LQR gain is
-    python-control's ``dlqr`` on ``[z; u_prev]`` with weights ``Q_r period``, ``R period`` (the
-    rectangle rule of the continuous cost), the filter gain from ``dlqe`` with the process
+    the discrete LQR (:func:`tenscontrol.design.discrete.dlqr_gain`) on ``[z; u_prev]`` with the
+    sampled-data weights of `cost`, the filter gain from ``dlqe`` with the process
     noise ``int e^{As} E W E^T e^{A^T s} ds``. ``K`` acts on ``[z; f; u_prev]``.
     """
     _check(model, sensors, "discrete_lqg")
     T, d = check_timing(period, delay, "discrete_lqg")
+    if cost not in COSTS:
+        raise ValueError(f"discrete_lqg: cost must be 'exact' (the sampled-data cost, Van "
+                         f"Loan) or 'rectangle' (Q T, R T), got {cost!r}")
     slow = sensors.rate * T < 1.0 - 1e-9
     if np.any(slow):
         raise ValueError(f"discrete_lqg: sensor {int(np.flatnonzero(slow)[0])} samples at "
@@ -394,10 +416,13 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     # the LQR on [z; u_prev], and the load states' feedforward (uncontrollable, so not dlqr's)
     Pa = np.block([[Phi[:n, :n], Gamma1[:n]], [np.zeros((nu, n + nu))]])
     Ga = np.vstack([Gamma0[:n], np.eye(nu)])
-    K, S = dlqr_gain(Pa, Ga, scipy.linalg.block_diag(Qr, np.zeros((nu, nu))) * T, R * T, nu)
+    Qd, Rd, Nd = _lqr_weights(A, B, Qr, R, T, d, cost)
+    K, S = dlqr_gain(Pa, Ga, Qd, Rd, nu, N=Nd)
     K = np.asarray(K, float)
+    # the cross term Nd leaves the load's gain as it is without one (its x-f terms cancel at
+    # the optimal K), so only Rd enters
     Kf = _load_feedforward(Pa - Ga @ K, Ga, np.vstack([Phi[:n, n:], np.zeros((nu, nf))]),
-                           np.asarray(S, float), R * T)
+                           np.asarray(S, float), Rd)
     K = np.hstack([K[:, :n], Kf, K[:, n:]])
     kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, basis, meas, T, d)
     ctrl = design.controller
