@@ -291,7 +291,7 @@ def place_actuators(model, k: int, *, candidates=None, criterion: str = "h2", Q=
     Notes
     -----
     Each ``"h2"`` evaluation is one LQR design: about ``k n`` of them for n candidates (the
-    32-string ball, k = 16: 392 designs, about 15 s on one core).
+    32-string ball, k = 16: 392 designs, about 8 s of CPU).
     """
     _check_model(model)
     validation.choice("place_actuators: criterion", criterion, CRITERIA)
