@@ -176,3 +176,28 @@ def test_candidates_that_reach_no_lightly_damped_mode_are_refused():
         tc.place_actuators(model, 2, candidates=[0, 1, 2, 3])
     p = tc.place_actuators(model, 1, candidates=[0, 1, 2, 3, 8])
     assert p.strings == (8,) and np.isfinite(p.figure)
+
+
+def test_modal_index_does_not_depend_on_the_state_basis(prism):
+    """The 3-prism's double modes (a symmetric structure) make the eigenvectors arbitrary in
+    their eigenspaces: the index of every set is the same in another state basis."""
+    import types
+
+    from tenscontrol.design.placement import _loop, _modal_log, _modal_spaces
+
+    _, model = prism
+    cands = tuple(range(PRISM_STRINGS))
+    design, _ = _loop(model, cands, None, {s: s for s in cands}, dict(Q=None, effort=1.0,
+                                                                        order=None))
+    sys = design.minimal.sys
+    T = np.random.default_rng(7).standard_normal((sys.nstates, sys.nstates))
+    Ti = np.linalg.inv(T)
+    moved = types.SimpleNamespace(
+        minimal=types.SimpleNamespace(sys=ct.ss(Ti @ sys.A @ T, Ti @ sys.B, sys.C @ T, 0)),
+        K=design.K, R=design.R)
+    here, there = _modal_spaces(design, cands), _modal_spaces(moved, cands)
+    assert [X.shape for X in here] and sorted(X.shape[0] for X in here) == sorted(
+        X.shape[0] for X in there)
+    # a random basis (condition number ~1e2) loses digits: 5e-8 relative measured
+    for S in [(3,), (4, 7), (3, 5, 8), (0, 6, 7, 8), (3, 4, 5, 6, 7, 8)]:
+        assert _modal_log(there, S) == pytest.approx(_modal_log(here, S), rel=1e-6, abs=1e-9)

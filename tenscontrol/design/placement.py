@@ -123,7 +123,7 @@ class ActuatorPlacement(Presentable):
             ("after each pick", ", ".join(f"{h:.4g}" for h in self.history))])
 
 
-def commanding(model, strings):
+def _commanding(model, strings):
     """`model` with its structure commanding exactly `strings` (``String.actuated``); the
     design functions then take those as the inputs."""
     st = model.structure.with_strings(actuated=False)
@@ -142,10 +142,9 @@ def _check_model(model) -> None:
                         f"(tc.linearize(structure)), got {type(model).__name__}")
     full = tuple(f"gamma{k}" for k in range(structure.n_strings))
     if tuple(model.input_names[:len(full)]) != full:
-        raise ValueError("place_actuators: model must have one input per string, as "
-                         "tc.linearize returns it; got inputs "
-                         f"{list(model.input_names)[:6]}... (pass the model before "
-                         ".actuated(...))")
+        raise ValueError(f"place_actuators: model must have one input per string, as "
+                         f"tc.linearize returns it, got {len(model.input_names)} inputs for "
+                         f"{structure.n_strings} strings; pass the model before .actuated(...)")
 
 
 def _candidates(structure, candidates) -> tuple:
@@ -202,7 +201,7 @@ def _loop(model, strings, R, pos, options) -> tuple:
     design's input order (ascending string index)."""
     order = sorted(strings)
     Rs = None if R is None else R[np.ix_([pos[k] for k in order], [pos[k] for k in order])]
-    design = lqr(commanding(model, order), R=Rs, **options)
+    design = lqr(_commanding(model, order), R=Rs, **options)
     nu = design.K.shape[0]
     E = np.asarray(design.minimal.sys.B, dtype=float)[:, nu:]
     J = np.trace(E.T @ np.asarray(design.riccati.X, dtype=float) @ E)
@@ -249,6 +248,19 @@ def _modal_log(spaces, idx) -> float:
     return total / count if count else 0.0
 
 
+def _full_loop(model, cands, R, pos, options) -> tuple:
+    """:func:`_loop` with every candidate; no stabilizing LQR is the candidates' fault."""
+    try:
+        return _loop(model, cands, R, pos, options)
+    except ValueError as exc:
+        if "no stabilizing solution" not in str(exc):
+            raise
+        raise ValueError(f"place_actuators: the LQR with every candidate commanded has no "
+                         f"stabilizing solution: the candidates {list(cands)} do not reach a "
+                         f"lightly damped mode; add candidates that do (or damping) "
+                         f"[{exc}]") from None
+
+
 # ---- the placement --------------------------------------------------------------------------
 
 
@@ -282,11 +294,14 @@ def place_actuators(model, k: int, *, candidates=None, criterion: str = "h2", Q=
 
     Raises
     ------
+    TypeError
+        A model that is not a LinearModel; k or the candidates not integers.
     ValueError
-        k out of range; a candidate that is not a string, not commanded
-        (``String.actuated`` False) or listed twice; a model without one input per string;
-        R of the wrong shape; and as :func:`tenscontrol.lqr` when every candidate together
-        has no stabilizing LQR (or the model is off equilibrium).
+        k out of range; a candidate that does not exist, is not commanded
+        (``String.actuated`` False) or is listed twice; a model without one input per string;
+        R of the wrong shape; no stabilizing LQR with every candidate (they do not reach a
+        lightly damped mode); and as :func:`tenscontrol.lqr` (bad weights, a model off
+        equilibrium).
 
     Notes
     -----
@@ -300,15 +315,7 @@ def place_actuators(model, k: int, *, candidates=None, criterion: str = "h2", Q=
     R = _weight(R, len(cands))
     pos = {s: i for i, s in enumerate(cands)}
     options = dict(Q=Q, effort=effort, order=order)
-    try:
-        full_design, full_J = _loop(model, cands, R, pos, options)
-    except ValueError as exc:
-        if "no stabilizing solution" not in str(exc):
-            raise
-        raise ValueError(f"place_actuators: the LQR with every candidate commanded has no "
-                         f"stabilizing solution, so no subset has one: the candidates "
-                         f"{list(cands)} do not reach a lightly damped mode; add candidates "
-                         f"that do (or damping) [{exc}]") from None
+    full_design, full_J = _full_loop(model, cands, R, pos, options)
     spaces = _modal_spaces(full_design, cands)
     if criterion == "modal":
         chosen, scores = greedy_subset(len(cands), k, lambda idx: _modal_log(spaces, idx))
@@ -326,4 +333,4 @@ def place_actuators(model, k: int, *, candidates=None, criterion: str = "h2", Q=
         full = full_J
     strings = tuple(cands[i] for i in chosen)
     return ActuatorPlacement(strings, cands, criterion, history[-1], full, history,
-                             commanding(model, strings))
+                             _commanding(model, strings))
