@@ -171,8 +171,8 @@ def test_candidates_that_reach_no_lightly_damped_mode_are_refused():
     (a mode with damping ratio 3e-8 is out of reach)."""
     eq = tc.equilibrium(tc.catalog.prism(4, damping=1.0), gamma_min=10.0)
     model = tc.linearize(eq.structure)
-    with pytest.raises(ValueError, match=r"candidates \[0, 1, 2, 3\] do not reach a lightly "
-                                         r"damped mode; add candidates"):
+    with pytest.raises(ValueError, match=r"out of reach of the candidates \[0, 1, 2, 3\] or "
+                                         r"not weighted by Q; add candidates that reach it"):
         tc.place_actuators(model, 2, candidates=[0, 1, 2, 3])
     p = tc.place_actuators(model, 1, candidates=[0, 1, 2, 3, 8])
     assert p.strings == (8,) and np.isfinite(p.figure)
@@ -201,3 +201,19 @@ def test_modal_index_does_not_depend_on_the_state_basis(prism):
     # a random basis (condition number ~1e2) loses digits: 5e-8 relative measured
     for S in [(3,), (4, 7), (3, 5, 8), (0, 6, 7, 8), (3, 4, 5, 6, 7, 8)]:
         assert _modal_log(there, S) == pytest.approx(_modal_log(here, S), rel=1e-6, abs=1e-9)
+
+
+def test_undamped_prism_no_single_string_stabilizes_and_the_modal_index_picks_the_first():
+    """Undamped, every mode must be reached for a stabilizing LQR: no single string does it,
+    21 of the 36 pairs and 19 of the 84 triples do not either. The first pick goes by the
+    modal index (a base-ring string, the first of the equal infinite figures, would leave
+    every pair without a stabilizing LQR), and greedy still reaches the brute-force optimum."""
+    eq = tc.equilibrium(tc.catalog.prism(3), gamma_min=10.0)
+    model = tc.linearize(eq.structure)
+    p1 = tc.place_actuators(model, 1)
+    assert p1.figure == np.inf and p1.kept == 0.0 and p1.strings[0] >= 6   # a side string
+    for k in (2, 3):
+        p = tc.place_actuators(model, k)
+        figures = [loop_figure(eq.structure, S) for S in itertools.combinations(range(9), k)]
+        assert sum(np.isinf(figures)) == {2: 21, 3: 19}[k]
+        assert p.history[0] == np.inf and p.figure == pytest.approx(min(figures), rel=1e-6)

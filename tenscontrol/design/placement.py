@@ -256,9 +256,10 @@ def _full_loop(model, cands, R, pos, options) -> tuple:
         if "no stabilizing solution" not in str(exc):
             raise
         raise ValueError(f"place_actuators: the LQR with every candidate commanded has no "
-                         f"stabilizing solution: the candidates {list(cands)} do not reach a "
-                         f"lightly damped mode; add candidates that do (or damping) "
-                         f"[{exc}]") from None
+                         f"stabilizing solution, so there is no figure to place by: a lightly "
+                         f"damped mode is out of reach of the candidates {list(cands)} or not "
+                         f"weighted by Q; add candidates that reach it, weight it, or add "
+                         f"damping [{exc}]") from None
 
 
 # ---- the placement --------------------------------------------------------------------------
@@ -299,8 +300,8 @@ def place_actuators(model, k: int, *, candidates=None, criterion: str = "h2", Q=
     ValueError
         k out of range; a candidate that does not exist, is not commanded
         (``String.actuated`` False) or is listed twice; a model without one input per string;
-        R of the wrong shape; no stabilizing LQR with every candidate (they do not reach a
-        lightly damped mode); and as :func:`tenscontrol.lqr` (bad weights, a model off
+        R of the wrong shape; no stabilizing LQR with every candidate (a lightly damped
+        mode out of their reach or not weighted); and as :func:`tenscontrol.lqr` (bad weights, a model off
         equilibrium).
 
     Notes
