@@ -301,8 +301,8 @@ def place_actuators(model, k: int, *, candidates=None, criterion: str = "h2", Q=
         k out of range; a candidate that does not exist, is not commanded
         (``String.actuated`` False) or is listed twice; a model without one input per string;
         R of the wrong shape; no stabilizing LQR with every candidate (a lightly damped
-        mode out of their reach or not weighted); and as :func:`tenscontrol.lqr` (bad weights, a model off
-        equilibrium).
+        mode out of their reach or not weighted); and as :func:`tenscontrol.lqr` (bad
+        weights, a model off equilibrium).
 
     Notes
     -----
