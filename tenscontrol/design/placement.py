@@ -273,7 +273,8 @@ def place_actuators(model, k: int, *, candidates=None, criterion: str = "h2", Q=
     ----------
     model : LinearModel
         At an equilibrium, damped, with one input per string (as :func:`tenscontrol.linearize`
-        returns it), kind "passive" or "control".
+        returns it), kind "passive" or "control"; its outputs (``model.with_outputs(...)``)
+        set the default Q.
     k : int
         How many strings to choose, 1 <= k <= the number of candidates.
     candidates : sequence of int, optional
