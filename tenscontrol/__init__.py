@@ -79,7 +79,7 @@ __all__ = [
     "minimal_realization", "save_mat",
     # design
     "Design", "discrete_closed_loop", "discretize", "dlqr", "gain_margin", "hinfsyn", "lqr",
-    "mpc", "shape_change", "shape_path", "zoh",
+    "mpc", "place_actuators", "shape_change", "shape_path", "zoh",
     # estimation
     "discrete_lqg", "extended_kalman", "extended_lqg", "lqg", "observability", "place_sensors",
     # studies
@@ -104,7 +104,7 @@ _LAZY = {
     "Design": "design.result", "hinfsyn": "design.synthesis", "lqr": "design.synthesis",
     "discrete_closed_loop": "design.discrete", "discretize": "design.discrete",
     "dlqr": "design.discrete", "gain_margin": "design.discrete", "zoh": "design.discrete",
-    "mpc": "design.predictive",
+    "mpc": "design.predictive", "place_actuators": "design.placement",
     "discrete_lqg": "estimation.lqg", "lqg": "estimation.lqg",
     "extended_kalman": "estimation.ekf", "extended_lqg": "estimation.extended_lqg",
     "observability": "estimation.observability", "place_sensors": "estimation.observability",

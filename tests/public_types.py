@@ -223,6 +223,7 @@ BUILDERS = {
     "DiscreteKalman": lambda c: _discrete_lqg(c).controller.kalman,
     "Observability": lambda c: tc.observability(_model(c), _sensors(c)),
     "Placement": lambda c: tc.place_sensors(_model(c), _sensors(c), 2, criterion="logdet"),
+    "ActuatorPlacement": lambda c: tc.place_actuators(_model(c), 2),
     "ExtendedKalman": lambda c: tc.extended_kalman(_sensors(c), 0.005, process_noise=4.0),
     "ExtendedLQG": lambda c: _extended_lqg(c).controller,
     # the designs (issue 30)

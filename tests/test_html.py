@@ -17,7 +17,7 @@ WITH_SUMMARY = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", 
                 "ClosedLoopComparison", "ClosedLoopMaterialFigures", "StudyResult",
                 "SampledController", "DiscreteFeedback", "SampledControlRecord",
                 "DiscreteLQRDesign", "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign",
-                "DiscreteLQG", "DiscreteKalman", "Observability", "Placement",
+                "DiscreteLQG", "DiscreteKalman", "Observability", "Placement", "ActuatorPlacement",
                 "AllocatedController", "AllocatedSampled", "SelfStress", "Allocation", "ShapeChange", "ShapePath",
                 "ShapeChangeReport", "ShapeTracking", "ExtendedKalman",
                 "ExtendedLQG", "DiscreteLQGDesign", "ExtendedLQGDesign"]

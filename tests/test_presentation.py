@@ -21,7 +21,7 @@ RESULTS = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "Newt
            # sampled-data control, sensors and estimation, allocation, shape change (issue 23)
            "SampledController", "DiscreteFeedback", "SampledControlRecord", "DiscreteLQRDesign",
            "ZOHModel", "SensorSet", "SensorMeasurement", "LQGDesign", "DiscreteLQG",
-           "DiscreteKalman", "Observability", "Placement", "AllocatedController", "AllocatedSampled", "SelfStress",
+           "DiscreteKalman", "Observability", "Placement", "ActuatorPlacement", "AllocatedController", "AllocatedSampled", "SelfStress",
            "Allocation", "ShapeChange", "ShapePath", "ShapeChangeReport", "ShapeTracking",
            "PredictiveController", "ExtendedKalman", "ExtendedLQG",
            # the designs (issue 30): Design, the base, is built as an LQRDesign

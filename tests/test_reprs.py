@@ -256,6 +256,8 @@ def _figures(name, obj) -> list:
         return [f"{obj.rank} / {obj.order}", f"{obj.min_eigenvalue:.4g}"]
     if name == "Placement":
         return [obj.criterion, f"{obj.figure:.6g}", f"{obj.full:.6g}"]
+    if name == "ActuatorPlacement":
+        return [obj.criterion, f"{obj.figure:.6g}", f"{obj.full:.6g}", f"{obj.kept:.3f}"]
     if name == "SelfStress":
         return [f"dimension  {obj.dimension}", f"{obj.gamma_min.min():.4g}"]
     if name == "Allocation":

@@ -20,6 +20,7 @@ import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.linear import norms
+from tenscontrol.linear.greedy import greedy_subset
 from tenscontrol.estimation.lqg import kalman_gain, noise_density, reduced_model, loop_h2
 from tenscontrol.estimation.rank import observed_rank, scaled_elastic
 from tenscontrol.design.synthesis import lqr
@@ -148,16 +149,6 @@ class Placement(Presentable):
             ("after each pick", ", ".join(f"{h:.4g}" for h in self.history))])
 
 
-def _greedy(n: int, k: int, score) -> tuple:
-    """Indices picked one by one, each maximizing score(set); and the scores."""
-    chosen, history = [], []
-    for _ in range(k):
-        best = max((i for i in range(n) if i not in chosen), key=lambda i: score(chosen + [i]))
-        chosen.append(best)
-        history.append(score(chosen))
-    return tuple(chosen), tuple(history)
-
-
 def place_sensors(model, candidates: SensorSet, k: int, *, criterion="h2",
                   process_noise=None, Q=None, R=None, effort=1.0, order=None) -> Placement:
     """Choose `k` sensors of `candidates` greedily.
@@ -194,7 +185,7 @@ def place_sensors(model, candidates: SensorSet, k: int, *, criterion="h2",
                   else (lambda X: float(np.trace(X))))
         score = lambda S: figure(sum(parts[i] for i in S))                  # noqa: E731
         full = score(list(range(n)))
-    chosen, history = _greedy(n, k, score)
+    chosen, history = greedy_subset(n, k, score)
     sign = -1.0 if criterion == "h2" else 1.0
     return Placement(candidates.select(list(chosen)), chosen, criterion, sign * history[-1],
                      sign * full, tuple(sign * h for h in history))
