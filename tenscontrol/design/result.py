@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tenscontrol.design.verdict import DampingVerdict, damping_verdict, verdict_rows
+from tenscontrol.linear.modes import DEFAULT_DAMPING
 from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign"]
@@ -55,6 +57,23 @@ class Design(Presentable):
                       f"read {name!r} from its controller: {who}(...).controller.{name}",
                       DeprecationWarning, stacklevel=2)
         return getattr(controller, name)
+
+    def damping_verdict(self, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
+        """The modes this design leaves below `damping` in closed loop, and why
+        (:func:`tenscontrol.design.verdict.damping_verdict`): "unreachable", "unobserved",
+        "effort" (with the effort that would damp it) or "sampling".
+
+        Parameters
+        ----------
+        damping : float
+            The damping ratio target, in (0, 1); 2 % by default
+            (:data:`tenscontrol.linear.modes.DEFAULT_DAMPING`).
+        """
+        return damping_verdict(self, damping)
+
+    def _verdict_rows(self) -> list:
+        """The summary rows of :meth:`damping_verdict` at the default target."""
+        return verdict_rows(self)
 
 
 def sorted_eigenvalues(values: np.ndarray, discrete: bool) -> np.ndarray:
@@ -151,7 +170,7 @@ class DiscreteLQGDesign(Design):
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
             ("trace P", f"{np.trace(self.P):.4g}"),
-            ("spectral radius", f"{self.spectral_radius:.6g}")])
+            ("spectral radius", f"{self.spectral_radius:.6g}")] + self._verdict_rows())
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,4 +293,5 @@ class MPCDesign(Design):
             ("horizon", f"{c.horizon} samples"), ("period", f"{c.period:g} s"),
             ("gamma_min", value_range(c.gamma_min, "N/m")),
             ("trace S (terminal)", f"{np.trace(self.S):.6g}"),
-            ("unconstrained spectral radius", f"{self.spectral_radius:.6g}")])
+            ("unconstrained spectral radius", f"{self.spectral_radius:.6g}")]
+            + self._verdict_rows())

@@ -214,7 +214,8 @@ class LQRDesign(Design):
             ("inputs x states", f"{nu} x {nx} (reduced {self.minimal.order})"),
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("slowest pole", f"{slowest:.6g} 1/s"),
-            ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati))
+            ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati)
+            + self._verdict_rows())
 
     def __repr__(self) -> str:
         slowest = self.E[np.argmax(self.E.real)]
