@@ -248,19 +248,6 @@ class ModalView(Presentable):
             f"{n} {v:.3g}" for n, v in zip(self.output_names, self.visibility[i])))
         return "\n".join(lines)
 
-    def plot_shape(self, i: int, scale: float | None = None, ax=None):
-        """Mode i drawn on the structure (:func:`tenscontrol.plotting.plot_mode_shape`)."""
-        from tenscontrol.plotting import plot_mode_shape
-
-        return plot_mode_shape(self, i, scale=scale, ax=ax)
-
-    def plot(self, ax=None):
-        """The damping map: damping ratio against frequency, open (and closed) loop
-        (:func:`tenscontrol.plotting.plot_damping_map`)."""
-        from tenscontrol.plotting import plot_damping_map
-
-        return plot_damping_map(self, ax=ax)
-
 
 # ---- formatting -------------------------------------------------------------------------------
 
@@ -550,8 +537,9 @@ def modes(model, design=None, *, damping: float = DEFAULT_DAMPING) -> ModalView:
     Returns
     -------
     ModalView
-        ``print(view)`` shows one row per mode; ``view.mode(i)`` one mode in full,
-        ``view.plot_shape(i)`` draws it on the structure, ``view.plot()`` the damping map.
+        ``print(view)`` shows one row per mode, ``view.mode(i)`` one mode in full;
+        :func:`tenscontrol.plotting.plot_mode_shape` draws a mode on the structure and
+        :func:`tenscontrol.plotting.plot_damping_map` the damping map.
 
     Examples
     --------
