@@ -21,6 +21,9 @@ from tenscontrol.control.controllers import (OutputFeedback, StateFeedback, meas
 from tenscontrol.control.estimators import DiscreteLQG
 from tenscontrol.control.sampled import DiscreteFeedback, SampledController
 from tenscontrol.linear.linearization import linearize
+from tenscontrol.linear.modes import (DEFAULT_DAMPING, closed_loop_eigenvalues, damping_ratios,
+                                      match_modes, modal_analysis)
+from tenscontrol.linear.reduction import elastic_model
 from tenscontrol.linear.sampling import exact_hold
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.tables import Presentable, html_table, titled_table
@@ -28,7 +31,14 @@ from tenscontrol.simulation.options import output_times, real_array
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory, max_abs
 
-__all__ = ["ClosedLoopFigures", "ClosedLoopReport", "output_grid", "verify"]
+__all__ = ["ClosedLoopFigures", "ClosedLoopReport", "output_grid", "verdict", "verify"]
+
+#: A linear prediction off by more than this fraction of the closed-loop peak is named as a
+#: cause: the loop did not behave as the design model said.
+_PREDICTION_OFF = 0.25
+#: A sampled loop with fewer than 2 pi / 0.5 = 12.6 samples per period of a weakly damped mode
+#: is named as a cause (the hold's phase lag at omega T = 0.5 rad is already 14 degrees).
+_SAMPLES_PER_RADIAN = 0.5
 
 
 @dataclass(frozen=True)
@@ -141,13 +151,22 @@ class ClosedLoopReport(Presentable):
     linear: ClosedLoopFigures
     linear_error: float
     peak_reduction: float
+    rms_reduction: float = np.nan
+    verdict: str = ""
+    causes: tuple = ()
+
+    @property
+    def worse(self) -> bool:
+        """True if the closed loop's peak or rms deflection exceeds the open loop's."""
+        return bool(self.peak_reduction < 0 or self.rms_reduction < 0)
 
     def __repr__(self) -> str:
         t = f"[{self.t[0]:g}, {self.t[-1]:g}] s" if self.t.size else "[]"
         return (f"ClosedLoopReport(outputs={len(self.output_names)}, samples={self.t.size}, t={t}, "
                 f"peak open={self.open.peak:.4g} m, closed={self.closed.peak:.4g} m, "
                 f"peak reduction={100 * self.peak_reduction:.1f} %, "
-                f"linear error={100 * self.linear_error:.2f} %)")
+                f"linear error={100 * self.linear_error:.2f} %"
+                + (", WORSE than open loop" if self.worse else "") + ")")
 
     def _table(self):
         """(columns, rows of (label, cells)) of the figures, one column per response, and the
@@ -176,7 +195,15 @@ class ClosedLoopReport(Presentable):
         out += [f"{label:<28}{text:>38}" for label, text in strings]
         out.append(f"peak reduction (closed vs open loop)   {100 * self.peak_reduction:.1f} %")
         out.append(f"linear prediction error (vs nonlinear) {100 * self.linear_error:.2f} % of peak")
+        out += self._verdict_lines()
         return "\n".join(out)
+
+    def _verdict_lines(self) -> list:
+        """The verdict and its likely causes, one line each (empty for an old report)."""
+        if not self.verdict:
+            return []
+        label = "likely cause" if self.worse else "note"
+        return [f"verdict: {self.verdict}"] + [f"  {label}: {c}" for c in self.causes]
 
     def _repr_html_(self) -> str:
         names, table, strings = self._table()
@@ -186,7 +213,9 @@ class ClosedLoopReport(Presentable):
                      f"{100 * self.peak_reduction:.1f} %", ""))
         rows.append(("linear prediction error (vs nonlinear)", "", "",
                      f"{100 * self.linear_error:.2f} % of peak"))
-        return html_table(rows, header=["", *names], caption="ClosedLoopReport")
+        rows += [(line, "", "", "") for line in self._verdict_lines()]
+        return html_table(rows, header=["", *names], caption="ClosedLoopReport"
+                          + (f": {self.verdict}" if self.verdict else ""))
 
     def plot(self, output: int | str | None = None):
         """Deflection (open, closed, linear) of one output and the applied force densities of
@@ -203,14 +232,19 @@ class ClosedLoopReport(Presentable):
         return plot_closed_loop(self, output)
 
 
-def _linear_prediction(structure, controller, loads, t, meas, options):
-    """The linear prediction: the controller around the analytic linearization."""
+def _prediction_model(structure, controller, options):
+    """The analytic linearization the controller is predicted with, at its operating point,
+    its inputs the controller's strings (the others follow their laws, as in the simulator)."""
     # an allocated controller predicts as the one it wraps: its self-stress moves have B S = 0
     controller = getattr(controller, "unallocated", controller)
-    # the strings the controller does not command follow their laws, as in the simulator
-    model = linearize(structure, q=_q_ref(controller, structure), bars=options["bars"],
-                      kind=controller.kind, kinetic=options["kinetic"],
-                      include_radius=options["include_radius"]).actuated(controller.strings)
+    return linearize(structure, q=_q_ref(controller, structure), bars=options["bars"],
+                     kind=controller.kind, kinetic=options["kinetic"],
+                     include_radius=options["include_radius"]).actuated(controller.strings)
+
+
+def _linear_prediction(model, controller, loads, t, meas):
+    """The linear prediction: the controller around the analytic linearization `model`."""
+    controller = getattr(controller, "unallocated", controller)
     A, B, E = model.A, model.B, model.E
     nx = A.shape[0]
     if isinstance(controller, StateFeedback):
@@ -421,6 +455,7 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     -------
     ClosedLoopReport
     """
+    design = controller
     controller = runtime_controller(controller)     # a design: its .controller
     q_ref = _q_ref(controller, structure)
     if q_ref.shape != (structure.nodes.size,):
@@ -444,7 +479,8 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     y_open = np.array([meas(q) for q in open_loop.nodes.reshape(t.size, -1)])
     y_closed = np.array([meas(q) for q in closed_loop.nodes.reshape(t.size, -1)])
     u_closed = closed_loop.control.u
-    y_lin, u_lin = _linear_prediction(structure, controller, loads, t, meas, model_options)
+    model = _prediction_model(structure, controller, model_options)
+    y_lin, u_lin = _linear_prediction(model, controller, loads, t, meas)
     if y_lin is None:   # a user's nonlinear controller has no linear prediction
         y_lin, u_lin = np.full_like(y_closed, np.nan), np.full_like(u_closed, np.nan)
         linear, err = _figures(t, y_lin, u_lin, None), np.nan
@@ -452,6 +488,88 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
         linear = _figures(t, y_lin, u_lin, None)
         err = max_abs(y_closed - y_lin) / max(max_abs(y_closed), 1e-300)
     fo, fc = _figures(t, y_open, None, open_loop), _figures(t, y_closed, u_closed, closed_loop)
+    peak = float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan
+    rms = float(1.0 - fc.rms / fo.rms) if fo.rms > 0 else np.nan
+    modal = _weak_modes(model, design)
+    text, causes = verdict(peak, rms, fc, float(err), modal, controller, t[-1])
     return ClosedLoopReport(t, meas.names, open_loop, closed_loop, y_open, y_closed, y_lin,
-                            u_closed, u_lin, fo, fc, linear, float(err),
-                            float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan)
+                            u_closed, u_lin, fo, fc, linear, float(err), peak, rms, text,
+                            causes)
+
+
+def _weak_modes(model, design) -> list:
+    """(frequency [rad/s], closed-loop damping) of the modes the loop leaves below
+    :data:`tenscontrol.linear.modes.DEFAULT_DAMPING`, from the controller closed around the
+    elastic model of `model` (empty when the loop cannot be formed there)."""
+    try:
+        em = elastic_model(model)
+        fig = modal_analysis(em)
+        lam, V, _ = closed_loop_eigenvalues(em, design)
+    except (ValueError, AttributeError, TypeError, np.linalg.LinAlgError):
+        return []
+    closed = match_modes(fig["lam"], fig["V"], lam, V, em.n_e, em.M_e)
+    z = damping_ratios(closed, fig["static"])
+    return [(float(w), float(zc)) for w, zc in zip(np.abs(closed), z)
+            if np.isfinite(w) and not zc >= DEFAULT_DAMPING]
+
+
+def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: float,
+            weak_modes: list, controller, t_final: float) -> tuple:
+    """(verdict, causes) of a closed-loop check, in words.
+
+    Parameters
+    ----------
+    peak, rms : float
+        1 - closed / open loop peak and rms deflection (negative: worse).
+    closed : ClosedLoopFigures
+    linear_error : float
+        max |y_closed - y_linear| / max |y_closed| (nan without a prediction).
+    weak_modes : list of (float, float)
+        Closed-loop (frequency [rad/s], damping ratio) of the modes below the damping target.
+    controller
+        The runtime controller (its ``period`` if sampled).
+    t_final : float
+        The simulated time [s].
+
+    Returns
+    -------
+    verdict : str
+        "closed loop WORSE than open loop: ..." or "closed loop better than open loop: ...".
+    causes : tuple of str
+        What held the loop back, visible in the run: the likely causes when it is worse,
+        notes when it is better (possibly none).
+    """
+    figures = f"peak {-100 * peak:+.1f} %, rms {-100 * rms:+.1f} % against open loop"
+    worse = peak < 0 or rms < 0
+    causes = []
+    if closed.slack_time:
+        worst = max(closed.slack_time.values())
+        causes.append(f"slack strings: {len(closed.slack_time)} commanded strings went slack "
+                      f"(longest {worst:.3g} s): the command asked for tension below zero, so "
+                      "the loop was not the designed one")
+    if closed.saturated_time:
+        worst = max(closed.saturated_time.values())
+        causes.append(f"saturation: {len(closed.saturated_time)} commands held at a bound "
+                      f"(longest {worst:.3g} s)")
+    if np.isfinite(linear_error) and linear_error > _PREDICTION_OFF:
+        causes.append(f"the linear prediction is off by {100 * linear_error:.0f} % of the peak: "
+                      "the motion left the linear range (or an estimator's state drifted from "
+                      "the true one)")
+    for w, z in weak_modes[:3]:
+        ring = ("does not decay within the run" if z * w * t_final < 1 else
+                "rings for many periods")
+        causes.append(f"a weakly damped mode: {w:.4g} rad/s at damping {z:.2g} in closed loop "
+                      f"{ring} (tenscontrol.modes(model, design) shows what reaches it)")
+    period = getattr(controller, "period", None)
+    if period:
+        fastest = max((w for w, _ in weak_modes), default=0.0)
+        if fastest * period > _SAMPLES_PER_RADIAN:
+            causes.append(f"sampling: the {period:g} s period gives "
+                          f"{2 * np.pi / (fastest * period):.1f} samples per period of the "
+                          f"{fastest:.4g} rad/s mode")
+    if not worse:
+        return f"closed loop better than open loop: {figures}", tuple(causes)
+    if not causes:
+        causes.append("none of slack, saturation, a linear-prediction error, a weakly damped mode "
+                      "or sampling is visible: check the weights and the disturbance")
+    return f"closed loop WORSE than open loop: {figures}", tuple(causes)
