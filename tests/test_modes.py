@@ -168,3 +168,30 @@ def test_verify_verdict_worse_and_better():
     _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), 0.05,
                         [(20.0, 0.001)], sampled, 10.0)
     assert any(c.startswith("sampling") for c in causes)
+
+
+def test_verify_says_when_the_loop_is_worse_and_the_plot_title_too(prism):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s, model = prism
+    # effort 1e-6 damps the twist (0.06): better than open loop in peak and rms
+    design = tc.lqr(model, effort=1e-6)
+    loads = tc.doublet(s, tc.Selection(3, "x"), 2.0, half_period=0.25)
+    outputs = tc.Selection(nodes=[3, 4, 5])
+    t = np.linspace(0.0, 1.0, 101)
+    good = tc.verify(s, design, loads, 1.0, outputs=outputs, t_eval=t)
+    # the same gain with its sign turned: positive feedback, cheaply worse than open loop
+    c = design.controller
+    bad_controller = tc.StateFeedback(K=-0.02 * c.K, q_ref=c.q_ref, strings=c.strings,
+                                      gamma_ref=c.gamma_ref, kind=c.kind)
+    bad = tc.verify(s, bad_controller, loads, 1.0, outputs=outputs, t_eval=t)
+    assert not good.worse and good.verdict.startswith("closed loop better")
+    assert bad.worse and bad.verdict.startswith("closed loop WORSE than open loop")
+    assert bad.peak_reduction < 0 or bad.rms_reduction < 0
+    assert bad.causes and "verdict: closed loop WORSE" in str(bad)
+    assert "WORSE" in repr(bad) and "WORSE" in bad._repr_html_()
+    fig = bad.plot()
+    assert "WORSE than open loop" in fig._suptitle.get_text()
+    plt.close("all")
