@@ -100,7 +100,7 @@ _LAZY = {
     "compare_closed_loop": "studies.closed_loop_materials",
     "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
-    "modes": "linear.modes",
+    "modes": "linear.modal_view",
     "save_mat": "linear.matlab", "to_iosystem": "simulation.iosystem",
     "Design": "design.result", "hinfsyn": "design.synthesis", "lqr": "design.synthesis",
     "discrete_closed_loop": "design.discrete", "discretize": "design.discrete",

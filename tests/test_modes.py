@@ -8,7 +8,8 @@ import pytest
 
 import tenscontrol as tc
 from tenscontrol.design.verdict import damping_verdict
-from tenscontrol.linear.modes import ModalView, modal_analysis
+from tenscontrol.linear.modal import modal_analysis
+from tenscontrol.linear.modal_view import ModalView
 from tenscontrol.studies.verification import ClosedLoopFigures, verdict
 
 

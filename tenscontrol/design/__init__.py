@@ -13,6 +13,7 @@ _EXPORTS = {
     "DiscreteLQRDesign": "discrete", "ZOHModel": "discrete", "discrete_closed_loop": "discrete",
     "discretize": "discrete", "dlqr": "discrete", "gain_margin": "discrete", "zoh": "discrete",
     "mpc": "predictive",
+    "DampingVerdict": "verdict",
     "ShapeChange": "shape", "ShapePath": "shape", "shape_change": "shape", "shape_path": "shape",
 }
 __all__ = sorted(_EXPORTS)

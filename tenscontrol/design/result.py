@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol.design.verdict import DampingVerdict, damping_verdict, verdict_rows
-from tenscontrol.linear.modes import DEFAULT_DAMPING
+from tenscontrol.linear.modal import DEFAULT_DAMPING
 from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign"]
@@ -67,7 +67,7 @@ class Design(Presentable):
         ----------
         damping : float
             The damping ratio target, in (0, 1); 2 % by default
-            (:data:`tenscontrol.linear.modes.DEFAULT_DAMPING`).
+            (:data:`tenscontrol.linear.modal.DEFAULT_DAMPING`).
         """
         return damping_verdict(self, damping)
 

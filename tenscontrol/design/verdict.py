@@ -1,7 +1,7 @@
 """The damping verdict of a design: the modes it left below a damping target, and why.
 
 :func:`damping_verdict` closes the design's loop on the exact elastic model of its design model
-(``design.minimal.elastic``, :func:`tenscontrol.linear.modes.closed_loop_eigenvalues`), matches
+(``design.minimal.elastic``, :func:`tenscontrol.linear.modal.closed_loop_eigenvalues`), matches
 each open-loop mode to its closed-loop eigenvalue and, for each mode whose closed-loop damping
 ratio stays below the target, names the reason it can see:
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from tenscontrol.linear.modes import (DEFAULT_DAMPING, closed_loop_eigenvalues, damping_ratios,
+from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, damping_ratios,
                                       match_modes, modal_analysis)
 from tenscontrol.model.tables import Presentable, html_table
 
@@ -88,7 +88,8 @@ class DampingVerdict(Presentable):
     def summary(self) -> str:
         head = (f"DampingVerdict: {len(self)} of {self.n_modes} modes below {self.target:g} "
                 "damping in closed loop")
-        return "\n".join([head] + [f"  {line}" for line in self.lines()]
+        lines = self.lines() or ["every mode reaches the target"]
+        return "\n".join([head] + [f"  {line}" for line in lines]
                          + [f"  closed loop: {self.note}"])
 
     def _repr_html_(self) -> str:

@@ -21,9 +21,8 @@ from tenscontrol.control.controllers import (OutputFeedback, StateFeedback, meas
 from tenscontrol.control.estimators import DiscreteLQG
 from tenscontrol.control.sampled import DiscreteFeedback, SampledController
 from tenscontrol.linear.linearization import linearize
-from tenscontrol.linear.modes import (DEFAULT_DAMPING, closed_loop_eigenvalues, damping_ratios,
+from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, damping_ratios,
                                       match_modes, modal_analysis)
-from tenscontrol.linear.reduction import elastic_model
 from tenscontrol.linear.sampling import exact_hold
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.tables import Presentable, html_table, titled_table
@@ -499,8 +498,11 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
 
 def _weak_modes(model, design) -> list:
     """(frequency [rad/s], closed-loop damping) of the modes the loop leaves below
-    :data:`tenscontrol.linear.modes.DEFAULT_DAMPING`, from the controller closed around the
+    :data:`tenscontrol.linear.modal.DEFAULT_DAMPING`, from the controller closed around the
     elastic model of `model` (empty when the loop cannot be formed there)."""
+    # imported here: the reduction imports python-control, which `import tenscontrol` must not
+    from tenscontrol.linear.reduction import elastic_model
+
     try:
         em = elastic_model(model)
         fig = modal_analysis(em)
