@@ -95,7 +95,7 @@ class DampingVerdict(Presentable):
     def _repr_html_(self) -> str:
         rows = [(f"{w:.4g}", _z(zo), _z(zc), r, d) for w, zo, zc, r, d in
                 zip(self.frequency, self.open_damping, self.closed_damping, self.reasons,
-                    self.details)]
+                    self.details)] or [("-", "", "", "", "every mode reaches the target")]
         return html_table(rows, header=["w [rad/s]", "zeta open", "zeta closed", "reason",
                                         "why"],
                           caption=f"DampingVerdict: {len(self)} of {self.n_modes} modes below "

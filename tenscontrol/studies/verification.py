@@ -35,6 +35,9 @@ __all__ = ["ClosedLoopFigures", "ClosedLoopReport", "output_grid", "verdict", "v
 #: A linear prediction off by more than this fraction of the closed-loop peak is named as a
 #: cause: the loop did not behave as the design model said.
 _PREDICTION_OFF = 0.25
+#: An estimator whose predicted positions are off by more than this fraction of the motion
+#: (RMS at the samples) is named as a cause: the feedback acted on a wrong state.
+_ESTIMATE_OFF = 0.3
 #: A sampled loop with fewer than 2 pi / 0.5 = 12.6 samples per period of a weakly damped mode
 #: is named as a cause (the hold's phase lag at omega T = 0.5 rad is already 14 degrees).
 _SAMPLES_PER_RADIAN = 0.5
@@ -490,7 +493,8 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     peak = float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan
     rms = float(1.0 - fc.rms / fo.rms) if fo.rms > 0 else np.nan
     modal = _weak_modes(model, design)
-    text, causes = verdict(peak, rms, fc, float(err), modal, controller, t[-1])
+    estimate = _estimate_error(closed_loop, controller, structure, q_ref)
+    text, causes = verdict(peak, rms, fc, float(err), modal, controller, t[-1], estimate)
     return ClosedLoopReport(t, meas.names, open_loop, closed_loop, y_open, y_closed, y_lin,
                             u_closed, u_lin, fo, fc, linear, float(err), peak, rms, text,
                             causes)
@@ -515,8 +519,33 @@ def _weak_modes(model, design) -> list:
             if np.isfinite(w) and not zc >= DEFAULT_DAMPING]
 
 
+def _estimate_error(run: Trajectory, controller, structure, q_ref) -> float:
+    """RMS error of an estimator's predicted free positions at the samples over the RMS motion
+    there (nan for a controller without an estimate): the discrete LQG's ``z_k|k-1`` through
+    its basis, the extended LQG's ``x_k|k-1``."""
+    record = run.control
+    states = getattr(record, "sample_states", None)
+    if states is None or not len(states):
+        return np.nan
+    nq, free = q_ref.size, structure.free_coordinates
+    if hasattr(controller, "estimates"):
+        estimate = controller.estimates(states)[:, :nq]
+    elif hasattr(getattr(controller, "kalman", None), "basis"):
+        r = controller.kalman.Phi.shape[0]
+        estimate = states[:, :r] @ controller.kalman.basis[:nq, :r].T + q_ref
+    else:
+        return np.nan
+    times = record.sample_times
+    nodes = run.nodes.reshape(run.t.size, -1)
+    truth = np.column_stack([np.interp(times, run.t, nodes[:, c]) for c in free])
+    motion = float(np.sqrt(np.mean((truth - q_ref[free]) ** 2)))
+    error = float(np.sqrt(np.mean((estimate[:, free] - truth) ** 2)))
+    return error / motion if motion > 0 else np.nan
+
+
 def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: float,
-            weak_modes: list, controller, t_final: float) -> tuple:
+            weak_modes: list, controller, t_final: float, estimate_error: float = np.nan
+            ) -> tuple:
     """(verdict, causes) of a closed-loop check, in words.
 
     Parameters
@@ -532,6 +561,8 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
         The runtime controller (its ``period`` if sampled).
     t_final : float
         The simulated time [s].
+    estimate_error : float
+        An estimator's RMS prediction error over the RMS motion at the samples (nan: none).
 
     Returns
     -------
@@ -553,6 +584,10 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
         worst = max(closed.saturated_time.values())
         causes.append(f"saturation: {len(closed.saturated_time)} commands held at a bound "
                       f"(longest {worst:.3g} s)")
+    if np.isfinite(estimate_error) and estimate_error > _ESTIMATE_OFF:
+        causes.append(f"estimate error: the estimator's predicted positions were off by "
+                      f"{100 * estimate_error:.0f} % of the motion (RMS at the samples): more "
+                      "or better sensors, or a model closer to the run")
     if np.isfinite(linear_error) and linear_error > _PREDICTION_OFF:
         causes.append(f"the linear prediction is off by {100 * linear_error:.0f} % of the peak: "
                       "the motion left the linear range (or an estimator's state drifted from "
