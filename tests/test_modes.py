@@ -159,7 +159,7 @@ def test_damping_argument_is_checked(prism):
 
 def test_verify_verdict_worse_and_better():
     closed = ClosedLoopFigures(1.0, 1.0, 1.0, 1.0, {5: 0.11}, {}, 0.0, 0.0)
-    text, causes = verdict(-0.1, 0.2, closed, 0.05, [(8.47, 9e-4)], None, 10.0)
+    text, causes = verdict(-0.1, 0.2, closed, 0.05, [(8.47, 9e-4, 3e-8)], None, 10.0)
     assert text.startswith("closed loop WORSE than open loop: peak +10.0 %")
     assert causes[0].startswith("slack strings") and "8.47 rad/s" in causes[1]
     text, causes = verdict(0.5, 0.6, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), 0.05, [],
@@ -167,8 +167,10 @@ def test_verify_verdict_worse_and_better():
     assert text.startswith("closed loop better") and causes == ()
     sampled = type("S", (), {"period": 0.1})()
     _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), 0.05,
-                        [(20.0, 0.001)], sampled, 10.0)
+                        [(20.0, 0.001, 0.002)], sampled, 10.0, linear_reductions=(-0.2, 0.1))
     assert any(c.startswith("sampling") for c in causes)
+    assert causes[0].startswith("the design itself") and "peak +20.0 %" in causes[0]
+    assert any(c.startswith("the loop lowered the damping of the 20 rad/s mode") for c in causes)
 
 
 def test_verify_says_when_the_loop_is_worse_and_the_plot_title_too(prism):
@@ -196,3 +198,42 @@ def test_verify_says_when_the_loop_is_worse_and_the_plot_title_too(prism):
     fig = bad.plot()
     assert "WORSE than open loop" in fig._suptitle.get_text()
     plt.close("all")
+
+
+def _toy(K, D):
+    """A duck-typed elastic model M = I with stiffness K and damping D, one input per
+    coordinate, every position an output."""
+    from types import SimpleNamespace
+
+    n = len(K)
+    Z, I = np.zeros((n, n)), np.eye(n)
+    A = np.block([[Z, I], [-np.diag(K), -np.diag(D)]])
+    B = np.vstack([Z, I])
+    return SimpleNamespace(A=A, B=B, E=B, C=np.hstack([I, Z]), n_e=n, M_e=I)
+
+
+def test_static_and_overdamped_modes_are_named_without_division_by_zero():
+    # coordinate 0: no stiffness, damping 1 (eigenvalues 0 and -1); coordinate 1: stiffness
+    # 4, damping 10 (overdamped: -5 +- sqrt(21))
+    with np.errstate(all="raise"):
+        fig = modal_analysis(_toy([0.0, 4.0], [1.0, 10.0]))
+    lam = fig["lam"]
+    np.testing.assert_allclose(np.sort(lam.real), np.sort([0.0, -1.0, -5 - 21 ** 0.5,
+                                                           -5 + 21 ** 0.5]), atol=1e-12)
+    kinds = dict(zip(np.round(lam.real, 6), fig["kind"]))
+    assert kinds[0.0] == "static" and kinds[-1.0] == "overdamped"
+    static = fig["kind"].index("static")
+    assert np.isnan(fig["damping"][static])
+    assert np.all(fig["damping"][np.array(fig["kind"]) == "overdamped"] == 1.0)
+    assert fig["reach"][static].max() == np.inf        # an integrator: reached and seen
+    assert np.isfinite(fig["reach"][[i for i in range(4) if i != static]]).all()
+
+
+def test_a_defective_static_eigenvalue_does_not_break_the_view():
+    # no stiffness and no damping on coordinate 0: a Jordan block at 0
+    fig = modal_analysis(_toy([0.0, 4.0], [0.0, 0.4]))
+    assert fig["kind"].count("static") == 2 and fig["kind"].count("oscillatory") == 1
+    i = fig["kind"].index("oscillatory")
+    assert fig["frequency"][i] == pytest.approx(2.0) and fig["damping"][i] == pytest.approx(0.1)
+    assert fig["reach"][i, 1] == pytest.approx(
+        ct.norm(ct.ss([[0, 1], [-4, -0.4]], [[0], [1]], [[1, 0]], 0), 2), rel=1e-6)

@@ -61,7 +61,7 @@ class Design(Presentable):
     def damping_verdict(self, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
         """The modes this design leaves below `damping` in closed loop, and why
         (:func:`tenscontrol.design.verdict.damping_verdict`): "unreachable", "unobserved",
-        "effort" (with the effort that would damp it) or "sampling".
+        "weights", "effort" (with the effort that would damp it) or "sampling".
 
         Parameters
         ----------

@@ -16,6 +16,9 @@ ratio stays below the target, names the reason it can see:
   ``effort * ((zeta_closed - zeta_open) / (target - zeta_open))^2``; for an LQR design the
   estimate is checked by solving the Riccati equation again with R scaled so (one solve on
   the reduced model) and the damping it gives is reported;
+- ``"weights"``: reachable and seen, but the design added no damping to it, or the cheaper
+  control of the estimate still leaves it below half the target: the weights do not ask for
+  this mode;
 - ``"bounds"`` is not decided here: an MPC's verdict is its unconstrained law's, and active
   tension bounds only lower the damping further (:func:`tenscontrol.verify` shows them).
 """
@@ -36,6 +39,9 @@ __all__ = ["DampingVerdict", "UNREACHABLE", "damping_verdict"]
 #: A mode whose authority (relative to the best-reached mode) is below this is unreachable from
 #: the commanded strings: its generalized force is at the rounding level of the others'.
 UNREACHABLE = 1e-10
+#: An effort estimate whose redesign reaches less than this fraction of the target says that
+#: effort is not what holds the mode back (the weights are).
+_CHECK_FRACTION = 0.5
 #: A mode whose modal H2 norm to the design outputs is below this fraction of the largest is
 #: not seen by them.
 UNOBSERVED = 1e-10
@@ -52,7 +58,7 @@ class DampingVerdict(Presentable):
     frequency, open_damping, closed_damping : ndarray, shape (k,)
         Of each mode left below the target [rad/s], [-], [-] (nan: static mode).
     reasons : tuple of str
-        "sampling", "unreachable", "unobserved" or "effort" per mode.
+        "sampling", "unreachable", "unobserved", "weights" or "effort" per mode.
     details : tuple of str
         One sentence per mode: the figures behind the reason (the effort that would damp it).
     n_modes : int
@@ -149,23 +155,30 @@ def _damping_at(lqr_design, scale: float, index: int, fig) -> float:
     return float(damping_ratios(closed[[index]], fig["static"])[0])
 
 
-def _effort_detail(design, i: int, zo: float, zc: float, target: float, fig) -> str:
-    if not zc > zo:
-        return "the design did not add damping to it; weight its outputs, or lower the effort"
-    factor = ((zc - zo) / (target - zo)) ** 2     # effort scale: zeta_added ~ effort^-1/2
-    lqr_design = _weights(design)
+def _effort_reason(design, i: int, zo: float, zc: float, target: float, fig) -> tuple:
+    """("effort" or "weights", detail) of a reachable, seen mode left below the target."""
     weak = fig["authority"][i]
     start = (f"reachable but weakly (authority {weak:.2g} of the best mode's); " if weak < 1e-3
              else "")
+    if not zc > zo:
+        return "weights", start + ("the design added no damping to it: its weights do not ask "
+                                   "for this mode (weight the outputs it moves)")
+    factor = ((zc - zo) / (target - zo)) ** 2     # effort scale: zeta_added ~ effort^-1/2
+    lqr_design = _weights(design)
     if lqr_design is None:
-        return start + (f"a control weight about {factor:.2g} times the present would reach "
-                        f"about {target:g}")
+        return "effort", start + (f"a control weight about {factor:.2g} times the present "
+                                  f"would reach about {target:g}")
     now = _effort_now(lqr_design)
     what = (f"effort about {now * factor:.2g} (now {now:.2g})" if now is not None else
             f"R about {factor:.2g} times the present")
     check = _damping_at(lqr_design, factor, i, fig)
-    got = "" if np.isnan(check) else f": the LQR redesigned so gives zeta {check:.2g}"
-    return start + f"{what} would damp it to about {target:g}{got}"
+    if np.isnan(check):
+        return "effort", start + f"{what} would damp it to about {target:g} (not checked)"
+    if check < _CHECK_FRACTION * target:
+        return "weights", start + (f"a cheaper control does not damp it: with {what} the LQR "
+                                   f"gives zeta {check:.2g}; its weights do not ask for this "
+                                   "mode (weight the outputs it moves)")
+    return "effort", start + f"{what} damps it: the LQR redesigned so gives zeta {check:.2g}"
 
 
 def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
@@ -207,8 +220,7 @@ def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
             reason, detail = "unobserved", ("the design's outputs do not see it, so the "
                                             "weights do not ask for it: add outputs")
         else:
-            reason = "effort"
-            detail = _effort_detail(design, i, zo[i], zc[i], damping, fig)
+            reason, detail = _effort_reason(design, i, zo[i], zc[i], damping, fig)
         if getattr(design, "dlqr", None) is not None:
             detail += "; active tension bounds lower it further"
         rows.append((w, zo[i], zc[i], reason, detail))

@@ -36,7 +36,7 @@ if TYPE_CHECKING:   # the reduction imports python-control; importing a design m
     from tenscontrol.linear.reduction import ElasticModel
 
 __all__ = ["DEFAULT_DAMPING", "STATIC_RTOL", "closed_loop_eigenvalues", "controller_of",
-           "damping_ratios", "match_modes", "modal_analysis"]
+           "damping_ratios", "match_modes", "modal_analysis", "static_threshold"]
 
 #: (structural control aims at a few per cent; bare tensegrity modes sit at 0.01-1 %).
 DEFAULT_DAMPING = 0.02
@@ -45,8 +45,16 @@ DEFAULT_DAMPING = 0.02
 STATIC_RTOL = 1e-9
 #: Weight of the relative eigenvalue distance against (1 - MAC) when modes are matched.
 _DISTANCE_WEIGHT = 0.3
+#: A modal basis this ill-conditioned belongs to a defective eigenvalue (Jordan block).
+_DEFECTIVE_COND = 1e12
 #: Discrete eigenvalues of modulus below this are the exact zeros of held-command states.
 _ZERO_Z = 1e-12
+
+
+def static_threshold(eigenvalues) -> float:
+    """|lambda| [1/s] at or below which an eigenvalue counts as static: :data:`STATIC_RTOL`
+    times the largest |lambda| (0 if every eigenvalue is 0)."""
+    return STATIC_RTOL * float(np.abs(np.asarray(eigenvalues)).max(initial=0.0))
 
 
 def damping_ratios(eigenvalues, static: float) -> np.ndarray:
@@ -77,7 +85,14 @@ def _eig(A: np.ndarray):
             cols += [V[:, k].real, V[:, k].imag]
             sizes.append(2)
     T = np.column_stack(cols) if cols else np.zeros((A.shape[0], 0))
-    Ti = np.linalg.solve(T, np.eye(T.shape[0])) if T.size else T.T
+    if not T.size:
+        Ti = T.T
+    elif np.linalg.cond(T) < _DEFECTIVE_COND:
+        Ti = np.linalg.solve(T, np.eye(T.shape[0]))
+    else:
+        # a defective eigenvalue (a mechanism with a singular damping matrix, at zero
+        # frequency): no modal basis exists; the pseudo-inverse keeps the other modes' blocks
+        Ti = np.linalg.pinv(T)
     starts = np.concatenate([[0], np.cumsum(sizes)])
     blocks = [(T[:, a:b], Ti[a:b]) for a, b in zip(starts[:-1], starts[1:])]
     return lam, V, blocks
@@ -122,7 +137,7 @@ def modal_analysis(em: ElasticModel) -> dict:
     """
     A = np.asarray(em.A, dtype=float)
     lam, V, blocks = _eig(A)
-    static = STATIC_RTOL * max(1.0, float(np.abs(lam).max(initial=0.0)))
+    static = static_threshold(lam)
     n_e = em.n_e
     B, E, C = (np.asarray(X, dtype=float) for X in (em.B, em.E, em.C))
     reach = np.zeros((lam.size, B.shape[1]))
@@ -138,7 +153,7 @@ def modal_analysis(em: ElasticModel) -> dict:
         vis[i] = [_block_h2(L, Em, Cm[[k]]) for k in range(C.shape[0])]
         phi = V[:n_e, i]
         mass = float(np.real(phi.conj() @ em.M_e @ phi))
-        w = max(abs(lam[i]), static)
+        w = max(abs(lam[i]), static, np.finfo(float).tiny)
         if mass > 0:
             authority[i] = float(np.sum(np.abs(phi.conj() @ forces) ** 2)) / (2 * w * mass)
     if authority.max(initial=0.0) > 0:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
-from tenscontrol.linear.modal import (DEFAULT_DAMPING, STATIC_RTOL, closed_loop_eigenvalues,
-                                      controller_of, damping_ratios, match_modes,
-                                      modal_analysis)
+from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, controller_of,
+                                      damping_ratios, match_modes, modal_analysis,
+                                      static_threshold)
 from tenscontrol.linear.reduction import elastic_model
 from tenscontrol.model.tables import Presentable, html_table
 
@@ -137,8 +137,7 @@ class ModalView(Presentable):
     @property
     def closed_damping(self):
         return None if self.closed_eigenvalues is None else damping_ratios(
-            self.closed_eigenvalues, STATIC_RTOL * max(1.0, float(self.frequency.max(
-                initial=0.0))))
+            self.closed_eigenvalues, static_threshold(self.eigenvalues))
 
     @property
     def below_target(self) -> np.ndarray:

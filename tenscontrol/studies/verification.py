@@ -38,6 +38,8 @@ _PREDICTION_OFF = 0.25
 #: An estimator whose predicted positions are off by more than this fraction of the motion
 #: (RMS at the samples) is named as a cause: the feedback acted on a wrong state.
 _ESTIMATE_OFF = 0.3
+#: A closed-loop mode below this fraction of its open-loop damping was lowered by the loop.
+_LOWERED = 0.9
 #: A sampled loop with fewer than 2 pi / 0.5 = 12.6 samples per period of a weakly damped mode
 #: is named as a cause (the hold's phase lag at omega T = 0.5 rad is already 14 degrees).
 _SAMPLES_PER_RADIAN = 0.5
@@ -485,25 +487,39 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     y_lin, u_lin = _linear_prediction(model, controller, loads, t, meas)
     if y_lin is None:   # a user's nonlinear controller has no linear prediction
         y_lin, u_lin = np.full_like(y_closed, np.nan), np.full_like(u_closed, np.nan)
-        linear, err = _figures(t, y_lin, u_lin, None), np.nan
+        linear, err, linear_gain = _figures(t, y_lin, u_lin, None), np.nan, None
     else:
         linear = _figures(t, y_lin, u_lin, None)
         err = max_abs(y_closed - y_lin) / max(max_abs(y_closed), 1e-300)
+        linear_gain = _linear_reductions(model, loads, t, meas, linear)
     fo, fc = _figures(t, y_open, None, open_loop), _figures(t, y_closed, u_closed, closed_loop)
     peak = float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan
     rms = float(1.0 - fc.rms / fo.rms) if fo.rms > 0 else np.nan
     modal = _weak_modes(model, design)
     estimate = _estimate_error(closed_loop, controller, structure, q_ref)
-    text, causes = verdict(peak, rms, fc, float(err), modal, controller, t[-1], estimate)
+    text, causes = verdict(peak, rms, fc, float(err), modal, controller, t[-1], estimate,
+                           linear_gain)
     return ClosedLoopReport(t, meas.names, open_loop, closed_loop, y_open, y_closed, y_lin,
                             u_closed, u_lin, fo, fc, linear, float(err), peak, rms, text,
                             causes)
 
 
+def _linear_reductions(model, loads, t, meas, linear: ClosedLoopFigures) -> tuple:
+    """(peak, rms) reductions of the linear prediction against the linear open loop: the
+    same comparison with every nonlinearity (slack, saturation, large motion) taken out."""
+    q0, z = model.q, np.zeros(model.q.size)
+    X = _lti_response(model.A, model.E, lambda tt: np.asarray(loads(tt, q0, z),
+                                                              dtype=float).reshape(-1), t)
+    y = X @ meas.C.T
+    peak, rms = max_abs(y), _time_rms(t, (y ** 2).sum(axis=1))
+    return (1.0 - linear.peak / peak if peak > 0 else np.nan,
+            1.0 - linear.rms / rms if rms > 0 else np.nan)
+
+
 def _weak_modes(model, design) -> list:
-    """(frequency [rad/s], closed-loop damping) of the modes the loop leaves below
-    :data:`tenscontrol.linear.modal.DEFAULT_DAMPING`, from the controller closed around the
-    elastic model of `model` (empty when the loop cannot be formed there)."""
+    """(frequency [rad/s], closed-loop damping, open-loop damping) of the modes the loop
+    leaves below :data:`tenscontrol.linear.modal.DEFAULT_DAMPING`, from the controller closed
+    around the elastic model of `model` (empty when the loop cannot be formed there)."""
     # imported here: the reduction imports python-control, which `import tenscontrol` must not
     from tenscontrol.linear.reduction import elastic_model
 
@@ -515,7 +531,8 @@ def _weak_modes(model, design) -> list:
         return []
     closed = match_modes(fig["lam"], fig["V"], lam, V, em.n_e, em.M_e)
     z = damping_ratios(closed, fig["static"])
-    return [(float(w), float(zc)) for w, zc in zip(np.abs(closed), z)
+    return [(float(w), float(zc), float(zo)) for w, zc, zo in zip(np.abs(closed), z,
+                                                                   fig["damping"])
             if np.isfinite(w) and not zc >= DEFAULT_DAMPING]
 
 
@@ -544,8 +561,8 @@ def _estimate_error(run: Trajectory, controller, structure, q_ref) -> float:
 
 
 def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: float,
-            weak_modes: list, controller, t_final: float, estimate_error: float = np.nan
-            ) -> tuple:
+            weak_modes: list, controller, t_final: float, estimate_error: float = np.nan,
+            linear_reductions: tuple | None = None) -> tuple:
     """(verdict, causes) of a closed-loop check, in words.
 
     Parameters
@@ -555,14 +572,18 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
     closed : ClosedLoopFigures
     linear_error : float
         max |y_closed - y_linear| / max |y_closed| (nan without a prediction).
-    weak_modes : list of (float, float)
-        Closed-loop (frequency [rad/s], damping ratio) of the modes below the damping target.
+    weak_modes : list of (float, float, float)
+        (closed-loop frequency [rad/s], closed-loop and open-loop damping ratio) of the modes
+        below the damping target.
     controller
         The runtime controller (its ``period`` if sampled).
     t_final : float
         The simulated time [s].
     estimate_error : float
         An estimator's RMS prediction error over the RMS motion at the samples (nan: none).
+    linear_reductions : (float, float), optional
+        1 - linear closed / linear open loop, peak and rms: negative says the design itself
+        amplifies this load, with no nonlinearity involved.
 
     Returns
     -------
@@ -592,14 +613,25 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
         causes.append(f"the linear prediction is off by {100 * linear_error:.0f} % of the peak: "
                       "the motion left the linear range (or an estimator's state drifted from "
                       "the true one)")
-    for w, z in weak_modes[:3]:
+    if linear_reductions is not None and min(linear_reductions) < 0:
+        lp, lr = linear_reductions
+        causes.append(f"the design itself: on the linear model too the closed loop is worse "
+                      f"than the open loop (peak {-100 * lp:+.1f} %, rms {-100 * lr:+.1f} %), "
+                      "so no nonlinearity is needed; its weights do not ask for what this "
+                      "load excites (outputs, frequencies)")
+    # modes the loop made less damped first: they explain 'worse'; modes it left weakly
+    # damped explain 'not better'
+    lowered = [m for m in weak_modes if m[1] < _LOWERED * m[2]]
+    for w, z, z0 in (lowered + [m for m in weak_modes if m not in lowered])[:3]:
         ring = ("does not decay within the run" if z * w * t_final < 1 else
                 "rings for many periods")
-        causes.append(f"a weakly damped mode: {w:.4g} rad/s at damping {z:.2g} in closed loop "
+        what = ("the loop lowered the damping of the" if (w, z, z0) in lowered else
+                "a weakly damped mode: the")
+        causes.append(f"{what} {w:.4g} rad/s mode ({z0:.2g} open loop, {z:.2g} closed): it "
                       f"{ring} (tenscontrol.modes(model, design) shows what reaches it)")
     period = getattr(controller, "period", None)
     if period:
-        fastest = max((w for w, _ in weak_modes), default=0.0)
+        fastest = max((w for w, _, _ in weak_modes), default=0.0)
         if fastest * period > _SAMPLES_PER_RADIAN:
             causes.append(f"sampling: the {period:g} s period gives "
                           f"{2 * np.pi / (fastest * period):.1f} samples per period of the "
