@@ -17,7 +17,7 @@ ratio stays below the target, names the reason it can see:
   estimate is checked by solving the Riccati equation again with R scaled so (one solve on
   the reduced model) and the damping it gives is reported;
 - ``"weights"``: reachable and seen, but the design added no damping to it, or the cheaper
-  control of the estimate still leaves it below half the target: the weights do not ask for
+  control of the estimate still leaves it below 3/4 of the target: the weights do not ask for
   this mode;
 - ``"bounds"`` is not decided here: an MPC's verdict is its unconstrained law's, and active
   tension bounds only lower the damping further (:func:`tenscontrol.verify` shows them).
@@ -41,7 +41,7 @@ __all__ = ["DampingVerdict", "UNREACHABLE", "damping_verdict"]
 UNREACHABLE = 1e-10
 #: An effort estimate whose redesign reaches less than this fraction of the target says that
 #: effort is not what holds the mode back (the weights are).
-_CHECK_FRACTION = 0.5
+_CHECK_FRACTION = 0.75
 #: A mode whose modal H2 norm to the design outputs is below this fraction of the largest is
 #: not seen by them.
 UNOBSERVED = 1e-10
