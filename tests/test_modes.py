@@ -171,6 +171,17 @@ def test_verify_verdict_worse_and_better():
     assert any(c.startswith("sampling") for c in causes)
     assert causes[0].startswith("the design itself") and "peak +20.0 %" in causes[0]
     assert any(c.startswith("the loop lowered the damping of the 20 rad/s mode") for c in causes)
+    _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan, [],
+                        None, 10.0, bound_time={5: 0.05})
+    assert causes == ("bounds: the controller held commanded string 5 at a tension bound "
+                      "(string 5 for 0.05 s): the unconstrained law it was designed as did not "
+                      "act there",)
+    _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan, [],
+                        None, 10.0, settled=(0.75, 0.7))
+    assert causes[0].startswith("the loop settled away from the operating point")
+    _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan, [],
+                        None, 10.0, settled=(0.75, 0.01))      # held by a load: not an offset
+    assert causes[0].startswith("no cause is visible")
 
 
 def test_verify_says_when_the_loop_is_worse_and_the_plot_title_too(prism):

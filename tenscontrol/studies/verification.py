@@ -38,6 +38,13 @@ _PREDICTION_OFF = 0.25
 #: An estimator whose predicted positions are off by more than this fraction of the motion
 #: (RMS at the samples) is named as a cause: the feedback acted on a wrong state.
 _ESTIMATE_OFF = 0.3
+#: An applied force density within this fraction of the operating one (at least 1 N/m) of
+#: a bound sits at it.
+_BOUND_RTOL = 1e-6
+#: The share of the run at its end where a loop that came back has settled, and the size
+#: (over the peak) of deflection and command there that says it did not.
+_SETTLE_FRACTION = 0.1
+_OFFSET = 0.5
 #: A closed-loop mode below this fraction of its open-loop damping was lowered by the loop.
 _LOWERED = 0.9
 #: A sampled loop with fewer than 2 pi / 0.5 = 12.6 samples per period of a weakly damped mode
@@ -498,7 +505,8 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     modal = _weak_modes(model, design)
     estimate = _estimate_error(closed_loop, controller, structure, q_ref)
     text, causes = verdict(peak, rms, fc, float(err), modal, controller, t[-1], estimate,
-                           linear_gain)
+                           linear_gain, _bound_time(closed_loop, controller),
+                           _settled_offset(t, y_closed, u_closed))
     return ClosedLoopReport(t, meas.names, open_loop, closed_loop, y_open, y_closed, y_lin,
                             u_closed, u_lin, fo, fc, linear, float(err), peak, rms, text,
                             causes)
@@ -536,6 +544,33 @@ def _weak_modes(model, design) -> list:
             if np.isfinite(w) and not zc >= DEFAULT_DAMPING]
 
 
+def _settled_offset(t, y, u) -> tuple:
+    """(largest |deflection| [m], largest |command| [N/m]) over the last tenth of the run,
+    each relative to its peak over the run: near 1 for both, the loop did not come back."""
+    last = t >= t[0] + (1 - _SETTLE_FRACTION) * (t[-1] - t[0])
+    peak_y, peak_u = max_abs(y), max_abs(u)
+    return (max_abs(y[last]) / peak_y if peak_y > 0 else 0.0,
+            max_abs(u[last]) / peak_u if peak_u > 0 else 0.0)
+
+
+def _bound_time(run: Trajectory, controller) -> dict:
+    """{string: time [s]} the applied force density of each commanded string sat at a
+    tension bound the controller itself enforces (an MPC's gamma_min and gamma_max), on the
+    output grid; empty for a controller without bounds of its own."""
+    lo = getattr(controller, "gamma_min", None)
+    record = run.control
+    if lo is None or record is None or run.t.size < 2:
+        return {}
+    hi = np.asarray(getattr(controller, "gamma_max", np.inf), dtype=float)
+    lo = np.asarray(lo, dtype=float)
+    applied = np.asarray(record.applied, dtype=float)
+    tol = _BOUND_RTOL * np.maximum(np.abs(np.asarray(controller.gamma_ref, dtype=float)), 1.0)
+    at = (applied <= lo + tol) | (applied >= hi - tol)
+    dt = np.diff(run.t)
+    held = ((at[1:] & at[:-1]) * dt[:, None]).sum(axis=0)     # both ends of an interval
+    return {int(k): float(v) for k, v in zip(record.strings, held) if v > 0}
+
+
 def _estimate_error(run: Trajectory, controller, structure, q_ref) -> float:
     """RMS error of an estimator's predicted free positions at the samples over the RMS motion
     there (nan for a controller without an estimate): the discrete LQG's ``z_k|k-1`` through
@@ -560,9 +595,16 @@ def _estimate_error(run: Trajectory, controller, structure, q_ref) -> float:
     return error / motion if motion > 0 else np.nan
 
 
+def _strings(times: dict) -> str:
+    """"commanded string 5" or "3 commanded strings" of a {string: time} dict."""
+    return (f"commanded string {next(iter(times))}" if len(times) == 1 else
+            f"{len(times)} commanded strings")
+
+
 def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: float,
             weak_modes: list, controller, t_final: float, estimate_error: float = np.nan,
-            linear_reductions: tuple | None = None) -> tuple:
+            linear_reductions: tuple | None = None, bound_time: dict | None = None,
+            settled: tuple = (0.0, 0.0)) -> tuple:
     """(verdict, causes) of a closed-loop check, in words.
 
     Parameters
@@ -584,6 +626,11 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
     linear_reductions : (float, float), optional
         1 - linear closed / linear open loop, peak and rms: negative says the design itself
         amplifies this load, with no nonlinearity involved.
+    bound_time : dict of int to float, optional
+        Commanded strings held at a tension bound of the controller's own (an MPC's), with
+        the time [s].
+    settled : (float, float)
+        Largest deflection and command over the last tenth of the run, each over its peak.
 
     Returns
     -------
@@ -598,13 +645,23 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
     causes = []
     if closed.slack_time:
         worst = max(closed.slack_time.values())
-        causes.append(f"slack strings: {len(closed.slack_time)} commanded strings went slack "
+        causes.append(f"slack strings: {_strings(closed.slack_time)} went slack "
                       f"(longest {worst:.3g} s): the command asked for tension below zero, so "
                       "the loop was not the designed one")
     if closed.saturated_time:
         worst = max(closed.saturated_time.values())
-        causes.append(f"saturation: {len(closed.saturated_time)} commands held at a bound "
+        causes.append(f"saturation: {_strings(closed.saturated_time)} held at a bound "
                       f"(longest {worst:.3g} s)")
+    if bound_time:
+        worst = max(bound_time, key=bound_time.get)
+        causes.append(f"bounds: the controller held {_strings(bound_time)} at a "
+                      f"tension bound (string {worst} for {bound_time[worst]:.3g} s): the "
+                      "unconstrained law it was designed as did not act there")
+    if min(settled) > _OFFSET:
+        causes.append(f"the loop settled away from the operating point: over the last tenth "
+                      f"of the run the deflection is still {100 * settled[0]:.0f} % and the "
+                      f"command {100 * settled[1]:.0f} % of their peaks (a new equilibrium "
+                      "that the commands hold, or a drift along a mechanism)")
     if np.isfinite(estimate_error) and estimate_error > _ESTIMATE_OFF:
         causes.append(f"estimate error: the estimator's predicted positions were off by "
                       f"{100 * estimate_error:.0f} % of the motion (RMS at the samples): more "
@@ -639,6 +696,8 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
     if not worse:
         return f"closed loop better than open loop: {figures}", tuple(causes)
     if not causes:
-        causes.append("none of slack, saturation, a linear-prediction error, a weakly damped mode "
-                      "or sampling is visible: check the weights and the disturbance")
+        causes.append("no cause is visible in the run (slack, saturation, bounds, an estimate "
+                      "error, a linear-prediction error, the design on the linear model, an "
+                      "offset, a weakly damped mode, sampling): check the weights and the "
+                      "disturbance")
     return f"closed loop WORSE than open loop: {figures}", tuple(causes)
