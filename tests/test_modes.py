@@ -248,3 +248,16 @@ def test_a_defective_static_eigenvalue_does_not_break_the_view():
     assert fig["frequency"][i] == pytest.approx(2.0) and fig["damping"][i] == pytest.approx(0.1)
     assert fig["reach"][i, 1] == pytest.approx(
         ct.norm(ct.ss([[0, 1], [-4, -0.4]], [[0], [1]], [[1, 0]], 0), 2), rel=1e-6)
+
+
+def test_lqr_that_cannot_be_solved_names_the_unreachable_mode():
+    # the free icosahedron: a prestress-stiffened mechanism mode at 13.7 rad/s that no string
+    # stretches in (undamped by the dampers, unreachable by the commands): the Riccati
+    # equation has no stabilizing solution, and the error now says which mode and why
+    s = tc.equilibrium(tc.catalog.icosahedron(damping=1.0), gamma_min=20.0,
+                       configuration="free").structure
+    model = tc.linearize(s)
+    view = tc.modes(model)
+    assert view.n_rigid == 6 and view.authority[0] < 1e-20 and abs(view.damping[0]) < 1e-12
+    with pytest.raises(ValueError, match=r"do not stretch in the mode 13\.7\d rad/s"):
+        tc.lqr(model, effort=1e-2)

@@ -34,6 +34,7 @@ from tenscontrol.design import riccati
 from tenscontrol.design.riccati import RiccatiSolution
 from tenscontrol.control.controllers import Measurement, OutputFeedback, StateFeedback, measurement
 from tenscontrol.design.result import Design, sorted_eigenvalues
+from tenscontrol.design.verdict import unreachable_modes
 from tenscontrol.design.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
@@ -322,7 +323,13 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     T, L = p.mr.basis, p.mr.left_inverse
     Qr = T.T @ Q @ T
     Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
-    sol = _riccati_gain(p.A, p.B, Qr, R)
+    try:
+        sol = _riccati_gain(p.A, p.B, Qr, R)
+    except ValueError as exc:
+        why = unreachable_modes(p.mr.elastic)     # name the modes no feedback can reach
+        if not why:
+            raise
+        raise ValueError(f"{exc}; here {why}") from None
     Kr, Sr = sol.K, sol.X
     poles = sorted_eigenvalues(sol.poles, discrete=False)
     K = Kr @ L

@@ -34,7 +34,7 @@ from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, 
                                       match_modes, modal_analysis)
 from tenscontrol.model.tables import Presentable, html_table
 
-__all__ = ["DampingVerdict", "UNREACHABLE", "damping_verdict"]
+__all__ = ["DampingVerdict", "UNREACHABLE", "damping_verdict", "unreachable_modes"]
 
 #: A mode whose authority (relative to the best-reached mode) is below this is unreachable from
 #: the commanded strings: its generalized force is at the rounding level of the others'.
@@ -228,6 +228,22 @@ def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
     return DampingVerdict(float(damping), np.array(cols[0], dtype=float),
                           np.array(cols[1], dtype=float), np.array(cols[2], dtype=float),
                           tuple(cols[3]), tuple(cols[4]), int(zo.size), note)
+
+
+def unreachable_modes(em, damping: float = DEFAULT_DAMPING) -> str:
+    """The modes of the elastic model `em` below `damping` that its inputs cannot reach, as
+    one sentence ("" if none): why no controller through these strings can damp them."""
+    fig = modal_analysis(em)
+    weak = [i for i in np.flatnonzero(~(fig["damping"] >= damping))
+            if fig["authority"][i] < UNREACHABLE]
+    if not weak:
+        return ""
+    modes = ", ".join(f"{fig['frequency'][i]:.4g} rad/s (damping {fig['damping'][i]:.2g}, "
+                      f"authority {fig['authority'][i]:.1e})" for i in weak[:4])
+    return (f"the commanded strings do not stretch in the mode{'s' if len(weak) > 1 else ''} "
+            f"{modes}: no feedback through them can damp "
+            f"{'them' if len(weak) > 1 else 'it'} (tenscontrol.modes(model) shows them); "
+            "command other strings, or add damping")
 
 
 def verdict_rows(design, damping: float = DEFAULT_DAMPING) -> list:
