@@ -69,11 +69,17 @@ class Design(Presentable):
             The damping ratio target, in (0, 1); 2 % by default
             (:data:`tenscontrol.linear.modal.DEFAULT_DAMPING`).
         """
-        return damping_verdict(self, damping)
+        # computed once per target: a summary (print, a notebook's repr) asks again; the
+        # design is immutable, so the verdict cannot go stale
+        cache = self.__dict__.setdefault("_verdicts", {})
+        key = float(damping)
+        if key not in cache:
+            cache[key] = damping_verdict(self, damping)
+        return cache[key]
 
     def _verdict_rows(self) -> list:
         """The summary rows of :meth:`damping_verdict` at the default target."""
-        return verdict_rows(self)
+        return verdict_rows(self, self.damping_verdict)
 
 
 def sorted_eigenvalues(values: np.ndarray, discrete: bool) -> np.ndarray:

@@ -11,14 +11,14 @@ ratio stays below the target, names the reason it can see:
   :data:`UNREACHABLE`): no weight will damp it; command other strings;
 - ``"unobserved"``: the design's outputs do not see the mode, so its weights do not ask for it;
 - ``"effort"``: reachable and weighted, but the control weight makes damping it too costly.
-  Added damping of a lightly damped mode under LQR grows as ``1 / sqrt(effort)``, so the
-  effort that would reach the target is estimated as
-  ``effort * ((zeta_closed - zeta_open) / (target - zeta_open))^2``; for an LQR design the
-  estimate is checked by solving the Riccati equation again with R scaled so (one solve on
-  the reduced model) and the damping it gives is reported;
-- ``"weights"``: reachable and seen, but the design added no damping to it, or the cheaper
-  control of the estimate still leaves it below 3/4 of the target: the weights do not ask for
-  this mode;
+  For a design built on an LQR (LQR, DLQR, LQG, discrete LQG, MPC: their continuous LQR) the
+  Riccati equation is solved again with R scaled by half decades down to 1e-6
+  (:data:`SWEEP`, one solve per factor on the reduced model, shared by the modes, done only
+  when a mode needs it) and the first effort that damps the mode to the target is reported;
+  for an H-infinity design the weight is estimated from the LQR rule that added damping
+  grows as ``1 / sqrt(effort)``: ``((zeta_closed - zeta_open) / (target - zeta_open))^2``;
+- ``"weights"``: reachable and seen, but no effort of the sweep damps it (or the design added
+  no damping to it): the weights do not ask for this mode;
 - ``"bounds"`` is not decided here: an MPC's verdict is its unconstrained law's, and active
   tension bounds only lower the damping further (:func:`tenscontrol.verify` shows them).
 """
@@ -34,14 +34,14 @@ from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, 
                                       match_modes, modal_analysis)
 from tenscontrol.model.tables import Presentable, html_table
 
-__all__ = ["DampingVerdict", "UNREACHABLE", "damping_verdict", "unreachable_modes"]
+__all__ = ["DampingVerdict", "SWEEP", "UNREACHABLE", "damping_verdict", "unreachable_modes"]
 
 #: A mode whose authority (relative to the best-reached mode) is below this is unreachable from
 #: the commanded strings: its generalized force is at the rounding level of the others'.
 UNREACHABLE = 1e-10
-#: An effort estimate whose redesign reaches less than this fraction of the target says that
-#: effort is not what holds the mode back (the weights are).
-_CHECK_FRACTION = 0.75
+#: The factors on R of the effort sweep (half decades down to 1e-6): the first that damps a
+#: mode to the target is the effort reported; a mode none damps is held back by the weights.
+SWEEP = 10.0 ** (-0.5 * np.arange(1, 13))
 #: A mode whose modal H2 norm to the design outputs is below this fraction of the largest is
 #: not seen by them.
 UNOBSERVED = 1e-10
@@ -135,50 +135,75 @@ def _effort_now(lqr_design):
     return float(e[0]) if np.allclose(e, e[0], rtol=1e-9) else None
 
 
-def _damping_at(lqr_design, scale: float, index: int, fig) -> float:
-    """Damping of open-loop mode `index` under the LQR redesigned with R * scale (nan if the
-    Riccati equation fails)."""
+def _damping_sweep(lqr_design, fig) -> np.ndarray:
+    """Closed-loop damping (len(SWEEP), m) of every open-loop mode under the LQR redesigned
+    with R times each of :data:`SWEEP` (nan where the Riccati equation fails): one Riccati
+    solve on the reduced model per scale, the loop closed on the elastic model."""
     mr = lqr_design.minimal
     A, Bw = (np.asarray(X, dtype=float) for X in (mr.sys.A, mr.sys.B))
     B = Bw[:, :lqr_design.K.shape[0]]
     Q = mr.basis.T @ lqr_design.Q @ mr.basis
-    R = np.asarray(lqr_design.R, dtype=float) * scale
+    Q = 0.5 * (Q + Q.T)
     w = max(float(np.abs(np.linalg.eigvals(A)).max(initial=0.0)), 1.0)   # time scaling
-    try:
-        X = scipy.linalg.solve_continuous_are(A / w, B / w, 0.5 * (Q + Q.T) / w, R / w)
-    except (np.linalg.LinAlgError, ValueError):
-        return np.nan
-    K = np.linalg.solve(R, B.T @ X) @ mr.left_inverse
     em = mr.elastic
-    lam, V = scipy.linalg.eig(em.A - em.B @ K @ em.T)
-    closed = match_modes(fig["lam"], fig["V"], lam, V, em.n_e, em.M_e)
-    return float(damping_ratios(closed[[index]], fig["static"])[0])
+    out = np.full((SWEEP.size, fig["lam"].size), np.nan)
+    for k, scale in enumerate(SWEEP):
+        R = np.asarray(lqr_design.R, dtype=float) * scale
+        try:
+            X = scipy.linalg.solve_continuous_are(A / w, B / w, Q / w, R / w)
+        except (np.linalg.LinAlgError, ValueError):
+            continue
+        K = np.linalg.solve(R, B.T @ X) @ mr.left_inverse
+        lam, V = scipy.linalg.eig(em.A - em.B @ K @ em.T)
+        out[k] = damping_ratios(match_modes(fig["lam"], fig["V"], lam, V, em.n_e, em.M_e),
+                                fig["static"])
+    return out
 
 
-def _effort_reason(design, i: int, zo: float, zc: float, target: float, fig) -> tuple:
+class _Sweep:
+    """The effort sweep of a design, computed on first use (only a mode that needs it pays)."""
+
+    def __init__(self, design, fig):
+        self.lqr = _weights(design)
+        self.fig = fig
+        self._damping = None
+
+    @property
+    def damping(self) -> np.ndarray:
+        if self._damping is None:
+            self._damping = _damping_sweep(self.lqr, self.fig)
+        return self._damping
+
+
+def _effort_reason(sweep: _Sweep, i: int, zo: float, zc: float, target: float) -> tuple:
     """("effort" or "weights", detail) of a reachable, seen mode left below the target."""
-    weak = fig["authority"][i]
+    weak = sweep.fig["authority"][i]
     start = (f"reachable but weakly (authority {weak:.2g} of the best mode's); " if weak < 1e-3
              else "")
-    if not zc > zo:
-        return "weights", start + ("the design added no damping to it: its weights do not ask "
-                                   "for this mode (weight the outputs it moves)")
-    factor = ((zc - zo) / (target - zo)) ** 2     # effort scale: zeta_added ~ effort^-1/2
-    lqr_design = _weights(design)
-    if lqr_design is None:
+    if sweep.lqr is None:
+        if not zc > zo:
+            return "weights", start + ("the design added no damping to it: its weights do "
+                                       "not ask for this mode (weight the outputs it moves)")
+        factor = ((zc - zo) / (target - zo)) ** 2     # added damping ~ weight^-1/2 (LQR)
         return "effort", start + (f"a control weight about {factor:.2g} times the present "
-                                  f"would reach about {target:g}")
-    now = _effort_now(lqr_design)
-    what = (f"effort about {now * factor:.2g} (now {now:.2g})" if now is not None else
-            f"R about {factor:.2g} times the present")
-    check = _damping_at(lqr_design, factor, i, fig)
-    if np.isnan(check):
-        return "effort", start + f"{what} would damp it to about {target:g} (not checked)"
-    if check < _CHECK_FRACTION * target:
-        return "weights", start + (f"a cheaper control does not damp it: with {what} the LQR "
-                                   f"gives zeta {check:.2g}; its weights do not ask for this "
-                                   "mode (weight the outputs it moves)")
-    return "effort", start + f"{what} damps it: the LQR redesigned so gives zeta {check:.2g}"
+                                  f"would reach about {target:g} (estimate, not checked)")
+    now = _effort_now(sweep.lqr)
+
+    def effort(scale):
+        return (f"effort {now * scale:.2g} (now {now:.2g})" if now is not None else
+                f"R times {scale:.2g}")
+
+    z = sweep.damping[:, i]
+    reached = np.flatnonzero(z >= target)
+    if reached.size:
+        k = int(reached[0])
+        return "effort", start + (f"the LQR redesigned with {effort(SWEEP[k])} damps it "
+                                  f"(zeta {z[k]:.2g})")
+    best = np.nanmax(z) if np.isfinite(z).any() else np.nan
+    return "weights", start + (f"a cheaper control does not damp it: down to "
+                               f"{effort(SWEEP[-1])} the LQR gives at most zeta {best:.2g}; "
+                               "its weights do not ask for this mode (weight the outputs it "
+                               "moves)")
 
 
 def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
@@ -196,7 +221,12 @@ def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
     -------
     DampingVerdict
     """
-    em = design.minimal.elastic
+    minimal = getattr(design, "minimal", None)
+    if minimal is None:
+        raise TypeError(f"damping_verdict: a {type(design).__name__} has no design model "
+                        "(minimal); call it on each of its designs (a ShapeChange's "
+                        "designs[k])")
+    em = minimal.elastic
     fig = modal_analysis(em)
     lam_c, V_c, note = closed_loop_eigenvalues(em, design)
     closed = match_modes(fig["lam"], fig["V"], lam_c, V_c, em.n_e, em.M_e)
@@ -206,7 +236,7 @@ def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
     period = getattr(controller, "period", None)
     vis = fig["visibility"].max(axis=1) if fig["visibility"].size else np.zeros(zo.size)
     vis_ref = max(float(vis[np.isfinite(vis)].max(initial=0.0)), np.finfo(float).tiny)
-    rows = []
+    rows, sweep = [], _Sweep(design, fig)
     for i in np.flatnonzero(~(zc >= damping)):
         w = fig["frequency"][i]
         if period and w >= np.pi / period:
@@ -220,7 +250,7 @@ def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
             reason, detail = "unobserved", ("the design's outputs do not see it, so the "
                                             "weights do not ask for it: add outputs")
         else:
-            reason, detail = _effort_reason(design, i, zo[i], zc[i], damping, fig)
+            reason, detail = _effort_reason(sweep, i, zo[i], zc[i], damping)
         if getattr(design, "dlqr", None) is not None:
             detail += "; active tension bounds lower it further"
         rows.append((w, zo[i], zc[i], reason, detail))
@@ -246,12 +276,13 @@ def unreachable_modes(em, damping: float = DEFAULT_DAMPING) -> str:
             "command other strings, or add damping")
 
 
-def verdict_rows(design, damping: float = DEFAULT_DAMPING) -> list:
+def verdict_rows(design, verdict=None, damping: float = DEFAULT_DAMPING) -> list:
     """Summary rows of a design's damping verdict: ("modes below 2 %", ...) per mode; a row
-    saying why it could not be formed if the analysis fails."""
+    saying why it could not be formed if the analysis fails. `verdict` is the function that
+    gives it (the design's cached ``damping_verdict``; :func:`damping_verdict` by default)."""
     try:
-        v = damping_verdict(design, damping)
-    except (ValueError, np.linalg.LinAlgError, AttributeError) as exc:
+        v = (verdict or (lambda d: damping_verdict(design, d)))(damping)
+    except (ValueError, TypeError, np.linalg.LinAlgError, AttributeError) as exc:
         return [("damping verdict", f"not available ({exc})")]
     label = f"modes below {100 * damping:g} % damping"
     if not len(v):
