@@ -240,7 +240,8 @@ class ExtendedLQGDesign(Design):
             ("period", f"{c.period:.4g} s"), ("delay", f"{c.delay:.4g} s"),
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("trace P (prior)", f"{np.trace(self.P):.4g}"),
-            ("linearized spectral radius", f"{self.spectral_radius:.6g}")])
+            ("linearized spectral radius", f"{self.spectral_radius:.6g}")]
+            + self._verdict_rows())
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,8 +15,9 @@ ratio stays below the target, names the reason it can see:
   Riccati equation is solved again with R scaled by half decades down to 1e-6
   (:data:`SWEEP`, one solve per factor on the reduced model, shared by the modes, done only
   when a mode needs it) and the first effort that damps the mode to the target is reported;
-  for an H-infinity design the weight is estimated from the LQR rule that added damping
-  grows as ``1 / sqrt(effort)``: ``((zeta_closed - zeta_open) / (target - zeta_open))^2``;
+  for an H-infinity design, or a design model above :data:`SWEEP_MAX_ORDER` states, the
+  weight is estimated from the LQR rule that added damping grows as ``1 / sqrt(effort)``:
+  ``((zeta_closed - zeta_open) / (target - zeta_open))^2``;
 - ``"weights"``: reachable and seen, but no effort of the sweep damps it (or the design added
   no damping to it): the weights do not ask for this mode;
 - ``"bounds"`` is not decided here: an MPC's verdict is its unconstrained law's, and active
@@ -34,7 +35,8 @@ from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, 
                                       match_modes, modal_analysis)
 from tenscontrol.model.tables import Presentable, html_table
 
-__all__ = ["DampingVerdict", "SWEEP", "UNREACHABLE", "damping_verdict", "unreachable_modes"]
+__all__ = ["DampingVerdict", "SUMMARY_MAX_STATES", "SWEEP", "SWEEP_MAX_ORDER", "UNREACHABLE",
+           "damping_verdict", "unreachable_modes"]
 
 #: A mode whose authority (relative to the best-reached mode) is below this is unreachable from
 #: the commanded strings: its generalized force is at the rounding level of the others'.
@@ -42,6 +44,12 @@ UNREACHABLE = 1e-10
 #: The factors on R of the effort sweep (half decades down to 1e-6): the first that damps a
 #: mode to the target is the effort reported; a mode none damps is held back by the weights.
 SWEEP = 10.0 ** (-0.5 * np.arange(1, 13))
+#: Above this design order the sweep's Riccati solves would take seconds: the effort is
+#: estimated from the 1/sqrt(effort) rule instead (and said to be an estimate).
+SWEEP_MAX_ORDER = 200
+#: Above this many elastic states a design's summary does not compute the verdict (an
+#: eigendecomposition of the closed loop and the modal norms): damping_verdict() does.
+SUMMARY_MAX_STATES = 400
 #: A mode whose modal H2 norm to the design outputs is below this fraction of the largest is
 #: not seen by them.
 UNOBSERVED = 1e-10
@@ -174,13 +182,18 @@ class _Sweep:
             self._damping = _damping_sweep(self.lqr, self.fig)
         return self._damping
 
+    @property
+    def affordable(self) -> bool:
+        """An LQR behind the design, small enough for the sweep's Riccati solves."""
+        return self.lqr is not None and self.lqr.minimal.order <= SWEEP_MAX_ORDER
+
 
 def _effort_reason(sweep: _Sweep, i: int, zo: float, zc: float, target: float) -> tuple:
     """("effort" or "weights", detail) of a reachable, seen mode left below the target."""
     weak = sweep.fig["authority"][i]
     start = (f"reachable but weakly (authority {weak:.2g} of the best mode's); " if weak < 1e-3
              else "")
-    if sweep.lqr is None:
+    if not sweep.affordable:
         if not zc > zo:
             return "weights", start + ("the design added no damping to it: its weights do "
                                        "not ask for this mode (weight the outputs it moves)")
@@ -280,6 +293,11 @@ def verdict_rows(design, verdict=None, damping: float = DEFAULT_DAMPING) -> list
     """Summary rows of a design's damping verdict: ("modes below 2 %", ...) per mode; a row
     saying why it could not be formed if the analysis fails. `verdict` is the function that
     gives it (the design's cached ``damping_verdict``; :func:`damping_verdict` by default)."""
+    minimal = getattr(design, "minimal", None)
+    states = getattr(getattr(minimal, "elastic", None), "A", np.zeros((0, 0))).shape[0]
+    if states > SUMMARY_MAX_STATES and "_verdicts" not in vars(design):
+        return [("damping verdict", f"call damping_verdict() ({states} elastic states: not "
+                                    "computed for the summary)")]
     try:
         v = (verdict or (lambda d: damping_verdict(design, d)))(damping)
     except (ValueError, TypeError, np.linalg.LinAlgError, AttributeError) as exc:
