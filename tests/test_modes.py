@@ -163,11 +163,18 @@ def test_sampled_design_closes_the_loop_in_discrete_time(prism):
         assert np.min(np.abs(E - zi)) < 1e-6
 
 
-def test_damping_argument_is_checked(prism):
+def test_arguments_are_checked(prism):
+    s, model = prism
     with pytest.raises(ValueError, match="damping"):
-        tc.modes(prism[1], damping=1.5)
+        tc.modes(model, damping=1.5)
     with pytest.raises(TypeError, match="LinearModel"):
         tc.modes(object())
+    design = tc.lqr(model, effort=1e-2)
+    with pytest.raises(ValueError, match="kind='passive'"):
+        tc.modes(tc.linearize(s, kind="control"), design)
+    moved = tc.linearize(s, q=s.nodes.reshape(-1) + 1e-3, outputs=tc.Selection(nodes=[3]))
+    with pytest.raises(ValueError, match="another operating point"):
+        tc.modes(moved, design)
 
 
 def test_verify_verdict_worse_and_better():

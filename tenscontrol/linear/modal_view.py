@@ -132,10 +132,14 @@ class ModalView(Presentable):
 
     @property
     def closed_frequency(self):
+        """Natural frequency [rad/s] of the closed-loop eigenvalue matched to each mode (None
+        without a design)."""
         return None if self.closed_eigenvalues is None else np.abs(self.closed_eigenvalues)
 
     @property
     def closed_damping(self):
+        """Damping ratio of the closed-loop eigenvalue matched to each mode (None without a
+        design; nan where it is static)."""
         return None if self.closed_eigenvalues is None else damping_ratios(
             self.closed_eigenvalues, static_threshold(self.eigenvalues))
 
@@ -314,6 +318,24 @@ def _unit_shapes(Z: np.ndarray, V: np.ndarray, n_e: int) -> np.ndarray:
     return out
 
 
+def _check_design(model, controller) -> None:
+    """The controller was designed on this kind of model at this operating point."""
+    kind = getattr(controller, "kind", model.kind)
+    if kind != model.kind:
+        raise ValueError(f"modes: the design is for a {kind!r} model, the model is "
+                         f"{model.kind!r}: linearize with kind={kind!r}")
+    q_ref = getattr(controller, "q_ref", None)
+    if q_ref is None and getattr(controller, "measurement", None) is not None:
+        q_ref = getattr(controller.measurement, "q_ref", None)
+    if q_ref is not None:
+        q_ref = np.asarray(q_ref, dtype=float).reshape(-1)
+        q = np.asarray(model.q, dtype=float)
+        if q_ref.shape != q.shape or np.abs(q_ref - q).max() > 1e-9 * max(1.0, np.abs(q).max()):
+            raise ValueError("modes: the design was made at another operating point than the "
+                             "model's (its q_ref differs from model.q); pass the model it was "
+                             "designed on")
+
+
 def modes(model, design=None, *, damping: float = DEFAULT_DAMPING) -> ModalView:
     """The elastic modes of a linear model, and of a design's closed loop.
 
@@ -352,6 +374,7 @@ def modes(model, design=None, *, damping: float = DEFAULT_DAMPING) -> ModalView:
     if design is not None:
         c, _ = controller_of(design)
         strings = getattr(c, "strings", None)
+        _check_design(model, c)
     actuated = model.actuated(strings)
     em = elastic_model(actuated)
     fig = modal_analysis(em)
