@@ -281,3 +281,17 @@ def test_lqr_that_cannot_be_solved_names_the_unreachable_mode():
     assert view.n_rigid == 6 and view.authority[0] < 1e-20 and abs(view.damping[0]) < 1e-12
     with pytest.raises(ValueError, match=r"do not stretch in the mode 13\.7\d rad/s"):
         tc.lqr(model, effort=1e-2)
+
+
+def test_output_feedback_loop_matches_the_hinf_design_eigenvalues():
+    tbar = tc.equilibrium(tc.catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
+    sel = tc.Selection(nodes=[2, 3], axes="xz")
+    model = tc.linearize(tbar, outputs=sel)
+    design = tc.hinfsyn(model, outputs=sel, measurements=tc.measurement(tbar, sel))
+    view = tc.modes(model, design)
+    assert "output feedback" in view.closed_loop
+    E = design.E                   # the synthesis' own loop, on its reduced model
+    for lam, open_lam in zip(view.closed_eigenvalues, view.eigenvalues):
+        near = np.min(np.abs(E - lam)) <= 1e-6 * abs(lam)
+        untouched = abs(lam - open_lam) <= 1e-6 * abs(open_lam)   # a mode the design left out
+        assert near or untouched, (lam, open_lam)
