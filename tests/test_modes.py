@@ -202,6 +202,10 @@ def test_verify_verdict_worse_and_better():
     _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan, [],
                         None, 10.0, settled=(0.75, 0.01))      # held by a load: not an offset
     assert causes[0].startswith("no cause is visible")
+    # a mode left at 1 % that decays within the run (0.01 * 237 rad/s * 3 s = 7) is no cause
+    _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan,
+                        [(237.0, 0.01, 0.01)], None, 3.0)
+    assert causes[0].startswith("no cause is visible")
 
 
 def test_verify_says_when_the_loop_is_worse_and_the_plot_title_too(prism):

@@ -676,10 +676,12 @@ def verdict(peak: float, rms: float, closed: ClosedLoopFigures, linear_error: fl
                       f"than the open loop (peak {-100 * lp:+.1f} %, rms {-100 * lr:+.1f} %), "
                       "so no nonlinearity is needed; its weights do not ask for what this "
                       "load excites (outputs, frequencies)")
-    # modes the loop made less damped first: they explain 'worse'; modes it left weakly
-    # damped explain 'not better'
+    # modes the loop made less damped first: they explain 'worse'; then the modes it left so
+    # weakly damped that they still ring at the end of the run (decay rate zeta w below
+    # 1 / t_final); a mode that decays within the run is not a cause
     lowered = [m for m in weak_modes if m[1] < _LOWERED * m[2]]
-    for w, z, z0 in (lowered + [m for m in weak_modes if m not in lowered])[:3]:
+    ringing = [m for m in weak_modes if m not in lowered and m[1] * m[0] * t_final < 1]
+    for w, z, z0 in (lowered + ringing)[:3]:
         ring = ("does not decay within the run" if z * w * t_final < 1 else
                 "rings for many periods")
         what = ("the loop lowered the damping of the" if (w, z, z0) in lowered else
