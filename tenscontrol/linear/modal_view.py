@@ -162,7 +162,8 @@ class ModalView(Presentable):
     def _rows(self):
         """(header, rows) of the table: one row per mode."""
         header = ["mode", "f [Hz]", "w [rad/s]", "zeta", "kind", "moves most",
-                  "top string stretch", "authority", "reach (best string)", "seen most by"]
+                  "top string stretch", "authority", "H2 from (best string)",
+                  "H2 to (best output)"]
         closed = self.closed_eigenvalues is not None
         if closed:
             header[4:4] = ["zeta closed", "w closed"]
@@ -196,7 +197,11 @@ class ModalView(Presentable):
         return notes
 
     def summary(self) -> str:
-        """One line per mode (frequency, damping, what it moves, reach and visibility)."""
+        """One line per mode: frequency, damping (open and closed loop), kind, the two nodes it
+        moves most, the string it stretches most [m per m], the commanded strings' authority
+        (relative), the largest modal H2 norm from a commanded string and into an output
+        (a lightly damped mode's H2 norm is large because it rings, not because it is easy
+        to reach: read it with the authority)."""
         header, rows = self._rows()
         widths = [max(len(h), *(len(r[c]) for r in rows)) if rows else len(h)
                   for c, h in enumerate(header)]
