@@ -10,7 +10,8 @@ import tenscontrol as tc
 from tenscontrol.design.verdict import damping_verdict
 from tenscontrol.linear.modal import modal_analysis
 from tenscontrol.linear.modal_view import ModalView
-from tenscontrol.studies.verification import ClosedLoopFigures, verdict
+from tenscontrol.studies.verdicts import verdict
+from tenscontrol.studies.verification import ClosedLoopFigures
 
 
 @pytest.fixture(scope="module")

@@ -326,7 +326,10 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     try:
         sol = _riccati_gain(p.A, p.B, Qr, R)
     except ValueError as exc:
-        why = unreachable_modes(p.mr.elastic)     # name the modes no feedback can reach
+        try:                                       # name the modes no feedback can reach
+            why = unreachable_modes(p.mr.elastic)
+        except (ValueError, np.linalg.LinAlgError):
+            why = ""                               # the analysis must not hide the error
         if not why:
             raise
         raise ValueError(f"{exc}; here {why}") from None

@@ -45,6 +45,9 @@ DEFAULT_DAMPING = 0.02
 STATIC_RTOL = 1e-9
 #: Weight of the relative eigenvalue distance against (1 - MAC) when modes are matched.
 _DISTANCE_WEIGHT = 0.3
+#: A modal block whose eigenvalues' real part is within this fraction of their modulus of
+#: the imaginary axis is marginal: its H2 norm is infinite.
+_AXIS_RTOL = 1e-13
 #: A modal basis this ill-conditioned belongs to a defective eigenvalue (Jordan block).
 _DEFECTIVE_COND = 1e12
 #: Discrete eigenvalues of modulus below this are the exact zeros of held-command states.
@@ -102,11 +105,16 @@ def _gramian_map(L: np.ndarray):
     """The linear map b b^T -> P of the block's Lyapunov equation ``L P + P L^T + b b^T = 0``
     as a (k^2, k^2) matrix on row-major vec (k = 1 or 2), or None if the block is not
     asymptotically stable (its H2 norm is infinite)."""
-    if np.linalg.eigvals(L).real.max() >= 0:
+    lam = np.linalg.eigvals(L)
+    # on the axis to rounding (an undamped mode's -1e-17) counts as on it: the map is singular
+    if lam.real.max() >= -_AXIS_RTOL * np.abs(lam).max():
         return None
     k = L.shape[0]
     eye = np.eye(k)
-    return -np.linalg.inv(np.kron(L, eye) + np.kron(eye, L))
+    try:
+        return -np.linalg.inv(np.kron(L, eye) + np.kron(eye, L))
+    except np.linalg.LinAlgError:
+        return None
 
 
 def _modal_h2(L: np.ndarray, Bm: np.ndarray, Cm: np.ndarray, per: str) -> np.ndarray:
