@@ -43,8 +43,9 @@ DEFAULT_DAMPING = 0.02
 #: An eigenvalue within this fraction of the largest |eigenvalue| of the model is static
 #: (zero frequency): the damping ratio is not defined there.
 STATIC_RTOL = 1e-9
-#: Weight of the relative eigenvalue distance against (1 - MAC) when modes are matched.
-_DISTANCE_WEIGHT = 0.3
+#: Weight of the relative eigenvalue distance (saturating, d / (1 + d)) against (1 - MAC) when
+#: modes are matched.
+_DISTANCE_WEIGHT = 1.0
 #: A modal block whose eigenvalues' real part is within this fraction of their modulus of
 #: the imaginary axis is marginal: its H2 norm is infinite.
 _AXIS_RTOL = 1e-13
@@ -197,17 +198,20 @@ def modal_analysis(em: ElasticModel) -> dict:
 def match_modes(lam_o, V_o, lam_c, V_c, n_e: int, M_e) -> np.ndarray:
     """The closed-loop eigenvalue assigned to each open-loop mode (nan where none).
 
-    Cost: (1 - MAC) of the position parts (mass-weighted), plus a weighted relative eigenvalue
-    distance; without closed-loop vectors the distance alone."""
-    cand = lam_c[lam_c.imag >= -1e-12 * max(1.0, float(np.abs(lam_c).max(initial=0.0)))]
-    idx = np.flatnonzero(lam_c.imag >= -1e-12 * max(1.0, float(np.abs(lam_c).max(
-        initial=0.0))))
+    An assignment (each closed-loop eigenvalue used once) minimizing, per pair, ``1 - MAC``
+    plus a relative eigenvalue distance ``d / (1 + d)``, ``d = |lam_c - lam_o| / |lam_o|``.
+    MAC is the mass-weighted correlation of the position parts, times the share of the
+    closed-loop vector in the structure's states (2 n_e first entries): a controller's own
+    fast pole has almost none, whatever the direction of its tiny plant part. Without
+    closed-loop vectors (`V_c` None) the distance alone decides."""
+    scale = max(1.0, float(np.abs(lam_c).max(initial=0.0)))
+    idx = np.flatnonzero(lam_c.imag >= -1e-12 * scale)
+    cand = lam_c[idx]
     out = np.full(lam_o.size, np.nan + 0j)
     if not cand.size or not lam_o.size:
         return out
-    ref = np.maximum(np.abs(lam_o), 1e-12)[:, None]
-    dist = np.minimum(np.abs(lam_o[:, None] - cand[None, :]) / ref, 1.0)
-    cost = dist.copy()
+    d = np.abs(lam_o[:, None] - cand[None, :]) / np.maximum(np.abs(lam_o), 1e-12)[:, None]
+    cost = _DISTANCE_WEIGHT * d / (1 + d)
     if V_c is not None:
         Po, Pc = V_o[:n_e], V_c[:n_e, idx]
         Mo, Mc = M_e @ Po, M_e @ Pc
@@ -215,7 +219,10 @@ def match_modes(lam_o, V_o, lam_c, V_c, n_e: int, M_e) -> np.ndarray:
         no = np.real(np.sum(Po.conj() * Mo, axis=0))
         nc = np.real(np.sum(Pc.conj() * Mc, axis=0))
         mac = cross / np.maximum(np.outer(no, nc), np.finfo(float).tiny)
-        cost = (1 - mac) + _DISTANCE_WEIGHT * dist
+        full = np.sum(np.abs(V_c[:, idx]) ** 2, axis=0)
+        plant = np.sum(np.abs(V_c[:2 * n_e, idx]) ** 2, axis=0) / np.maximum(
+            full, np.finfo(float).tiny)
+        cost = cost + (1 - mac * plant[None, :])
     rows, cols = scipy.optimize.linear_sum_assignment(cost)
     out[rows] = cand[cols]
     return out
