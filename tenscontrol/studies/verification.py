@@ -127,6 +127,15 @@ class ClosedLoopReport(Presentable):
         max |y_closed - y_linear| / max |y_closed|: how far the linear prediction is off.
     peak_reduction : float
         1 - peak(closed) / peak(open).
+    rms_reduction : float
+        1 - rms(closed) / rms(open).
+    verdict : str
+        "closed loop WORSE than open loop: ..." when the peak or the rms grew (:attr:`worse`),
+        else "closed loop better than open loop: ...", with both figures; shown last in the
+        summary and in the plot's title.
+    causes : tuple of str
+        What the run shows held the loop back (:func:`tenscontrol.studies.verdicts.verdict`):
+        the likely causes when it is worse, notes when it is better.
     """
 
     t: np.ndarray
@@ -446,6 +455,13 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     Returns
     -------
     ClosedLoopReport
+        Its ``verdict`` says whether the closed loop is worse than open loop (peak or rms)
+        and its ``causes`` what the run shows held it back: slack or saturated strings, an
+        MPC's tension bounds, an estimator's error, a linear prediction that is off, a design
+        that amplifies the load on the linear model too, a loop that settled away from the
+        operating point, modes the loop made less damped or left ringing (from the
+        controller closed around the elastic model, :func:`tenscontrol.modes`), a sampling
+        period too long for such a mode.
     """
     design = controller
     controller = runtime_controller(controller)     # a design: its .controller
