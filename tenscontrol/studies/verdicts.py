@@ -206,7 +206,8 @@ def verdict(peak: float, rms: float, closed, linear_error: float,
                       f"{ring} (tenscontrol.modes(model, design) shows what reaches it)")
     period = getattr(controller, "period", None)
     if period:
-        fastest = max((w for w, _, _ in weak_modes), default=0.0)
+        # of the modes named above: a mode that decays within the run is no cause either
+        fastest = max((w for w, _, _ in lowered + ringing), default=0.0)
         if fastest * period > _SAMPLES_PER_RADIAN:
             causes.append(f"sampling: the {period:g} s period gives "
                           f"{2 * np.pi / (fastest * period):.1f} samples per period of the "
