@@ -286,6 +286,18 @@ def test_lqr_that_cannot_be_solved_names_the_unreachable_mode():
     assert view.n_rigid == 6 and view.authority[0] < 1e-20 and abs(view.damping[0]) < 1e-12
     with pytest.raises(ValueError, match=r"do not stretch in the mode 13\.7\d rad/s"):
         tc.lqr(model, effort=1e-2)
+    # the verdict of any loop through the strings names it unreachable: a zero gain on the
+    # design model (the minimal realization lqr would have used)
+    from types import SimpleNamespace
+
+    c = tc.StateFeedback(K=np.zeros((s.n_strings, 2 * model.q.size)), q_ref=model.q,
+                         strings=np.arange(s.n_strings), gamma_ref=np.asarray(model.gamma))
+    v = damping_verdict(SimpleNamespace(minimal=tc.minimal_realization(model), controller=c))
+    assert v.reasons[0] == "unreachable" and v.frequency[0] == pytest.approx(13.73, abs=0.01)
+    with pytest.raises(ValueError, match="damping ratio in"):
+        damping_verdict(SimpleNamespace(minimal=None), damping=2.0)
+    with pytest.raises(TypeError, match="no design model"):
+        damping_verdict(SimpleNamespace(controller=c))
 
 
 def test_output_feedback_loop_matches_the_hinf_design_eigenvalues():

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from tenscontrol import validation
 from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, damping_ratios,
                                       match_modes, modal_analysis)
 from tenscontrol.model.tables import Presentable, html_table
@@ -234,6 +235,11 @@ def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
     -------
     DampingVerdict
     """
+    damping = validation.real("damping_verdict: damping", damping, positive=True,
+                              expected="a damping ratio in (0, 1)")
+    if damping >= 1:
+        raise ValueError(f"damping_verdict: damping must be a damping ratio in (0, 1), got "
+                         f"{damping:g}")
     minimal = getattr(design, "minimal", None)
     if minimal is None:
         raise TypeError(f"damping_verdict: a {type(design).__name__} has no design model "
