@@ -76,7 +76,7 @@ __all__ = [
     "load_trajectory", "measurement", "save_controller", "simulate", "to_iosystem",
     # linear analysis
     "LinearModel", "blas_threads", "elastic_model", "h2_norm", "hinf_norm", "linearize",
-    "minimal_realization", "save_mat",
+    "minimal_realization", "modes", "save_mat",
     # design
     "Design", "discrete_closed_loop", "discretize", "dlqr", "gain_margin", "hinfsyn", "lqr",
     "mpc", "place_actuators", "shape_change", "shape_path", "zoh",
@@ -100,6 +100,7 @@ _LAZY = {
     "compare_closed_loop": "studies.closed_loop_materials",
     "h2_norm": "linear.norms", "hinf_norm": "linear.norms",
     "elastic_model": "linear.reduction", "minimal_realization": "linear.reduction",
+    "modes": "linear.modal_view",
     "save_mat": "linear.matlab", "to_iosystem": "simulation.iosystem",
     "Design": "design.result", "hinfsyn": "design.synthesis", "lqr": "design.synthesis",
     "discrete_closed_loop": "design.discrete", "discretize": "design.discrete",

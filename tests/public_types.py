@@ -164,6 +164,8 @@ BUILDERS = {
     "LinearModel": _model,
     "ElasticModel": lambda c: tc.elastic_model(_model(c)),
     "MinimalRealization": lambda c: tc.minimal_realization(_model(c)),
+    "ModalView": lambda c: tc.modes(_model(c), _lqr(c)),
+    "DampingVerdict": lambda c: _lqr(c).damping_verdict(),
     "LQRDesign": _lqr,
     "RiccatiSolution": lambda c: _lqr(c).riccati,
     "HinfDesign": _hinf,

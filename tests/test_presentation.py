@@ -25,7 +25,9 @@ RESULTS = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "Newt
            "Allocation", "ShapeChange", "ShapePath", "ShapeChangeReport", "ShapeTracking",
            "PredictiveController", "ExtendedKalman", "ExtendedLQG",
            # the designs (issue 30): Design, the base, is built as an LQRDesign
-           "Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign"]
+           "Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign",
+           # the modal view and the damping verdict (issue 32)
+           "ModalView", "DampingVerdict"]
 #: Values and errors: one-line repr only (an error's str() is its message).
 VALUES = ["Bar", "String", "PointMass", "Material", "Selection", "PiecewiseConstantLoads",
           "Case", "Uniform", "LogUniform", "Normal", "Choice", "NormsPipeline", "LQRPipeline",

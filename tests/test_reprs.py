@@ -267,6 +267,11 @@ def _figures(name, obj) -> list:
     if name == "ShapeChange":
         return [f"{max(float(np.max(p.real)) for p in obj.E):.3g} 1/s",
                 f"{obj.controller.duration:.4g} s"]
+    if name == "ModalView":
+        return [f"{len(obj)} elastic modes", f"{obj.frequency[0]:.4g}",
+                f"{obj.closed_damping[0]:.2g}", "zeta closed"]
+    if name == "DampingVerdict":
+        return [f"{len(obj)} of {obj.n_modes} modes below {obj.target:g}"]
     raise AssertionError(f"{name} has summary(): list the figures it must show in _figures")
 
 

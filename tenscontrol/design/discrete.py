@@ -245,7 +245,8 @@ class DiscreteLQRDesign(Design):
             ("period", f"{self.model.period:g} s"), ("delay", f"{self.model.delay:g} s"),
             ("||K_reduced||_F", f"{np.linalg.norm(self.K_reduced):.6g}"),
             ("spectral radius", f"{self.spectral_radius:.6g}"),
-            ("continuous ||K||_F", f"{np.linalg.norm(self.continuous.K):.6g}")])
+            ("continuous ||K||_F", f"{np.linalg.norm(self.continuous.K):.6g}")]
+            + self._verdict_rows())
 
 
 #: The sampled-data costs :func:`dlqr` can minimize.

@@ -537,7 +537,7 @@ class HinfDesign(Design):
                 ("sb10fd rcond", f"{self.rcond:.3g}")]
         if self.full_closed_loop_norm is not None:
             rows.append(("||closed loop||_inf, full model", f"{self.full_closed_loop_norm:.6g}"))
-        return "HinfDesign\n" + summary_table(rows)
+        return "HinfDesign\n" + summary_table(rows + self._verdict_rows())
 
     def __repr__(self) -> str:
         c = self.controller

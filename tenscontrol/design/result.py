@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tenscontrol.design.verdict import DampingVerdict, damping_verdict, verdict_rows
+from tenscontrol.linear.modal import DEFAULT_DAMPING
 from tenscontrol.model.tables import Presentable, titled_table, value_range
 
 __all__ = ["Design", "DiscreteLQGDesign", "ExtendedLQGDesign", "MPCDesign"]
@@ -55,6 +57,29 @@ class Design(Presentable):
                       f"read {name!r} from its controller: {who}(...).controller.{name}",
                       DeprecationWarning, stacklevel=2)
         return getattr(controller, name)
+
+    def damping_verdict(self, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
+        """The modes this design leaves below `damping` in closed loop, and why
+        (:func:`tenscontrol.design.verdict.damping_verdict`): "unreachable", "unobserved",
+        "weights", "effort" (with the effort that would damp it) or "sampling".
+
+        Parameters
+        ----------
+        damping : float
+            The damping ratio target, in (0, 1); 2 % by default
+            (:data:`tenscontrol.linear.modal.DEFAULT_DAMPING`).
+        """
+        # computed once per target: a summary (print, a notebook's repr) asks again; the
+        # design is immutable, so the verdict cannot go stale
+        cache = self.__dict__.setdefault("_verdicts", {})
+        key = float(damping)
+        if key not in cache:
+            cache[key] = damping_verdict(self, damping)
+        return cache[key]
+
+    def _verdict_rows(self) -> list:
+        """The summary rows of :meth:`damping_verdict` at the default target."""
+        return verdict_rows(self, self.damping_verdict)
 
 
 def sorted_eigenvalues(values: np.ndarray, discrete: bool) -> np.ndarray:
@@ -151,7 +176,7 @@ class DiscreteLQGDesign(Design):
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
             ("trace P", f"{np.trace(self.P):.4g}"),
-            ("spectral radius", f"{self.spectral_radius:.6g}")])
+            ("spectral radius", f"{self.spectral_radius:.6g}")] + self._verdict_rows())
 
 
 @dataclass(frozen=True, eq=False)
@@ -215,7 +240,8 @@ class ExtendedLQGDesign(Design):
             ("period", f"{c.period:.4g} s"), ("delay", f"{c.delay:.4g} s"),
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("trace P (prior)", f"{np.trace(self.P):.4g}"),
-            ("linearized spectral radius", f"{self.spectral_radius:.6g}")])
+            ("linearized spectral radius", f"{self.spectral_radius:.6g}")]
+            + self._verdict_rows())
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,4 +300,5 @@ class MPCDesign(Design):
             ("horizon", f"{c.horizon} samples"), ("period", f"{c.period:g} s"),
             ("gamma_min", value_range(c.gamma_min, "N/m")),
             ("trace S (terminal)", f"{np.trace(self.S):.6g}"),
-            ("unconstrained spectral radius", f"{self.spectral_radius:.6g}")])
+            ("unconstrained spectral radius", f"{self.spectral_radius:.6g}")]
+            + self._verdict_rows())

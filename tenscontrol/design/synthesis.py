@@ -34,6 +34,7 @@ from tenscontrol.design import riccati
 from tenscontrol.design.riccati import RiccatiSolution
 from tenscontrol.control.controllers import Measurement, OutputFeedback, StateFeedback, measurement
 from tenscontrol.design.result import Design, sorted_eigenvalues
+from tenscontrol.design.verdict import unreachable_modes
 from tenscontrol.design.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
@@ -214,7 +215,8 @@ class LQRDesign(Design):
             ("inputs x states", f"{nu} x {nx} (reduced {self.minimal.order})"),
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("slowest pole", f"{slowest:.6g} 1/s"),
-            ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati))
+            ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati)
+            + self._verdict_rows())
 
     def __repr__(self) -> str:
         slowest = self.E[np.argmax(self.E.real)]
@@ -321,7 +323,16 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     T, L = p.mr.basis, p.mr.left_inverse
     Qr = T.T @ Q @ T
     Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
-    sol = _riccati_gain(p.A, p.B, Qr, R)
+    try:
+        sol = _riccati_gain(p.A, p.B, Qr, R)
+    except ValueError as exc:
+        try:                                       # name the modes no feedback can reach
+            why = unreachable_modes(p.mr.elastic)
+        except (ValueError, np.linalg.LinAlgError):
+            why = ""                               # the analysis must not hide the error
+        if not why:
+            raise
+        raise ValueError(f"{exc}; here {why}") from None
     Kr, Sr = sol.K, sol.X
     poles = sorted_eigenvalues(sol.poles, discrete=False)
     K = Kr @ L

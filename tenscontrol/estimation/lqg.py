@@ -161,7 +161,7 @@ class LQGDesign(Design):
             ("inputs", f"{self.lqr.K.shape[0]}"), ("H2 norm of the loop", f"{self.h2:.6g}"),
             ("||K||_F (LQR)", f"{np.linalg.norm(self.lqr.K):.6g}"),
             ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
-            ("trace P", f"{np.trace(self.P):.4g}")])
+            ("trace P", f"{np.trace(self.P):.4g}")] + self._verdict_rows())
 
 
 def reduced_model(design: LQRDesign):

@@ -9,6 +9,7 @@ _EXPORTS = {
     "LinearModel": "linearization", "linearize": "linearization",
     "ElasticModel": "reduction", "MinimalRealization": "reduction", "elastic_model": "reduction",
     "minimal_realization": "reduction",
+    "ModalView": "modal_view", "modes": "modal_view",
     "h2_norm": "norms", "hinf_norm": "norms",
     "save_mat": "matlab",
     "blas_threads": "threads",

@@ -17,10 +17,11 @@ from tenscontrol.plotting.common import save_figure
 from tenscontrol.plotting.comparisons import (plot_bar_models, plot_closed_loop,
                                               plot_hankel_singular_values,
                                               plot_material_comparison)
+from tenscontrol.plotting.modes import plot_damping_map, plot_mode_shape
 from tenscontrol.plotting.structures import plot_node_paths, plot_structure, plot_violations
 from tenscontrol.plotting.studies import plot_against, plot_distribution, plot_slack_fraction
 
 __all__ = ["plot_node_paths", "plot_violations", "plot_structure", "plot_bar_models",
            "plot_hankel_singular_values", "plot_material_comparison", "plot_closed_loop",
            "animate", "save_animation", "save_figure", "plot_distribution", "plot_against",
-           "plot_slack_fraction"]
+           "plot_slack_fraction", "plot_mode_shape", "plot_damping_map"]

@@ -213,6 +213,16 @@ def plot_closed_loop(report, output=None) -> Figure:
     ax2.grid(True, alpha=0.3)
     for axis in (ax, ax2):
         outside_legend(axis)
-    fig.suptitle(f"{report.closed_loop.structure.name}: closed-loop check "
-                 f"(peak {100 * report.peak_reduction:.0f} % lower than open loop)")
+    verdict = getattr(report, "verdict", "")
+    if verdict.startswith("closed loop WORSE"):
+        causes = getattr(report, "causes", ())
+        cause = causes[0].split(":")[0] if causes else ""
+        # on a second line: the verdict must not be clipped off a narrow figure
+        fig.suptitle(f"{report.closed_loop.structure.name}: closed-loop check\n"
+                     f"WORSE than open loop (peak {-100 * report.peak_reduction:+.0f} %, rms "
+                     f"{-100 * report.rms_reduction:+.0f} %)"
+                     + (f"; likely: {cause}" if cause else ""))
+    else:
+        fig.suptitle(f"{report.closed_loop.structure.name}: closed-loop check "
+                     f"(peak {100 * report.peak_reduction:.0f} % lower than open loop)")
     return fig

@@ -27,6 +27,8 @@ from tenscontrol.model.tables import Presentable, html_table, titled_table
 from tenscontrol.simulation.options import output_times, real_array
 from tenscontrol.simulation.simulator import simulate
 from tenscontrol.simulation.trajectory import Trajectory, max_abs
+from tenscontrol.studies.verdicts import (bound_time, estimate_error, settled_offset, verdict,
+                                          weak_modes)
 
 __all__ = ["ClosedLoopFigures", "ClosedLoopReport", "output_grid", "verify"]
 
@@ -125,6 +127,15 @@ class ClosedLoopReport(Presentable):
         max |y_closed - y_linear| / max |y_closed|: how far the linear prediction is off.
     peak_reduction : float
         1 - peak(closed) / peak(open).
+    rms_reduction : float
+        1 - rms(closed) / rms(open).
+    verdict : str
+        "closed loop WORSE than open loop: ..." when the peak or the rms grew (:attr:`worse`),
+        else "closed loop better than open loop: ...", with both figures; shown last in the
+        summary and in the plot's title.
+    causes : tuple of str
+        What the run shows held the loop back (:func:`tenscontrol.studies.verdicts.verdict`):
+        the likely causes when it is worse, notes when it is better.
     """
 
     t: np.ndarray
@@ -141,13 +152,22 @@ class ClosedLoopReport(Presentable):
     linear: ClosedLoopFigures
     linear_error: float
     peak_reduction: float
+    rms_reduction: float = np.nan
+    verdict: str = ""
+    causes: tuple = ()
+
+    @property
+    def worse(self) -> bool:
+        """True if the closed loop's peak or rms deflection exceeds the open loop's."""
+        return bool(self.peak_reduction < 0 or self.rms_reduction < 0)
 
     def __repr__(self) -> str:
         t = f"[{self.t[0]:g}, {self.t[-1]:g}] s" if self.t.size else "[]"
         return (f"ClosedLoopReport(outputs={len(self.output_names)}, samples={self.t.size}, t={t}, "
                 f"peak open={self.open.peak:.4g} m, closed={self.closed.peak:.4g} m, "
                 f"peak reduction={100 * self.peak_reduction:.1f} %, "
-                f"linear error={100 * self.linear_error:.2f} %)")
+                f"linear error={100 * self.linear_error:.2f} %"
+                + (", WORSE than open loop" if self.worse else "") + ")")
 
     def _table(self):
         """(columns, rows of (label, cells)) of the figures, one column per response, and the
@@ -176,7 +196,15 @@ class ClosedLoopReport(Presentable):
         out += [f"{label:<28}{text:>38}" for label, text in strings]
         out.append(f"peak reduction (closed vs open loop)   {100 * self.peak_reduction:.1f} %")
         out.append(f"linear prediction error (vs nonlinear) {100 * self.linear_error:.2f} % of peak")
+        out += self._verdict_lines()
         return "\n".join(out)
+
+    def _verdict_lines(self) -> list:
+        """The verdict and its likely causes, one line each (empty for an old report)."""
+        if not self.verdict:
+            return []
+        label = "likely cause" if self.worse else "note"
+        return [f"verdict: {self.verdict}"] + [f"  {label}: {c}" for c in self.causes]
 
     def _repr_html_(self) -> str:
         names, table, strings = self._table()
@@ -186,7 +214,9 @@ class ClosedLoopReport(Presentable):
                      f"{100 * self.peak_reduction:.1f} %", ""))
         rows.append(("linear prediction error (vs nonlinear)", "", "",
                      f"{100 * self.linear_error:.2f} % of peak"))
-        return html_table(rows, header=["", *names], caption="ClosedLoopReport")
+        rows += [(line, "", "", "") for line in self._verdict_lines()]
+        return html_table(rows, header=["", *names], caption="ClosedLoopReport"
+                          + (f": {self.verdict}" if self.verdict else ""))
 
     def plot(self, output: int | str | None = None):
         """Deflection (open, closed, linear) of one output and the applied force densities of
@@ -203,14 +233,19 @@ class ClosedLoopReport(Presentable):
         return plot_closed_loop(self, output)
 
 
-def _linear_prediction(structure, controller, loads, t, meas, options):
-    """The linear prediction: the controller around the analytic linearization."""
+def _prediction_model(structure, controller, options):
+    """The analytic linearization the controller is predicted with, at its operating point,
+    its inputs the controller's strings (the others follow their laws, as in the simulator)."""
     # an allocated controller predicts as the one it wraps: its self-stress moves have B S = 0
     controller = getattr(controller, "unallocated", controller)
-    # the strings the controller does not command follow their laws, as in the simulator
-    model = linearize(structure, q=_q_ref(controller, structure), bars=options["bars"],
-                      kind=controller.kind, kinetic=options["kinetic"],
-                      include_radius=options["include_radius"]).actuated(controller.strings)
+    return linearize(structure, q=_q_ref(controller, structure), bars=options["bars"],
+                     kind=controller.kind, kinetic=options["kinetic"],
+                     include_radius=options["include_radius"]).actuated(controller.strings)
+
+
+def _linear_prediction(model, controller, loads, t, meas):
+    """The linear prediction: the controller around the analytic linearization `model`."""
+    controller = getattr(controller, "unallocated", controller)
     A, B, E = model.A, model.B, model.E
     nx = A.shape[0]
     if isinstance(controller, StateFeedback):
@@ -420,7 +455,15 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     Returns
     -------
     ClosedLoopReport
+        Its ``verdict`` says whether the closed loop is worse than open loop (peak or rms)
+        and its ``causes`` what the run shows held it back: slack or saturated strings, an
+        MPC's tension bounds, an estimator's error, a linear prediction that is off, a design
+        that amplifies the load on the linear model too, a loop that settled away from the
+        operating point, modes the loop made less damped or left ringing (from the
+        controller closed around the elastic model, :func:`tenscontrol.modes`), a sampling
+        period too long for such a mode.
     """
+    design = controller
     controller = runtime_controller(controller)     # a design: its .controller
     q_ref = _q_ref(controller, structure)
     if q_ref.shape != (structure.nodes.size,):
@@ -444,14 +487,34 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     y_open = np.array([meas(q) for q in open_loop.nodes.reshape(t.size, -1)])
     y_closed = np.array([meas(q) for q in closed_loop.nodes.reshape(t.size, -1)])
     u_closed = closed_loop.control.u
-    y_lin, u_lin = _linear_prediction(structure, controller, loads, t, meas, model_options)
+    model = _prediction_model(structure, controller, model_options)
+    y_lin, u_lin = _linear_prediction(model, controller, loads, t, meas)
     if y_lin is None:   # a user's nonlinear controller has no linear prediction
         y_lin, u_lin = np.full_like(y_closed, np.nan), np.full_like(u_closed, np.nan)
-        linear, err = _figures(t, y_lin, u_lin, None), np.nan
+        linear, err, linear_gain = _figures(t, y_lin, u_lin, None), np.nan, None
     else:
         linear = _figures(t, y_lin, u_lin, None)
         err = max_abs(y_closed - y_lin) / max(max_abs(y_closed), 1e-300)
+        linear_gain = _linear_reductions(model, loads, t, meas, linear)
     fo, fc = _figures(t, y_open, None, open_loop), _figures(t, y_closed, u_closed, closed_loop)
+    peak = float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan
+    rms = float(1.0 - fc.rms / fo.rms) if fo.rms > 0 else np.nan
+    text, causes = verdict(peak, rms, fc, float(err), weak_modes(model, design), controller,
+                           t[-1], estimate_error(closed_loop, controller, structure, q_ref),
+                           linear_gain, bound_time(closed_loop, controller),
+                           settled_offset(t, y_closed, u_closed))
     return ClosedLoopReport(t, meas.names, open_loop, closed_loop, y_open, y_closed, y_lin,
-                            u_closed, u_lin, fo, fc, linear, float(err),
-                            float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan)
+                            u_closed, u_lin, fo, fc, linear, float(err), peak, rms, text,
+                            causes)
+
+
+def _linear_reductions(model, loads, t, meas, linear: ClosedLoopFigures) -> tuple:
+    """(peak, rms) reductions of the linear prediction against the linear open loop: the
+    same comparison with every nonlinearity (slack, saturation, large motion) taken out."""
+    q0, z = model.q, np.zeros(model.q.size)
+    X = _lti_response(model.A, model.E, lambda tt: np.asarray(loads(tt, q0, z),
+                                                              dtype=float).reshape(-1), t)
+    y = X @ meas.C.T
+    peak, rms = max_abs(y), _time_rms(t, (y ** 2).sum(axis=1))
+    return (1.0 - linear.peak / peak if peak > 0 else np.nan,
+            1.0 - linear.rms / rms if rms > 0 else np.nan)
