@@ -162,3 +162,52 @@ def test_the_ball_stays_near_its_shape_under_its_doublet():
                       max_step=5e-3)
     assert np.abs(run.nodes - b.nodes).max() < 0.2
     assert run.control.applied.min() >= 1.0 - 1e-6
+
+
+def test_a_non_finite_state_is_refused(tbar):
+    s, model = tbar
+    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2).controller
+    x = m.initial_state()
+    q = s.nodes.reshape(-1).copy()
+    q[4] = np.nan
+    with pytest.raises(ValueError, match=r"positions q at sample 3 \(t = 0.015 s\) is not finite"):
+        m.update(3, 0.015, q, np.zeros_like(q), x)
+    with pytest.raises(ValueError, match="velocities qd at sample 0"):
+        m.update(0, 0.0, s.nodes.reshape(-1), np.full(q.size, np.inf), x)
+
+
+def test_statuses_by_name_and_the_time_limit(tbar):
+    s, model = tbar
+    with pytest.raises(ValueError, match="time_limit must be at most the period"):
+        tc.mpc(model, 0.005, gamma_min=1.0, time_limit=0.01)
+    with pytest.raises(ValueError, match="time_limit"):
+        tc.mpc(model, 0.005, gamma_min=1.0, time_limit=-1.0)
+    m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2, time_limit=0.005).controller
+    assert "QP time limit" in m.summary() and "0.005 s" in m.summary()
+    run = tc.simulate(s, 0.5, loads=tc.doublet(s, tc.Selection(2, "z"), 40.0, 0.2),
+                      controller=m, max_step=5e-3)
+    counts = mpc_module.status_counts(run.control.sample_info["status"])
+    assert sum(counts.values()) == 100
+    # a loaded machine may stop a QP at the limit (wall clock); its iterate is still used
+    assert set(counts) <= {"solved", "solved inaccurate", "run time limit reached"}
+    assert mpc_module.status_counts([1, 1, 3, -1]) == {"solved": 2, "primal infeasible": 1,
+                                                       "first move infeasible": 1}
+
+
+def test_an_infeasible_first_move_holds_the_last_command_on_the_floor(tbar):
+    # a rate limit of 0.01 N/m per sample cannot follow the law's fall under a 40 N doublet
+    # with gamma_min 9 of gamma_ref 10: the floor wins over the rate limit, the last command
+    # is held where it meets the floor (before: the whole QP dropped for the clipped LQR)
+    s, model = tbar
+    m = tc.mpc(model, 0.01, gamma_min=9.0, rate_limit=1.0, effort=1e-2).controller
+    run = tc.simulate(s, 1.0, loads=tc.doublet(s, tc.Selection(2, "z"), 40.0, 0.5),
+                      controller=m, t_eval=np.linspace(0.0, 1.0, 101), max_step=5e-3)
+    c = run.control
+    held = c.sample_info["held_last"] == 1
+    assert held.any()
+    # "first move infeasible" (-1), and OSQP's "primal infeasible" (3) where a later move's
+    # hard rows cannot be met
+    statuses = set(c.sample_info["status"][held].tolist())
+    assert -1 in statuses and statuses <= {-1, 3}
+    law = np.array([m.elastic_law(q) for q in run.nodes.reshape(run.t.size, -1)])
+    assert (law + c.u).min() >= 9.0 - 1e-9            # t_eval: the samples

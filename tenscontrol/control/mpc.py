@@ -21,8 +21,14 @@ whitened (``U = W V`` with ``W^T H W = I``: the cost becomes ``|V|^2``): without
 strings' self-stress directions (commands that change no nodal force, costed by R alone)
 leave OSQP's first-order iteration at its iteration limit on the ball. Of the whitenings the
 one that makes the constraint rows lower triangular keeps OSQP's KKT factor smallest. A QP
-stopped at the iteration cap (OSQP status 7, in the control record) uses the first move of
-its iterate projected onto that move's bounds, so no sample breaks a hard bound.
+stopped at the iteration cap or at the optional time limit (``mpc(time_limit=...)``, wall
+clock, at most the period) uses the first move of its iterate projected onto that move's
+bounds, so no sample breaks a hard bound. A QP that fails (OSQP's status by name in
+:data:`STATUS_NAMES`, e.g. "primal infeasible"), or whose first move cannot meet both the
+rate limit and the force-density bounds ("first move infeasible", found before OSQP runs),
+holds the last command projected onto the first move's bounds (the floor wins over the rate
+limit; ``held_last`` 1 in the control record). A non-finite sampled state (or last command)
+is refused with a ValueError naming the sample, never commanded as NaN.
 
 What is guaranteed, where: the bounds hold at each sample instant. With ``kind="control"`` the
 applied force density ``gamma_ref + u`` is constant over the hold, so they hold over the whole
@@ -42,10 +48,11 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from tenscontrol import validation
 from tenscontrol.control.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
-__all__ = ["PredictiveController", "require_osqp"]
+__all__ = ["STATUS_NAMES", "PredictiveController", "require_osqp", "status_counts"]
 
 _INFINITY = 1e30        # OSQP's infinity
 _EPS = 1e-6             # OSQP's absolute and relative tolerances
@@ -63,8 +70,21 @@ _RHO_INTERVAL = 50
 # under 10 ms. A QP stopped here (status 7) uses its iterate's first move, projected onto
 # its bounds
 _MAX_ITER = 250
-# OSQP statuses whose iterate is used: solved, solved inaccurate, iteration or time limit
-_USABLE = (1, 2, 7, 8)
+#: OSQP's statuses (``osqp.SolverStatus``, OSQP's ``status_val``) by name, and this module's
+#: own: ``"first move infeasible"`` (no first move meets its bounds; found before OSQP runs,
+#: whose infeasibility certificate can take its whole iteration budget). The control record
+#: keeps the code per sample (its ``sample_info`` holds numbers); :func:`status_counts` names
+#: them.
+STATUS_NAMES = {1: "solved", 2: "solved inaccurate", 3: "primal infeasible",
+                4: "primal infeasible inaccurate", 5: "dual infeasible",
+                6: "dual infeasible inaccurate", 7: "maximum iterations reached",
+                8: "run time limit reached", 9: "problem non convex", 10: "interrupted",
+                11: "unsolved", -1: "first move infeasible"}
+_CODES = {name: code for code, name in STATUS_NAMES.items()}
+# the statuses whose iterate is used (its first move projected onto its bounds): a QP stopped
+# by the iteration cap or the time limit still has a usable, if suboptimal, iterate
+_USABLE = ("solved", "solved inaccurate", "maximum iterations reached",
+           "run time limit reached")
 
 
 def require_osqp():
@@ -75,6 +95,36 @@ def require_osqp():
         raise ImportError("model predictive control needs OSQP, an optional dependency: "
                           "pip install 'tenscontrol[mpc]' (or pip install osqp)") from None
     return osqp
+
+
+def status_counts(codes) -> dict:
+    """How many samples ended in each status: ``{name: count}`` for the ``status`` codes
+    (ns,) of a control record's ``sample_info`` (names from :data:`STATUS_NAMES`)."""
+    values, counts = np.unique(np.asarray(codes, dtype=int), return_counts=True)
+    return {STATUS_NAMES.get(int(v), f"status {int(v)}"): int(n) for v, n in zip(values, counts)}
+
+
+def _check_finite(k: int, t: float, values: dict) -> None:
+    """ValueError naming sample k if any of the named arrays has a NaN or an infinity."""
+    for name, value in values.items():
+        bad = np.flatnonzero(~np.isfinite(value))
+        if bad.size:
+            raise ValueError(f"PredictiveController: {name} at sample {k} (t = {t:g} s) is not "
+                             f"finite (entry {int(bad[0])} is {value[bad[0]]}); the MPC refuses "
+                             "a non-finite state rather than command NaN: check the simulation "
+                             "or the estimator that feeds it")
+
+
+def check_time_limit(time_limit, period: float):
+    """`time_limit` [s] as a float in (0, period], or None (no limit)."""
+    if time_limit is None:
+        return None
+    limit = validation.real("mpc: time_limit", time_limit, what="a number of seconds",
+                            positive=True, expected="a positive number of seconds or None")
+    if limit > period:
+        raise ValueError(f"mpc: time_limit must be at most the period {period:g} s (the "
+                         f"command is due at the next sample), got {limit:g} s")
+    return limit
 
 
 def _powers(Ad, Bd, N):
@@ -148,20 +198,22 @@ class PredictiveController(SampledController):
     law : tuple or None
         (pairs (nu, 2), stiffness, rest_length, spring) of the commanded strings, for the
         exact elastic law at the sample (``kind="passive"``).
-    fallback : ndarray, shape (nu, r)
-        The discrete LQR gain used, clipped to the bounds, when a QP is not solved.
+    time_limit : float or None
+        OSQP's run-time limit per QP [s] (wall clock), in (0, period]; None: none (the
+        iteration cap alone bounds the work, and the commands do not depend on the machine).
     """
 
     delay = 0.0
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
-                 gamma_min, gamma_max, horizon, rate_limit, law, fallback):
+                 gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None):
         require_osqp()
         import scipy.sparse as sp
 
         self.period, _ = check_timing(period, 0.0, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
-        self.q_ref, self.left_inverse, self.law, self.fallback = q_ref, left_inverse, law, fallback
+        self.q_ref, self.left_inverse, self.law = q_ref, left_inverse, law
+        self.time_limit = check_time_limit(time_limit, self.period)
         self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, _INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
@@ -198,7 +250,7 @@ class PredictiveController(SampledController):
                 f"{'none' if self.rate_limit is None else 'yes'})")
 
     def summary(self) -> str:
-        """The horizon, the bounds, the rate limit and the fallback gain as a table."""
+        """The horizon, the bounds, the rate limit and the QP's time limit as a table."""
         gmax = np.where(self.gamma_max >= _INFINITY, np.inf, self.gamma_max)
         rate = ("none" if self.rate_limit is None else
                 value_range(self.rate_limit, "N/m/s"))
@@ -207,7 +259,8 @@ class PredictiveController(SampledController):
                               ("gamma_min", value_range(self.gamma_min, "N/m")),
                               ("gamma_max", value_range(gmax, "N/m")),
                               ("rate limit", rate),
-                              ("||fallback||_F", f"{np.linalg.norm(self.fallback):.4g}"),
+                              ("QP time limit", "none" if self.time_limit is None else
+                               f"{self.time_limit:g} s (wall clock)"),
                               law="QP over the horizon, bounded force densities")
 
     def elastic_law(self, q: np.ndarray) -> np.ndarray:
@@ -241,9 +294,10 @@ class PredictiveController(SampledController):
     def _setup(self):
         """A new OSQP solver of the QP (factors its KKT matrix)."""
         solver = require_osqp().OSQP()
+        limit = {} if self.time_limit is None else {"time_limit": self.time_limit}
         solver.setup(**self._qp, verbose=False, warm_starting=True, polishing=False,
                      eps_abs=_EPS, eps_rel=_EPS, max_iter=_MAX_ITER, alpha=_ALPHA,
-                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL)
+                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL, **limit)
         return solver
 
     def initial_state(self) -> np.ndarray:
@@ -261,23 +315,38 @@ class PredictiveController(SampledController):
 
     def update(self, k, t, q, qd, xk):
         start = time.process_time()
+        _check_finite(k, t, {"positions q": q, "velocities qd": qd, "last command": xk})
         z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
         lo, hi = self.bounds(q, z0, xk)
-        self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
-        res = self._solver.solve(raise_error=False)
-        status = int(res.info.status_val)
-        u = self._first_move(res.x if status in _USABLE else None, z0, lo, hi)
-        self._info = {"status": status, "iterations": int(res.info.iter),
-                      "solve_time": float(res.info.run_time),
+        if self._first_infeasible(lo, hi):
+            status, iterations, run_time, x = _CODES["first move infeasible"], 0, 0.0, None
+        else:
+            self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
+            res = self._solver.solve(raise_error=False)
+            status, iterations = int(res.info.status_val), int(res.info.iter)
+            run_time = float(res.info.run_time)
+            usable = STATUS_NAMES.get(status) in _USABLE and np.all(np.isfinite(res.x))
+            x = res.x if usable else None
+        u = self._first_move(x, xk, lo, hi)
+        self._info = {"status": status, "iterations": iterations,
+                      "solve_time": run_time, "held_last": int(x is None),
                       "cpu_time": time.process_time() - start}
         return u, u
 
-    def _first_move(self, x, z0, lo, hi):
-        """The first move of OSQP's iterate `x` (the clipped LQR move if None), projected onto
-        its bounds at the sample: the rate limit's box, then the force densities' (which win
-        where the two do not meet)."""
+    def _first_infeasible(self, lo, hi) -> bool:
+        """Whether no first move meets both its rate limit and its force-density bounds."""
+        if self.rate_limit is None:
+            return False            # the force-density box alone (gamma_min <= gamma_max) is met
         nu, N = self.strings.size, self.horizon
-        u = -self.fallback @ z0 if x is None else self._unwhiten[:nu] @ x
+        first = slice(N * nu, N * nu + nu)
+        return bool(np.any(np.maximum(lo[:nu], lo[first]) > np.minimum(hi[:nu], hi[first])))
+
+    def _first_move(self, x, u_prev, lo, hi):
+        """The first move of OSQP's iterate `x` (None: the QP failed, and the last command
+        `u_prev` is held), projected onto its bounds at the sample: the rate limit's box,
+        then the force densities' (which win where the two do not meet)."""
+        nu, N = self.strings.size, self.horizon
+        u = u_prev.copy() if x is None else self._unwhiten[:nu] @ x
         if self.rate_limit is not None:
             u = np.clip(u, lo[N * nu:N * nu + nu], hi[N * nu:N * nu + nu])
         # the first move's rows are its bounds at the sampled state (no prediction in them):
@@ -286,8 +355,10 @@ class PredictiveController(SampledController):
         return np.clip(u, lo[:nu], hi[:nu])
 
     def sample_info(self) -> dict:
-        """The last QP's OSQP status (1 solved; 2 solved inaccurate, 7 stopped at the
-        iteration cap: the iterate's first move projected onto its bounds was used; else
-        failed: the clipped LQR move was used), iterations, OSQP run time [s] and the
-        update's CPU time [s]."""
+        """The last QP's figures: OSQP's ``status`` code (:data:`STATUS_NAMES`; "solved",
+        "solved inaccurate", "maximum iterations reached", "run time limit reached": the
+        iterate's first move, projected onto its bounds, is the command; any other, e.g.
+        "primal infeasible", or "first move infeasible": the last command is held, projected
+        onto the first move's bounds, and ``held_last`` is 1), ``iterations``, OSQP's
+        ``solve_time`` [s] (wall clock) and the update's ``cpu_time`` [s]."""
         return dict(self._info)

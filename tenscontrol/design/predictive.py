@@ -66,7 +66,7 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> MPCDesign:
+        effort=1.0, time_limit: float | None = None) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -87,6 +87,11 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Q, R, outputs, order, effort
         The weights, outputs, design order and effort of :func:`tenscontrol.lqr` (same
         defaults).
+    time_limit : float, optional
+        OSQP's run-time limit per QP [s], at most the period (a real-time loop would use the
+        time its command has). Wall clock: a loaded machine reaches it sooner, so the
+        commands then depend on the machine; None (default): no limit, the iteration cap
+        alone bounds the work and runs repeat bit for bit.
 
     Returns
     -------
@@ -94,10 +99,14 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         Its ``controller`` is the :class:`PredictiveController`, a
         :class:`~tenscontrol.SampledController` (before issue 30 mpc returned it: its
         attributes are still reached through the design, with a DeprecationWarning); its
-        control record's ``sample_info`` has
-        each QP's OSQP ``status`` (1 solved, 2 solved inaccurate, 7 stopped at the iteration
-        cap: its iterate's first move projected onto its bounds was used), ``iterations``,
-        ``solve_time`` [s] and the update's ``cpu_time`` [s].
+        control record's ``sample_info`` has each QP's ``status`` code
+        (:data:`tenscontrol.control.mpc.STATUS_NAMES`, counted by name by
+        :func:`~tenscontrol.control.mpc.status_counts`: solved, solved inaccurate, or stopped
+        at the iteration cap or the time limit: its iterate's first move projected onto its
+        bounds was used; failed, or "first move infeasible": the last command was held,
+        projected onto the first move's bounds, ``held_last`` 1), ``iterations``,
+        ``solve_time`` [s] and the update's ``cpu_time`` [s]. A non-finite sampled state is
+        refused (ValueError; in a simulation a ControllerError), never commanded as NaN.
 
     Raises
     ------
@@ -107,8 +116,8 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         A horizon that is not an integer (2.5, "10", True).
     ValueError
         Bad bounds (gamma_min above an operating force density), horizon (below 1, above
-        MAX_HORIZON, or a QP above MAX_QP_BYTES: the message gives the largest that fits) or
-        period.
+        MAX_HORIZON, or a QP above MAX_QP_BYTES: the message gives the largest that fits),
+        period or time limit (not positive, or above the period).
     """
     require_osqp()
     horizon = check_horizon(model, horizon)
@@ -138,5 +147,5 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         G, data = np.zeros((nu, T.shape[1])), None
     ctrl = PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
-                                lo, hi, horizon, rates, data, design.K_reduced)
+                                lo, hi, horizon, rates, data, time_limit)
     return MPCDesign(ctrl, design, P, Qr, Rd)
