@@ -205,9 +205,43 @@ def test_an_infeasible_first_move_holds_the_last_command_on_the_floor(tbar):
     c = run.control
     held = c.sample_info["held_last"] == 1
     assert held.any()
-    # "first move infeasible" (-1), and OSQP's "primal infeasible" (3) where a later move's
-    # hard rows cannot be met
+    # "first move infeasible" (-1), and OSQP's "primal infeasible" (3, 4: inaccurate) where a
+    # later move's hard rows cannot be met
     statuses = set(c.sample_info["status"][held].tolist())
-    assert -1 in statuses and statuses <= {-1, 3}
+    assert -1 in statuses and statuses <= {-1, 3, 4}
     law = np.array([m.elastic_law(q) for q in run.nodes.reshape(run.t.size, -1)])
     assert (law + c.u).min() >= 9.0 - 1e-9            # t_eval: the samples
+
+
+# the least applied force density the T-bar's passive MPC keeps over its whole run, between
+# the samples too, against gamma_min 5 N/m (measured 4.9991 N/m on 20 points per period: the
+# rows inside the hold are met in the design model, the plant's law departs from it by 1e-3;
+# the MPC that bounded the samples only let it fall to 4.8192 N/m, 1.29 s below the floor)
+TBAR_FLOOR_BETWEEN_SAMPLES = 4.99
+
+
+def test_the_floor_holds_between_samples_on_the_tbar(tbar):
+    # 78 N: twice the doublet at which the README's continuous LQR lets a string go slack
+    # (39.06 N, bisection in benchmarks/bench_mpc.py)
+    s, model = tbar
+    m = tc.mpc(model, 0.005, horizon=10, gamma_min=5.0, effort=1e-2).controller
+    assert m.hold_points == 4 and m.held_over_period.all()
+    t = np.linspace(0.0, 2.5, 500 * 20 + 1)
+    run = tc.simulate(s, 2.5, loads=tc.doublet(s, tc.Selection(2, "z"), 78.125), controller=m,
+                      t_eval=t, max_step=5e-3)
+    assert run.control.applied.min() >= TBAR_FLOOR_BETWEEN_SAMPLES
+
+
+def test_control_kind_needs_no_rows_inside_the_hold(tbar):
+    s, _ = tbar
+    model = tc.linearize(s, kind="control", outputs=tc.Selection(nodes=[2, 3], axes="xz"))
+    m = tc.mpc(model, 0.005, gamma_min=5.0, effort=1e-2).controller
+    assert m.hold_points == 0                     # gamma_ref + u is constant over the hold
+    q = s.nodes.reshape(-1)
+    np.testing.assert_array_equal(m.law_rate(q, np.ones_like(q)), np.zeros(m.strings.size))
+
+
+def test_summary_says_which_strings_are_bounded_inside_the_hold(tbar):
+    _, model = tbar
+    m = tc.mpc(model, 0.005, gamma_min=5.0, effort=1e-2).controller
+    assert "4 of 4 strings at 4 points" in m.summary()

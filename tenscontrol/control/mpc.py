@@ -30,11 +30,34 @@ holds the last command projected onto the first move's bounds (the floor wins ov
 limit; ``held_last`` 1 in the control record). A non-finite sampled state (or last command)
 is refused with a ValueError naming the sample, never commanded as NaN.
 
-What is guaranteed, where: the bounds hold at each sample instant. With ``kind="control"`` the
-applied force density ``gamma_ref + u`` is constant over the hold, so they hold over the whole
-period; with ``kind="passive"`` the elastic law changes with the string lengths during the hold,
-and the applied force density between samples can dip below ``gamma_min`` (the QP does not
-bound the held command over the period).
+Inside the first move's hold (``kind="passive"``): the applied force density of string s
+at ``t_k + tau_j`` (``tau_j = j T / M``, j = 1..M, :data:`tenscontrol.design.predictive.
+HOLD_POINTS` = 4, the period's end included) is bounded too, predicted on the exact hold of
+the continuous design model, ``gamma_0 + G (Phi(tau_j) - I) z_0 + (I + G Gamma(tau_j)) u_0``,
+with the law's first-order change taken from the sampled velocities exactly (``law_rate``)
+rather than from the linear model (which misses the geometry's change at large motion). A
+string whose own law undoes most of its command within the period (``authority``, the least
+share ``1 + (G Gamma(tau_j))_ss`` of its command left in it, below 0.5: the period is too
+long for it) gets no bound inside the hold: bounding it would take commands without limit
+(on the ball's fastest strings 2 % of a command is left at the period's end; the loop ran
+away with those rows). ``held_over_period`` says which strings are bounded inside the hold.
+
+What is guaranteed, where. ``kind="control"``: the applied force density ``gamma_ref + u``
+is constant over each hold, so every commanded string is within its bounds over the whole
+run, exactly (the first move is projected onto its bounds; before the first command, u = 0).
+``kind="passive"``: (1) at each sample instant, exactly, with the nonlinear law at the
+sampled state; (2) inside each hold, for the strings of ``held_over_period``, at the M
+points in the design model (to OSQP's tolerance, and by a projection of the first move;
+4 points give the same least value as 8 on the T-bar and the 3-prism): on the nonlinear
+plant the floor there holds up to the design model's error of the law's second-order change
+over one period (an unmodeled load, a large motion; no margin covers it: one fed by the
+law's observed prediction error ran the ball away, peak 4.5 m); (3) between
+samples, the strings not in ``held_over_period``: nothing. Measured (``python
+benchmarks/bench_mpc.py floor``, gamma_min 5 N/m, 20 points per period): the T-bar under
+twice its LQR's slackening doublet keeps 4.9991 N/m (4.8192 with the samples bounded only);
+on the 3-prism a string still goes slack between samples at its large motion (0.036 s of
+2.5 s below the floor, 0.156 s before).
+
 OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
 BSD-licensed with binary wheels.
@@ -70,6 +93,17 @@ _RHO_INTERVAL = 50
 # under 10 ms. A QP stopped here (status 7) uses its iterate's first move, projected onto
 # its bounds
 _MAX_ITER = 250
+# fixed-point passes of the first move's projection onto its rows inside the hold: each
+# pass shrinks the error by the coupling G Gamma_j (below 1e-2), so 3 leave 1e-6 of it
+_PASSES = 3
+# the least share of a string's own command that must stay in its applied force density
+# through the hold (``1 + (G Gamma_j)_ii``) for the floor to be bounded inside the hold: on
+# the ball (32 strings, 5 ms) some strings keep 2 % of their command at the period's end (the
+# law undoes the rest), and bounding them there asks for commands of 1e6 N/m and the loop
+# runs away (peak 2.7 m against 0.105 m); the T-bar's and the 3-prism's strings keep 72 % or
+# more. Below this share the period is too long for the string: its floor holds at the
+# samples only
+_MIN_AUTHORITY = 0.5
 #: OSQP's statuses (``osqp.SolverStatus``, OSQP's ``status_val``) by name, and this module's
 #: own: ``"first move infeasible"`` (no first move meets its bounds; found before OSQP runs,
 #: whose infeasibility certificate can take its whole iteration budget). The control record
@@ -152,9 +186,24 @@ def _condensed(Ad, Bd, Q, R, P, G, N):
     return H, F, T, shift
 
 
-def _whitened(H, T, N, nu, rate):
+def _hold_rows(G, hold, N):
+    """The first move's tension rows inside its hold, (M nu, N nu), and their shifts on z_0,
+    (M nu, r): at ``t_k + tau_j`` the design model is at ``Phi_j z_0 + Gamma_j u_0``
+    (`hold`: tau_j [s] and its exact hold (Phi_j, Gamma_j), j = 1..M), so the applied force
+    density's change there is ``(I + G Gamma_j) u_0 + G (Phi_j - I) z_0``."""
+    nu, r = G.shape
+    rows = np.zeros((len(hold) * nu, N * nu))
+    shift = np.zeros((len(hold) * nu, r))
+    for j, (_, Phi, Gamma) in enumerate(hold):
+        rows[j * nu:(j + 1) * nu, :nu] = np.eye(nu) + G @ Gamma
+        shift[j * nu:(j + 1) * nu] = G @ (Phi - np.eye(r))
+    return rows, shift
+
+
+def _whitened(H, T, extra, N, nu, rate):
     """(unwhiten, A): U = unwhiten @ V turns the cost U^T H U into |V|^2 and the constraint
-    rows (tensions T U, and the rate rows if `rate`) into A V, A lower triangular."""
+    rows (tensions T U, the `extra` rows (m, N nu), and the rate rows if `rate`) into A V,
+    its first N nu rows (T's) lower triangular."""
     # whitening: the first-order OSQP iteration needs it when self-stress makes H
     # ill-conditioned (commands that change no nodal force cost only R)
     # any W with W^T H W = I whitens; W = T^-1 S with S the Cholesky factor of T H^-1 T^T
@@ -163,7 +212,7 @@ def _whitened(H, T, N, nu, rate):
     # (T is unit lower triangular: the tension of move i depends on moves 0..i)
     S = np.linalg.cholesky(_symmetric(T @ np.linalg.solve(H, T.T)))
     unwhiten = scipy.linalg.solve_triangular(T, S, lower=True, unit_diagonal=True)
-    rows = [S]
+    rows = [S, extra @ unwhiten]
     if rate:
         rows.append(unwhiten - np.vstack([np.zeros((nu, N * nu)), unwhiten[:-nu]]))
     return unwhiten, np.vstack(rows)
@@ -206,7 +255,8 @@ class PredictiveController(SampledController):
     delay = 0.0
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
-                 gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None):
+                 gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None, hold=(),
+                 law_rate=None):
         require_osqp()
         import scipy.sparse as sp
 
@@ -218,18 +268,42 @@ class PredictiveController(SampledController):
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
         self.n_states = nu                         # the last command (for the rate limit)
-        H, F, T, self._shift = _condensed(Ad, Bd, Q, R, P, G, N)
+        H, F, T, shift = _condensed(Ad, Bd, Q, R, P, G, N)
+        # the first move's rows inside its hold (none for kind="control": there the applied
+        # force density is constant over the hold, and the sample's row covers it)
+        extra, hold_shift = _hold_rows(G, hold if law is not None else (), N)
+        self._shift = np.vstack([shift, hold_shift])
+        self.hold_points = len(hold) if law is not None else 0
+        self._n_tension = self._shift.shape[0]
+        self._taus = np.array([h[0] for h in hold[:self.hold_points]])
+        self._law_rate = law_rate
+        # u_0's effect on its own rows inside the hold, G Gamma_j (for the projection)
+        self._coupling = extra[:, :nu] - np.tile(np.eye(nu), (self.hold_points, 1))
+        # the share of a string's own command left in its applied force density at the
+        # worst point of the hold, min_j (1 + G Gamma_j)_ii: where its elastic law undoes
+        # most of the command within the period the floor over the hold is not kept (see
+        # _MIN_AUTHORITY)
+        own = 1.0 + np.array([np.diag(c) for c in self._coupling.reshape(-1, nu, nu)])
+        self.authority = own.min(axis=0) if self.hold_points else np.ones(nu)
+        self.held_over_period = self.authority >= _MIN_AUTHORITY
         # the cost scaled so that a command of one gamma_ref costs about 1: OSQP's absolute
         # tolerance is then a fixed fraction of the prestress, not of the cost's units
         unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
         scale = 1.0 / np.mean(np.diag(H) * unit**2)
-        self._unwhiten, A = _whitened(scale * H, T, N, nu, rate_limit is not None)
+        self._unwhiten, A = _whitened(scale * H, T, extra, N, nu, rate_limit is not None)
         self._F = self._unwhiten.T @ (scale * F)
         # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
         # tolerance is then the same fraction of the prestress at every length scale (a row
         # scaling keeps A lower triangular)
-        self._row_unit = np.tile(unit, A.shape[0] // unit.size)
+        self._row_unit = np.tile(unit[:nu], A.shape[0] // nu)
         A = A / self._row_unit[:, None]
+        # OSQP gets the rows that can bound: not those inside the hold of a string whose own
+        # law undoes its command within the period (their bounds stay open; on the ball 96 of
+        # 128 rows, which doubled the QP's time)
+        keep = np.ones(A.shape[0], bool)
+        keep[N * nu:self._n_tension] = np.tile(self.held_over_period, self.hold_points)
+        self._keep = np.flatnonzero(keep)
+        A = A[self._keep]
         self._qp = dict(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
                         A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
                         u=np.full(A.shape[0], _INFINITY))
@@ -261,7 +335,15 @@ class PredictiveController(SampledController):
                               ("rate limit", rate),
                               ("QP time limit", "none" if self.time_limit is None else
                                f"{self.time_limit:g} s (wall clock)"),
+                              ("floor inside the hold", self._hold_text()),
                               law="QP over the horizon, bounded force densities")
+
+    def _hold_text(self) -> str:
+        if not self.hold_points:
+            return ("not needed (gamma_ref + u constant over the hold)" if self.law is None
+                    else "none")
+        return (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
+                f"{self.hold_points} points (authority >= {_MIN_AUTHORITY:g})")
 
     def elastic_law(self, q: np.ndarray) -> np.ndarray:
         """What u adds to at positions q (3n,): the elastic law's force densities (passive)
@@ -274,13 +356,35 @@ class PredictiveController(SampledController):
         law = k * (1.0 - l0 / length)
         return np.where(spring | (length > l0), law, 0.0)
 
-    def bounds(self, q: np.ndarray, z0: np.ndarray, u_prev: np.ndarray):
+    def law_rate(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The elastic law's rate of change at positions q and velocities qd (3n,), d gamma /
+        dt = (k l0 / l^2) dl/dt while taut [N/m/s], shape (nu,); zero for kind="control"."""
+        if self.law is None:
+            return np.zeros(self.strings.size)
+        pairs, k, l0, spring = self.law
+        N, V = q.reshape(-1, 3), qd.reshape(-1, 3)
+        d = N[pairs[:, 1]] - N[pairs[:, 0]]
+        length = np.linalg.norm(d, axis=1)
+        rate = np.einsum("ij,ij->i", d, V[pairs[:, 1]] - V[pairs[:, 0]]) / length
+        return np.where(spring | (length > l0), k * l0 / length**2 * rate, 0.0)
+
+    def bounds(self, q: np.ndarray, z0: np.ndarray, u_prev: np.ndarray, qd=None):
         """(lower, upper) of the QP's constraint rows at the sample."""
         base = self.elastic_law(q)
         shift = self._shift @ z0
-        N = self.horizon
-        lo = np.tile(self.gamma_min - base, N) - shift
-        hi = np.tile(self.gamma_max - base, N) - shift
+        N, nu, reps = self.horizon, base.size, self._n_tension // base.size
+        if self.hold_points:
+            # the law's rate at the sample, exact from the sampled velocities, in place of the
+            # design model's (linear in z_0, wrong by the geometry's change at large motion):
+            # the first-order term of the law's change inside the hold
+            error = self.law_rate(q, qd) - self._law_rate @ z0
+            shift[N * nu:] += np.repeat(self._taus, nu) * np.tile(error, self.hold_points)
+        lo = np.tile(self.gamma_min - base, reps) - shift
+        hi = np.tile(self.gamma_max - base, reps) - shift
+        if self.hold_points:
+            # no bound inside the hold for a string its own law answers within the period
+            open_ = np.tile(~self.held_over_period, self.hold_points)
+            lo[N * nu:][open_], hi[N * nu:][open_] = -_INFINITY, _INFINITY
         if self.rate_limit is not None:
             step = np.tile(self.rate_limit * self.period, N)
             first = np.concatenate([u_prev, np.zeros((N - 1) * u_prev.size)])
@@ -288,8 +392,10 @@ class PredictiveController(SampledController):
         return lo, hi
 
     def _in_units(self, bound: np.ndarray) -> np.ndarray:
-        """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept)."""
-        return np.where(np.abs(bound) >= _INFINITY, bound, bound / self._row_unit)
+        """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept), of the rows
+        OSQP has."""
+        bound = np.where(np.abs(bound) >= _INFINITY, bound, bound / self._row_unit)
+        return bound[self._keep]
 
     def _setup(self):
         """A new OSQP solver of the QP (factors its KKT matrix)."""
@@ -317,7 +423,7 @@ class PredictiveController(SampledController):
         start = time.process_time()
         _check_finite(k, t, {"positions q": q, "velocities qd": qd, "last command": xk})
         z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
-        lo, hi = self.bounds(q, z0, xk)
+        lo, hi = self.bounds(q, z0, xk, qd)
         if self._first_infeasible(lo, hi):
             status, iterations, run_time, x = _CODES["first move infeasible"], 0, 0.0, None
         else:
@@ -334,24 +440,37 @@ class PredictiveController(SampledController):
         return u, u
 
     def _first_infeasible(self, lo, hi) -> bool:
-        """Whether no first move meets both its rate limit and its force-density bounds."""
+        """Whether no first move meets both its rate limit and its force-density bounds (at
+        the sample and inside the hold, there without the small coupling G Gamma_j)."""
         if self.rate_limit is None:
             return False            # the force-density box alone (gamma_min <= gamma_max) is met
-        nu, N = self.strings.size, self.horizon
-        first = slice(N * nu, N * nu + nu)
-        return bool(np.any(np.maximum(lo[:nu], lo[first]) > np.minimum(hi[:nu], hi[first])))
+        nu, nt, N = self.strings.size, self._n_tension, self.horizon
+        rows = np.vstack([lo[:nu], lo[N * nu:nt].reshape(-1, nu), lo[nt:nt + nu]])
+        tops = np.vstack([hi[:nu], hi[N * nu:nt].reshape(-1, nu), hi[nt:nt + nu]])
+        return bool(np.any(rows.max(axis=0) > tops.min(axis=0)))
 
     def _first_move(self, x, u_prev, lo, hi):
         """The first move of OSQP's iterate `x` (None: the QP failed, and the last command
         `u_prev` is held), projected onto its bounds at the sample: the rate limit's box,
         then the force densities' (which win where the two do not meet)."""
-        nu, N = self.strings.size, self.horizon
+        nu, nt, N = self.strings.size, self._n_tension, self.horizon
         u = u_prev.copy() if x is None else self._unwhiten[:nu] @ x
         if self.rate_limit is not None:
-            u = np.clip(u, lo[N * nu:N * nu + nu], hi[N * nu:N * nu + nu])
-        # the first move's rows are its bounds at the sampled state (no prediction in them):
-        # clipping there removes OSQP's tolerance-sized violations (about 1e-3 of gamma_min
-        # on the ball), so the command meets gamma_min exactly at the sample
+            u = np.clip(u, lo[nt:nt + nu], hi[nt:nt + nu])
+        if self.hold_points:
+            # the rows inside the hold: (I + coupling_j) u >= lo_j per string, the coupling
+            # (a string's law answering the commands within one period) small (below 1e-2 on
+            # the T-bar and the 3-prism at 5 ms), so a few fixed-point passes of the
+            # per-string boxes meet them to rounding; they remove the tolerance-sized
+            # violations of OSQP's answer and those of an iterate stopped early
+            low, high = lo[N * nu:nt].reshape(-1, nu), hi[N * nu:nt].reshape(-1, nu)
+            for _ in range(_PASSES):
+                c = (self._coupling @ u).reshape(-1, nu)
+                u = np.maximum(np.minimum(u, (high - c).min(axis=0)), (low - c).max(axis=0))
+        # the first move's rows at the sample are its bounds at the sampled state (no
+        # prediction in them): clipping there removes OSQP's tolerance-sized violations
+        # (about 1e-3 of gamma_min on the ball), so the command meets gamma_min exactly at
+        # the sample (and wins over the rows inside the hold where they do not meet)
         return np.clip(u, lo[:nu], hi[:nu])
 
     def sample_info(self) -> dict:

@@ -16,9 +16,10 @@ from tenscontrol.control.controllers import measurement
 from tenscontrol.control.mpc import PredictiveController, require_osqp
 from tenscontrol.design.result import MPCDesign
 from tenscontrol.design.discrete import dlqr, dlqr_gain
+from tenscontrol.linear.sampling import exact_hold
 from tenscontrol.model.selection import Selection
 
-__all__ = ["MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
+__all__ = ["HOLD_POINTS", "MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
 
 #: The longest prediction horizon :func:`mpc` accepts [samples]: its condensed QP has
 #: horizon x commanded strings variables, dense, and is solved at every sample.
@@ -26,6 +27,10 @@ MAX_HORIZON = 1000
 #: The most memory the condensed QP of :func:`mpc` may take [bytes], estimated before any
 #: is allocated (1 GiB).
 MAX_QP_BYTES = 2**30
+#: The points inside each period (``j T / HOLD_POINTS``, j = 1..HOLD_POINTS, the period's end
+#: included) at which :func:`mpc` bounds the first move's applied force density for
+#: ``kind="passive"``, besides the sample itself.
+HOLD_POINTS = 4
 
 
 def _qp_bytes(horizon: int, r: int, nu: int) -> int:
@@ -143,9 +148,13 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     _, P = dlqr_gain(zoh.Phi, zoh.Gamma0, Qr, Rd)   # scaled as dlqr's own solve
     if law.kind == "passive":
         G, data = _law_gradient(model.structure, np.asarray(model.q, float), law.strings, T)
+        A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
+        taus = period * np.arange(1, HOLD_POINTS + 1) / HOLD_POINTS
+        hold = [(tau, *exact_hold(A, B, tau)) for tau in taus]
+        rate = G @ A            # the law's rate on z in the design model (G B = 0)
     else:
-        G, data = np.zeros((nu, T.shape[1])), None
+        G, data, hold, rate = np.zeros((nu, T.shape[1])), None, (), None
     ctrl = PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
-                                lo, hi, horizon, rates, data, time_limit)
+                                lo, hi, horizon, rates, data, time_limit, hold, rate)
     return MPCDesign(ctrl, design, P, Qr, Rd)
