@@ -5,15 +5,21 @@ At each sample the controller solves a quadratic program over a horizon of N com
 ``z_{i+1} = Ad z_i + Bd u_i`` (``z_0 = left_inverse (x_k - x*)``, the left inverse of the minimal
 realization, as for LQR):
 
-    minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + z_N^T P z_N
-    subject to  gamma_min <= gamma_i + u_i <= gamma_max           (every commanded string)
-                |u_i - u_{i-1}| <= rate_limit * period             (optional)
+    minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + z_N^T P z_N + penalty * sum(e)
+    subject to  gamma_min - e_i <= gamma_i + u_i <= gamma_max + e_i   (every commanded string)
+                |u_i - u_{i-1}| <= rate_limit * period + e'_i        (optional)
+                e, e' >= 0, e_0 = e'_0 = 0 (the first move's rows hard)
 
 with P the discrete Riccati solution (so without active bounds the first move is the discrete
 LQR's). ``gamma_i`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for
 ``kind="passive"`` the elastic law, exactly at the sampled state for i = 0 and linearized
 along the prediction after (``gamma_0 + G (z_i - z_0)``, G its gradient), so a stretched
-string's own tension counts against its bounds. The QP is condensed (U only) and set up in
+string's own tension counts against its bounds. The rows of the moves after the first are
+soft, one slack per row, with an exact L1 penalty (1000 per gamma_ref of violation, in cost
+units where a command of one gamma_ref costs about 1; 28 times the largest multiplier
+measured on the hard QP), so the answer is the hard QP's whenever that one is feasible, and
+a later move that cannot meet its bounds no longer makes the whole QP infeasible
+(``soft_active`` in the control record counts the slacks in use). The QP is condensed (U only) and set up in
 OSQP at the start of each run (:meth:`PredictiveController.initial_state`; its KKT matrix
 factored there, and again only when OSQP's adaptive rho changes); each sample updates the
 linear term and the bounds and warm-starts from the last solution. The variables are
@@ -104,6 +110,21 @@ _PASSES = 3
 # more. Below this share the period is too long for the string: its floor holds at the
 # samples only
 _MIN_AUTHORITY = 0.5
+# the exact L1 penalty of the soft rows (moves 2..N), per unit of violation in units of the
+# string's gamma_ref, in the whitened cost's units (a command of one gamma_ref costs about
+# 1): the soft QP's answer is the hard one whenever that is feasible and the penalty exceeds
+# every soft row's multiplier. The largest multiplier measured on the hard QP: 35.5 (T-bar,
+# rate limit 20 N/m/s), 7.8 (3-prism passive, twice its LQR's slackening doublet), 3.5
+# (ball, 200 N doublet): 1000 is 28 times the largest
+_PENALTY = 1000.0
+# OSQP's slack variables are the slacks times this, so that their cost is 1 per unit, like
+# the whitened commands': with the penalty itself in OSQP's linear term (scale 1) OSQP
+# stopped at its iteration cap on 163 of the T-bar's 500 QPs and on 187 of the ball's 300
+# (whose loop then ran away, peak 5.5 m); scaled, 1 and 1 (the hard QP: 9 and 0)
+_SLACK_SCALE = _PENALTY
+# a slack counts as active above this, in units of its string's gamma_ref (OSQP's
+# tolerance, 1e-6 in these units, leaves inactive slacks near 1e-6)
+_ACTIVE = 1e-4
 #: OSQP's statuses (``osqp.SolverStatus``, OSQP's ``status_val``) by name, and this module's
 #: own: ``"first move infeasible"`` (no first move meets its bounds; found before OSQP runs,
 #: whose infeasibility certificate can take its whole iteration budget). The control record
@@ -218,6 +239,47 @@ def _whitened(H, T, extra, N, nu, rate):
     return unwhiten, np.vstack(rows)
 
 
+class _SoftRows:
+    """How the constraint rows (kept, in their order) become OSQP's rows on ``[V; e]``: the
+    hard rows as they are, each soft row as ``row + e_r >= lower`` and, where its upper
+    bound can be finite, ``row - e_r <= upper``, then ``e >= 0``."""
+
+    def __init__(self, soft, upper):
+        self.hard = np.flatnonzero(~soft)
+        self.soft = np.flatnonzero(soft)
+        self.high = np.flatnonzero(upper[self.soft])     # among the soft rows
+        self.n_slack = self.soft.size
+
+    def matrix(self, A):
+        """OSQP's constraint matrix (dense) for the kept rows A (m, n)."""
+        ns, n = self.n_slack, A.shape[1]
+        eye = np.eye(ns) / _SLACK_SCALE
+        return np.block([[A[self.hard], np.zeros((self.hard.size, ns))],
+                         [A[self.soft], eye],
+                         [A[self.soft[self.high]], -eye[self.high]],
+                         [np.zeros((ns, n)), np.eye(ns)]])
+
+    def bounds(self, lo, hi):
+        """OSQP's (l, u) for the kept rows' bounds lo, hi (m,)."""
+        s, top = self.soft, self.soft[self.high]
+        open_ = np.full(top.size, _INFINITY)
+        return (np.concatenate([lo[self.hard], lo[s], -open_, np.zeros(s.size)]),
+                np.concatenate([hi[self.hard], np.full(s.size, _INFINITY), hi[top],
+                                np.full(s.size, _INFINITY)]))
+
+
+def _soft_rows(N, nu, n_tension, n_rows, gamma_max, keep) -> _SoftRows:
+    """The :class:`_SoftRows` of the full rows (tension: N nu at the holds' starts, then those
+    inside the first hold; rate: N nu), of which `keep` go to OSQP: the rows of moves 2..N
+    are soft."""
+    soft = np.zeros(n_rows, bool)
+    soft[nu:N * nu] = True
+    soft[n_tension + nu:] = True                  # the rate rows of moves 2..N (if any)
+    upper = np.ones(n_rows, bool)                 # rate rows: both sides
+    upper[:n_tension] = np.tile(gamma_max < _INFINITY, n_tension // nu)
+    return _SoftRows(soft[keep], upper[keep])
+
+
 def _symmetric(M):
     return 0.5 * (M + M.T)
 
@@ -303,10 +365,14 @@ class PredictiveController(SampledController):
         keep = np.ones(A.shape[0], bool)
         keep[N * nu:self._n_tension] = np.tile(self.held_over_period, self.hold_points)
         self._keep = np.flatnonzero(keep)
-        A = A[self._keep]
-        self._qp = dict(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
-                        A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
-                        u=np.full(A.shape[0], _INFINITY))
+        self._soft = _soft_rows(N, nu, self._n_tension, A.shape[0], self.gamma_max, self._keep)
+        self._n_vars = N * nu
+        ns = self._soft.n_slack
+        A = self._soft.matrix(A[self._keep])
+        cost = sp.block_diag([sp.identity(N * nu), sp.csc_matrix((ns, ns))], format="csc")
+        self._penalty = np.full(ns, _PENALTY / _SLACK_SCALE)
+        self._qp = dict(P=cost, q=np.zeros(N * nu + ns), A=sp.csc_matrix(A),
+                        l=-np.full(A.shape[0], _INFINITY), u=np.full(A.shape[0], _INFINITY))
         self._solver = self._setup()
         self._info = {}
 
@@ -404,6 +470,12 @@ class PredictiveController(SampledController):
         solver.setup(**self._qp, verbose=False, warm_starting=True, polishing=False,
                      eps_abs=_EPS, eps_rel=_EPS, max_iter=_MAX_ITER, alpha=_ALPHA,
                      check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL, **limit)
+        # the multipliers of the slacks' rows e >= 0 are minus their cost (1) while the soft
+        # rows hold: started there rather than at 0, OSQP need not climb to them
+        ns = self._soft.n_slack
+        y = np.zeros(self._qp["l"].size)
+        y[y.size - ns:] = -1.0
+        solver.warm_start(x=np.zeros(self._qp["q"].size), y=y)
         return solver
 
     def initial_state(self) -> np.ndarray:
@@ -427,15 +499,19 @@ class PredictiveController(SampledController):
         if self._first_infeasible(lo, hi):
             status, iterations, run_time, x = _CODES["first move infeasible"], 0, 0.0, None
         else:
-            self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
+            low, high = self._soft.bounds(self._in_units(lo), self._in_units(hi))
+            self._solver.update(q=np.concatenate([self._F @ z0, self._penalty]), l=low, u=high)
             res = self._solver.solve(raise_error=False)
             status, iterations = int(res.info.status_val), int(res.info.iter)
             run_time = float(res.info.run_time)
             usable = STATUS_NAMES.get(status) in _USABLE and np.all(np.isfinite(res.x))
             x = res.x if usable else None
+        slack = np.zeros(0) if x is None else x[self._n_vars:] / _SLACK_SCALE
+        x = None if x is None else x[:self._n_vars]
         u = self._first_move(x, xk, lo, hi)
         self._info = {"status": status, "iterations": iterations,
                       "solve_time": run_time, "held_last": int(x is None),
+                      "soft_active": int(np.count_nonzero(slack > _ACTIVE)),
                       "cpu_time": time.process_time() - start}
         return u, u
 
@@ -479,5 +555,7 @@ class PredictiveController(SampledController):
         iterate's first move, projected onto its bounds, is the command; any other, e.g.
         "primal infeasible", or "first move infeasible": the last command is held, projected
         onto the first move's bounds, and ``held_last`` is 1), ``iterations``, OSQP's
-        ``solve_time`` [s] (wall clock) and the update's ``cpu_time`` [s]."""
+        ``solve_time`` [s] (wall clock), ``soft_active`` (how many soft rows of moves 2..N
+        were relaxed, a slack above 1e-4 of its string's gamma_ref) and the update's
+        ``cpu_time`` [s]."""
         return dict(self._info)

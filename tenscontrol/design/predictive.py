@@ -110,7 +110,8 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         at the iteration cap or the time limit: its iterate's first move projected onto its
         bounds was used; failed, or "first move infeasible": the last command was held,
         projected onto the first move's bounds, ``held_last`` 1), ``iterations``,
-        ``solve_time`` [s] and the update's ``cpu_time`` [s]. A non-finite sampled state is
+        ``solve_time`` [s], ``soft_active`` (the relaxed rows of moves 2..N: those rows are
+        soft with an exact penalty, the first move's hard) and the update's ``cpu_time`` [s]. A non-finite sampled state is
         refused (ValueError; in a simulation a ControllerError), never commanded as NaN.
 
     Raises
