@@ -14,7 +14,13 @@ with P the discrete Riccati solution (so without active bounds the first move is
 LQR's). ``gamma_i`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for
 ``kind="passive"`` the elastic law, exactly at the sampled state for i = 0 and linearized
 along the prediction after (``gamma_0 + G (z_i - z_0)``, G its gradient), so a stretched
-string's own tension counts against its bounds. The rows of the moves after the first are
+string's own tension counts against its bounds. With a computation delay d
+(``mpc(delay=...)``, default 0) u_i acts from ``t_i + d`` to ``t_{i+1} + d`` and the last
+command until ``t_k + d``: the prediction runs on ``w = [z; u_prev]`` (the model of
+:func:`tenscontrol.dlqr` with the same delay, whose Riccati solution is P), each row bounds
+the law where its move starts acting, ``z(t_i + d) = Phi(d) z_i + Gamma(d) u_{i-1}``, and
+the first move's row is then a prediction too (the law's change over d, with its
+first-order term exact from the sampled velocities). The rows of the moves after the first are
 soft, one slack per row, with an exact L1 penalty (1000 per gamma_ref of violation, in cost
 units where a command of one gamma_ref costs about 1; 28 times the largest multiplier
 measured on the hard QP), so the answer is the hard QP's whenever that one is feasible, and
@@ -51,8 +57,10 @@ away with those rows). ``held_over_period`` says which strings are bounded insid
 What is guaranteed, where. ``kind="control"``: the applied force density ``gamma_ref + u``
 is constant over each hold, so every commanded string is within its bounds over the whole
 run, exactly (the first move is projected onto its bounds; before the first command, u = 0).
-``kind="passive"``: (1) at each sample instant, exactly, with the nonlinear law at the
-sampled state; (2) inside each hold, for the strings of ``held_over_period``, at the M
+``kind="passive"``: (1) at each sample instant (without delay), exactly, with the
+nonlinear law at the sampled state; with a delay d, where the command starts acting
+(``t_k + d``) in the design model, and the interval from ``t_k`` to ``t_k + d`` by the
+previous sample's rows; (2) inside each hold, for the strings of ``held_over_period``, at the M
 points in the design model (to OSQP's tolerance, and by a projection of the first move;
 4 points give the same least value as 8 on the T-bar and the 3-prism): on the nonlinear
 plant the floor there holds up to the design model's error of the law's second-order change
@@ -195,29 +203,33 @@ def _powers(Ad, Bd, N):
     return Ax, Bu
 
 
-def _condensed(Ad, Bd, Q, R, P, G, N):
-    """The condensed QP on U: cost ``U^T H U + 2 z_0^T F^T U`` (+ const), tension rows T U
-    (``u_i + G (z_i - z_0)``) whose bounds move by ``-shift z_0``."""
+def _condensed(Ad, Bd, Q, R, P, G, start, N):
+    """The condensed QP on U of the prediction ``w_{i+1} = Ad w_i + Bd u_i`` (w = z, or
+    ``[z; u_prev]`` with a computation delay): cost ``U^T H U + 2 w_0^T F^T U`` (+ const),
+    tension rows T U (``u_i + G (z(t_i + delay) - z_0)``, the law's change at the start of
+    move i's hold, ``z(t_i + delay) = start w_i``) whose bounds move by ``-shift w_0``."""
     Ax, Bu = _powers(Ad, Bd, N)
     Qbar = [Q] * (N - 1) + [P]
     H = sum(Bu[i].T @ Qbar[i - 1] @ Bu[i] for i in range(1, N + 1)) + np.kron(np.eye(N), R)
     F = sum(Bu[i].T @ Qbar[i - 1] @ Ax[i] for i in range(1, N + 1))
-    T = np.eye(N * Bd.shape[1]) + np.vstack([G @ Bu[i] for i in range(N)])
-    shift = np.vstack([G @ (Ax[i] - Ax[0]) for i in range(N)])
+    Gs, Gz = G @ start, G @ np.eye(*start.shape)       # z_0 = [I 0] w_0
+    T = np.eye(N * Bd.shape[1]) + np.vstack([Gs @ Bu[i] for i in range(N)])
+    shift = np.vstack([Gs @ Ax[i] - Gz for i in range(N)])
     return H, F, T, shift
 
 
-def _hold_rows(G, hold, N):
-    """The first move's tension rows inside its hold, (M nu, N nu), and their shifts on z_0,
-    (M nu, r): at ``t_k + tau_j`` the design model is at ``Phi_j z_0 + Gamma_j u_0``
-    (`hold`: tau_j [s] and its exact hold (Phi_j, Gamma_j), j = 1..M), so the applied force
-    density's change there is ``(I + G Gamma_j) u_0 + G (Phi_j - I) z_0``."""
-    nu, r = G.shape
+def _hold_rows(G, hold, start, N):
+    """The first move's tension rows inside its hold, (M nu, N nu), and their shifts on w_0,
+    (M nu, nw): at ``t_k + delay + tau_j`` the design model is at ``Phi_j start w_0 +
+    Gamma_j u_0`` (`hold`: tau_j [s] and its exact hold (Phi_j, Gamma_j), j = 1..M), so the
+    applied force density's change there is ``(I + G Gamma_j) u_0 + G (Phi_j start w_0 -
+    z_0)``."""
+    nu, nw = G.shape[0], start.shape[1]
     rows = np.zeros((len(hold) * nu, N * nu))
-    shift = np.zeros((len(hold) * nu, r))
+    shift = np.zeros((len(hold) * nu, nw))
     for j, (_, Phi, Gamma) in enumerate(hold):
         rows[j * nu:(j + 1) * nu, :nu] = np.eye(nu) + G @ Gamma
-        shift[j * nu:(j + 1) * nu] = G @ (Phi - np.eye(r))
+        shift[j * nu:(j + 1) * nu] = G @ (Phi @ start - np.eye(*start.shape))
     return rows, shift
 
 
@@ -290,13 +302,14 @@ class PredictiveController(SampledController):
 
     Parameters
     ----------
-    Ad, Bd : ndarray, shape (r, r), (r, nu)
-        ZOH model of the reduced design model at `period`.
+    Ad, Bd : ndarray, shape (nw, nw), (nw, nu)
+        ZOH model of the reduced design model at `period` on ``w = z`` (nw = r) or, with a
+        computation delay, on ``w = [z; u_prev]`` (nw = r + nu).
     left_inverse : ndarray, shape (r, 2nq)
         ``z = left_inverse (x - x*)`` (the attribute was ``L`` before issue 30: deprecated, L
         names the Kalman gain).
-    Q, P : ndarray, shape (r, r)
-        Stage and terminal weights; R : ndarray (nu, nu).
+    Q, P : ndarray, shape (nw, nw)
+        Stage and terminal weights on w; R : ndarray (nu, nu).
     G : ndarray, shape (nu, r)
         Gradient of the commanded strings' elastic law on z (zero for ``kind="control"``).
     q_ref, strings, gamma_ref, kind, period
@@ -312,32 +325,41 @@ class PredictiveController(SampledController):
     time_limit : float or None
         OSQP's run-time limit per QP [s] (wall clock), in (0, period]; None: none (the
         iteration cap alone bounds the work, and the commands do not depend on the machine).
+    hold : sequence of (tau, Phi, Gamma)
+        The points tau_j [s] inside a hold and the exact hold of the continuous design model
+        over them, (r, r) and (r, nu) (``kind="passive"``).
+    law_rate : ndarray, shape (nu, r), or None
+        The law's rate on z in the design model, ``G A`` (``kind="passive"``).
+    delay : float
+        Computation delay [s], ``0 <= delay < period``: u_k acts from ``t_k + delay``.
+    start : ndarray, shape (r, nw), or None
+        ``z(t_i + delay) = start w_i`` (``[Phi(delay), Gamma(delay)]``; None without delay).
     """
-
-    delay = 0.0
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None, hold=(),
-                 law_rate=None):
+                 law_rate=None, delay=0.0, start=None):
         require_osqp()
         import scipy.sparse as sp
 
-        self.period, _ = check_timing(period, 0.0, "PredictiveController")
+        self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
         self.q_ref, self.left_inverse, self.law = q_ref, left_inverse, law
         self.time_limit = check_time_limit(time_limit, self.period)
         self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, _INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
-        self.n_states = nu                         # the last command (for the rate limit)
-        H, F, T, shift = _condensed(Ad, Bd, Q, R, P, G, N)
+        self.n_states = nu              # the last command (the rate limit, the delay's hold)
+        start = np.eye(G.shape[1]) if start is None else start
+        H, F, T, shift = _condensed(Ad, Bd, Q, R, P, G, start, N)
         # the first move's rows inside its hold (none for kind="control": there the applied
         # force density is constant over the hold, and the sample's row covers it)
-        extra, hold_shift = _hold_rows(G, hold if law is not None else (), N)
+        extra, hold_shift = _hold_rows(G, hold if law is not None else (), start, N)
         self._shift = np.vstack([shift, hold_shift])
         self.hold_points = len(hold) if law is not None else 0
         self._n_tension = self._shift.shape[0]
-        self._taus = np.array([h[0] for h in hold[:self.hold_points]])
+        # the hold's points as times from the sample
+        self._taus = self.delay + np.array([h[0] for h in hold[:self.hold_points]])
         self._law_rate = law_rate
         # u_0's effect on its own rows inside the hold, G Gamma_j (for the projection)
         self._coupling = extra[:, :nu] - np.tile(np.eye(nu), (self.hold_points, 1))
@@ -401,7 +423,7 @@ class PredictiveController(SampledController):
                               ("rate limit", rate),
                               ("QP time limit", "none" if self.time_limit is None else
                                f"{self.time_limit:g} s (wall clock)"),
-                              ("floor inside the hold", self._hold_text()),
+                              ("floor in the hold", self._hold_text()),
                               law="QP over the horizon, bounded force densities")
 
     def _hold_text(self) -> str:
@@ -434,17 +456,22 @@ class PredictiveController(SampledController):
         rate = np.einsum("ij,ij->i", d, V[pairs[:, 1]] - V[pairs[:, 0]]) / length
         return np.where(spring | (length > l0), k * l0 / length**2 * rate, 0.0)
 
-    def bounds(self, q: np.ndarray, z0: np.ndarray, u_prev: np.ndarray, qd=None):
-        """(lower, upper) of the QP's constraint rows at the sample."""
+    def bounds(self, q: np.ndarray, qd: np.ndarray, u_prev: np.ndarray):
+        """(lower, upper) [N/m] of the QP's constraint rows (tension, then rate) at the
+        sample: q, qd (3n,) the sampled positions and velocities, u_prev (nu,) the last
+        command."""
+        z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
         base = self.elastic_law(q)
-        shift = self._shift @ z0
+        shift = self._shift @ self.prediction_start(z0, u_prev)
         N, nu, reps = self.horizon, base.size, self._n_tension // base.size
         if self.hold_points:
             # the law's rate at the sample, exact from the sampled velocities, in place of the
             # design model's (linear in z_0, wrong by the geometry's change at large motion):
-            # the first-order term of the law's change inside the hold
+            # the first-order term of the law's change from the sample to the hold's points
+            # (and to the first hold's start, with a delay)
             error = self.law_rate(q, qd) - self._law_rate @ z0
             shift[N * nu:] += np.repeat(self._taus, nu) * np.tile(error, self.hold_points)
+            shift[:nu] += self.delay * error
         lo = np.tile(self.gamma_min - base, reps) - shift
         hi = np.tile(self.gamma_max - base, reps) - shift
         if self.hold_points:
@@ -456,6 +483,11 @@ class PredictiveController(SampledController):
             first = np.concatenate([u_prev, np.zeros((N - 1) * u_prev.size)])
             lo, hi = np.concatenate([lo, first - step]), np.concatenate([hi, first + step])
         return lo, hi
+
+    def prediction_start(self, z0: np.ndarray, u_prev: np.ndarray) -> np.ndarray:
+        """w_0: z_0 (r,), or ``[z_0; u_prev]`` (r + nu,) with a computation delay (the last
+        command acts until ``t_k + delay``)."""
+        return z0 if self.delay == 0 else np.concatenate([z0, u_prev])
 
     def _in_units(self, bound: np.ndarray) -> np.ndarray:
         """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept), of the rows
@@ -494,13 +526,13 @@ class PredictiveController(SampledController):
     def update(self, k, t, q, qd, xk):
         start = time.process_time()
         _check_finite(k, t, {"positions q": q, "velocities qd": qd, "last command": xk})
-        z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
-        lo, hi = self.bounds(q, z0, xk, qd)
+        lo, hi = self.bounds(q, qd, xk)
+        w0 = self.prediction_start(self.left_inverse @ np.concatenate([q - self.q_ref, qd]), xk)
         if self._first_infeasible(lo, hi):
             status, iterations, run_time, x = _CODES["first move infeasible"], 0, 0.0, None
         else:
             low, high = self._soft.bounds(self._in_units(lo), self._in_units(hi))
-            self._solver.update(q=np.concatenate([self._F @ z0, self._penalty]), l=low, u=high)
+            self._solver.update(q=np.concatenate([self._F @ w0, self._penalty]), l=low, u=high)
             res = self._solver.solve(raise_error=False)
             status, iterations = int(res.info.status_val), int(res.info.iter)
             run_time = float(res.info.run_time)

@@ -71,7 +71,7 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
-        effort=1.0, time_limit: float | None = None) -> MPCDesign:
+        effort=1.0, delay: float = 0.0, time_limit: float | None = None) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -79,7 +79,7 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     model : LinearModel
         Linearization at an equilibrium, kind "passive" or "control" (as for :func:`lqr`).
     period : float
-        Sample period [s] (the command acts at the sample: no computation delay).
+        Sample period [s].
     horizon : int
         Prediction horizon N [samples], an integer from 1 to :data:`MAX_HORIZON` (1000)
         whose condensed QP (N x commanded strings variables, dense) is estimated to fit in
@@ -92,6 +92,16 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Q, R, outputs, order, effort
         The weights, outputs, design order and effort of :func:`tenscontrol.lqr` (same
         defaults).
+    delay : float
+        Computation delay [s], ``0 <= delay < period``: the command computed from the sample
+        at t_k acts from ``t_k + delay`` to ``t_{k+1} + delay`` (the last one until then), in
+        the prediction as in :func:`tenscontrol.dlqr` (state ``[z; u_prev]``, terminal
+        weight the delayed loop's Riccati solution). Default 0: the command acts at the
+        sample, as if the QP took no time. Measured on the ball's 200 N doublet
+        (``benchmarks/bench_mpc.py``): any delay from 0.1 ms (2 % of its 5 ms period) lets
+        its MPC run away (peak 2-7 m, where ``dlqr`` with the same delay keeps 0.14 m), while
+        1e-5 s keeps 0.103 m; the T-bar's and 3-prism's loops keep their floors at half a
+        period.
     time_limit : float, optional
         OSQP's run-time limit per QP [s], at most the period (a real-time loop would use the
         time its command has). Wall clock: a loaded machine reaches it sooner, so the
@@ -128,8 +138,8 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     require_osqp()
     horizon = check_horizon(model, horizon)
     # the rectangle-rule weights: the QP has no cross term between state and command (yet)
-    design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort,
-                  cost="rectangle")
+    design = dlqr(model, period, delay=delay, Q=Q, R=R, outputs=outputs, order=order,
+                  effort=effort, cost="rectangle")
     law, cont, zoh = design.controller, design.continuous, design.model
     mr, nu = cont.minimal, law.strings.size
     lo = validation.per_item("mpc: gamma_min", gamma_min, nu, "N/m", items=" (one per string)")
@@ -146,16 +156,23 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Qr = T.T @ cont.Q @ T
     Qr = period * 0.5 * (Qr + Qr.T)
     Rd = period * cont.R
-    _, P = dlqr_gain(zoh.Phi, zoh.Gamma0, Qr, Rd)   # scaled as dlqr's own solve
+    # the prediction's state w = z, or [z; u_prev] with the delay (held = nu), as dlqr's
+    Aw, Bw = zoh.augmented()
+    r, held = Qr.shape[0], Aw.shape[0] - Qr.shape[0]
+    Qw = np.zeros_like(Aw)
+    Qw[:r, :r] = Qr
+    _, P = dlqr_gain(Aw, Bw, Qw, Rd, held=held)      # scaled as dlqr's own solve
+    A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
+    start = None if zoh.delay == 0 else np.hstack(exact_hold(A, B, zoh.delay))
     if law.kind == "passive":
         G, data = _law_gradient(model.structure, np.asarray(model.q, float), law.strings, T)
-        A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
         taus = period * np.arange(1, HOLD_POINTS + 1) / HOLD_POINTS
         hold = [(tau, *exact_hold(A, B, tau)) for tau in taus]
         rate = G @ A            # the law's rate on z in the design model (G B = 0)
     else:
         G, data, hold, rate = np.zeros((nu, T.shape[1])), None, (), None
-    ctrl = PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
+    ctrl = PredictiveController(Aw, Bw, mr.left_inverse, Qw, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
-                                lo, hi, horizon, rates, data, time_limit, hold, rate)
-    return MPCDesign(ctrl, design, P, Qr, Rd)
+                                lo, hi, horizon, rates, data, time_limit, hold, rate,
+                                zoh.delay, start)
+    return MPCDesign(ctrl, design, P, Qw, Rd)
