@@ -8,6 +8,7 @@ import pytest
 
 import tenscontrol as tc
 from tenscontrol.control import mpc as mpc_module
+from tenscontrol.control.mpc_qp import SoftRows
 
 pytest.importorskip("osqp")
 
@@ -253,8 +254,8 @@ def test_soft_rows_give_the_hard_answer_when_it_is_feasible(tbar, monkeypatch):
     soft = tc.mpc(model, 0.005, gamma_min=9.0, effort=1e-2).controller
     run = tc.simulate(s, 0.6, loads=tc.doublet(s, tc.Selection(2, "z"), 40.0, 0.2),
                       controller=soft, t_eval=np.linspace(0.0, 0.6, 121), max_step=5e-3)
-    monkeypatch.setattr(mpc_module, "_soft_rows", lambda N, nu, nt, n, gmax, keep:
-                        mpc_module._SoftRows(np.zeros(keep.size, bool), np.ones(keep.size, bool)))
+    monkeypatch.setattr(mpc_module, "soft_rows", lambda N, nu, nt, n, gmax, keep:
+                        SoftRows(np.zeros(keep.size, bool), np.ones(keep.size, bool)))
     hard = tc.mpc(model, 0.005, gamma_min=9.0, effort=1e-2).controller
     lqr = tc.dlqr(model, 0.005, effort=1e-2, cost="rectangle").controller
     assert hard._soft.n_slack == 0 and soft._soft.n_slack > 0

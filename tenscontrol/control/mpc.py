@@ -83,15 +83,15 @@ import time
 import warnings
 
 import numpy as np
-import scipy.linalg
 
 from tenscontrol import validation
+from tenscontrol.control.mpc_qp import (INFINITY, PENALTY, SLACK_SCALE, condensed, hold_rows,
+                                        soft_rows, whitened)
 from tenscontrol.control.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
 __all__ = ["STATUS_NAMES", "PredictiveController", "require_osqp", "status_counts"]
 
-_INFINITY = 1e30        # OSQP's infinity
 _EPS = 1e-6             # OSQP's absolute and relative tolerances
 # over-relaxation (OSQP's default 1.6): on the ball's recorded QPs (32 strings, horizon 5) it
 # cuts the worst sample from 525 to 200 iterations at the same accuracy (benchmarks/bench_mpc.py)
@@ -118,18 +118,6 @@ _PASSES = 3
 # more. Below this share the period is too long for the string: its floor holds at the
 # samples only
 _MIN_AUTHORITY = 0.5
-# the exact L1 penalty of the soft rows (moves 2..N), per unit of violation in units of the
-# string's gamma_ref, in the whitened cost's units (a command of one gamma_ref costs about
-# 1): the soft QP's answer is the hard one whenever that is feasible and the penalty exceeds
-# every soft row's multiplier. The largest multiplier measured on the hard QP: 35.5 (T-bar,
-# rate limit 20 N/m/s), 7.8 (3-prism passive, twice its LQR's slackening doublet), 3.5
-# (ball, 200 N doublet): 1000 is 28 times the largest
-_PENALTY = 1000.0
-# OSQP's slack variables are the slacks times this, so that their cost is 1 per unit, like
-# the whitened commands': with the penalty itself in OSQP's linear term (scale 1) OSQP
-# stopped at its iteration cap on 163 of the T-bar's 500 QPs and on 187 of the ball's 300
-# (whose loop then ran away, peak 5.5 m); scaled, 1 and 1 (the hard QP: 9 and 0)
-_SLACK_SCALE = _PENALTY
 # a slack counts as active above this, in units of its string's gamma_ref (OSQP's
 # tolerance, 1e-6 in these units, leaves inactive slacks near 1e-6)
 _ACTIVE = 1e-4
@@ -190,112 +178,6 @@ def check_time_limit(time_limit, period: float):
     return limit
 
 
-def _powers(Ad, Bd, N):
-    """Ax (N+1, r, r) with Ax[i] = Ad^i, and Bu (N+1, r, N nu): z_i = Ax[i] z_0 + Bu[i] U."""
-    r, nu = Bd.shape
-    Ax = np.empty((N + 1, r, r))
-    Bu = np.zeros((N + 1, r, N * nu))
-    Ax[0] = np.eye(r)
-    for i in range(1, N + 1):
-        Ax[i] = Ad @ Ax[i - 1]
-        Bu[i] = Ad @ Bu[i - 1]
-        Bu[i][:, (i - 1) * nu:i * nu] = Bd
-    return Ax, Bu
-
-
-def _condensed(Ad, Bd, Q, R, P, G, start, N):
-    """The condensed QP on U of the prediction ``w_{i+1} = Ad w_i + Bd u_i`` (w = z, or
-    ``[z; u_prev]`` with a computation delay): cost ``U^T H U + 2 w_0^T F^T U`` (+ const),
-    tension rows T U (``u_i + G (z(t_i + delay) - z_0)``, the law's change at the start of
-    move i's hold, ``z(t_i + delay) = start w_i``) whose bounds move by ``-shift w_0``."""
-    Ax, Bu = _powers(Ad, Bd, N)
-    Qbar = [Q] * (N - 1) + [P]
-    H = sum(Bu[i].T @ Qbar[i - 1] @ Bu[i] for i in range(1, N + 1)) + np.kron(np.eye(N), R)
-    F = sum(Bu[i].T @ Qbar[i - 1] @ Ax[i] for i in range(1, N + 1))
-    Gs, Gz = G @ start, G @ np.eye(*start.shape)       # z_0 = [I 0] w_0
-    T = np.eye(N * Bd.shape[1]) + np.vstack([Gs @ Bu[i] for i in range(N)])
-    shift = np.vstack([Gs @ Ax[i] - Gz for i in range(N)])
-    return H, F, T, shift
-
-
-def _hold_rows(G, hold, start, N):
-    """The first move's tension rows inside its hold, (M nu, N nu), and their shifts on w_0,
-    (M nu, nw): at ``t_k + delay + tau_j`` the design model is at ``Phi_j start w_0 +
-    Gamma_j u_0`` (`hold`: tau_j [s] and its exact hold (Phi_j, Gamma_j), j = 1..M), so the
-    applied force density's change there is ``(I + G Gamma_j) u_0 + G (Phi_j start w_0 -
-    z_0)``."""
-    nu, nw = G.shape[0], start.shape[1]
-    rows = np.zeros((len(hold) * nu, N * nu))
-    shift = np.zeros((len(hold) * nu, nw))
-    for j, (_, Phi, Gamma) in enumerate(hold):
-        rows[j * nu:(j + 1) * nu, :nu] = np.eye(nu) + G @ Gamma
-        shift[j * nu:(j + 1) * nu] = G @ (Phi @ start - np.eye(*start.shape))
-    return rows, shift
-
-
-def _whitened(H, T, extra, N, nu, rate):
-    """(unwhiten, A): U = unwhiten @ V turns the cost U^T H U into |V|^2 and the constraint
-    rows (tensions T U, the `extra` rows (m, N nu), and the rate rows if `rate`) into A V,
-    its first N nu rows (T's) lower triangular."""
-    # whitening: the first-order OSQP iteration needs it when self-stress makes H
-    # ill-conditioned (commands that change no nodal force cost only R)
-    # any W with W^T H W = I whitens; W = T^-1 S with S the Cholesky factor of T H^-1 T^T
-    # makes the tension rows T W = S triangular: half the nonzeros of the dense T C^-T of
-    # H = C C^T, and a KKT factor a third the size (OSQP's iteration on the ball: 3x faster)
-    # (T is unit lower triangular: the tension of move i depends on moves 0..i)
-    S = np.linalg.cholesky(_symmetric(T @ np.linalg.solve(H, T.T)))
-    unwhiten = scipy.linalg.solve_triangular(T, S, lower=True, unit_diagonal=True)
-    rows = [S, extra @ unwhiten]
-    if rate:
-        rows.append(unwhiten - np.vstack([np.zeros((nu, N * nu)), unwhiten[:-nu]]))
-    return unwhiten, np.vstack(rows)
-
-
-class _SoftRows:
-    """How the constraint rows (kept, in their order) become OSQP's rows on ``[V; e]``: the
-    hard rows as they are, each soft row as ``row + e_r >= lower`` and, where its upper
-    bound can be finite, ``row - e_r <= upper``, then ``e >= 0``."""
-
-    def __init__(self, soft, upper):
-        self.hard = np.flatnonzero(~soft)
-        self.soft = np.flatnonzero(soft)
-        self.high = np.flatnonzero(upper[self.soft])     # among the soft rows
-        self.n_slack = self.soft.size
-
-    def matrix(self, A):
-        """OSQP's constraint matrix (dense) for the kept rows A (m, n)."""
-        ns, n = self.n_slack, A.shape[1]
-        eye = np.eye(ns) / _SLACK_SCALE
-        return np.block([[A[self.hard], np.zeros((self.hard.size, ns))],
-                         [A[self.soft], eye],
-                         [A[self.soft[self.high]], -eye[self.high]],
-                         [np.zeros((ns, n)), np.eye(ns)]])
-
-    def bounds(self, lo, hi):
-        """OSQP's (l, u) for the kept rows' bounds lo, hi (m,)."""
-        s, top = self.soft, self.soft[self.high]
-        open_ = np.full(top.size, _INFINITY)
-        return (np.concatenate([lo[self.hard], lo[s], -open_, np.zeros(s.size)]),
-                np.concatenate([hi[self.hard], np.full(s.size, _INFINITY), hi[top],
-                                np.full(s.size, _INFINITY)]))
-
-
-def _soft_rows(N, nu, n_tension, n_rows, gamma_max, keep) -> _SoftRows:
-    """The :class:`_SoftRows` of the full rows (tension: N nu at the holds' starts, then those
-    inside the first hold; rate: N nu), of which `keep` go to OSQP: the rows of moves 2..N
-    are soft."""
-    soft = np.zeros(n_rows, bool)
-    soft[nu:N * nu] = True
-    soft[n_tension + nu:] = True                  # the rate rows of moves 2..N (if any)
-    upper = np.ones(n_rows, bool)                 # rate rows: both sides
-    upper[:n_tension] = np.tile(gamma_max < _INFINITY, n_tension // nu)
-    return _SoftRows(soft[keep], upper[keep])
-
-
-def _symmetric(M):
-    return 0.5 * (M + M.T)
-
-
 class PredictiveController(SampledController):
     """The tension-bounded MPC as a :class:`~tenscontrol.SampledController` (see the module
     docstring); built by :func:`tenscontrol.mpc`.
@@ -346,15 +228,15 @@ class PredictiveController(SampledController):
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
         self.q_ref, self.left_inverse, self.law = q_ref, left_inverse, law
         self.time_limit = check_time_limit(time_limit, self.period)
-        self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, _INFINITY)
+        self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
         self.n_states = nu              # the last command (the rate limit, the delay's hold)
         start = np.eye(G.shape[1]) if start is None else start
-        H, F, T, shift = _condensed(Ad, Bd, Q, R, P, G, start, N)
+        H, F, T, shift = condensed(Ad, Bd, Q, R, P, G, start, N)
         # the first move's rows inside its hold (none for kind="control": there the applied
         # force density is constant over the hold, and the sample's row covers it)
-        extra, hold_shift = _hold_rows(G, hold if law is not None else (), start, N)
+        extra, hold_shift = hold_rows(G, hold if law is not None else (), start, N)
         self._shift = np.vstack([shift, hold_shift])
         self.hold_points = len(hold) if law is not None else 0
         self._n_tension = self._shift.shape[0]
@@ -374,7 +256,7 @@ class PredictiveController(SampledController):
         # tolerance is then a fixed fraction of the prestress, not of the cost's units
         unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
         scale = 1.0 / np.mean(np.diag(H) * unit**2)
-        self._unwhiten, A = _whitened(scale * H, T, extra, N, nu, rate_limit is not None)
+        self._unwhiten, A = whitened(scale * H, T, extra, N, nu, rate_limit is not None)
         self._F = self._unwhiten.T @ (scale * F)
         # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
         # tolerance is then the same fraction of the prestress at every length scale (a row
@@ -387,14 +269,14 @@ class PredictiveController(SampledController):
         keep = np.ones(A.shape[0], bool)
         keep[N * nu:self._n_tension] = np.tile(self.held_over_period, self.hold_points)
         self._keep = np.flatnonzero(keep)
-        self._soft = _soft_rows(N, nu, self._n_tension, A.shape[0], self.gamma_max, self._keep)
+        self._soft = soft_rows(N, nu, self._n_tension, A.shape[0], self.gamma_max, self._keep)
         self._n_vars = N * nu
         ns = self._soft.n_slack
         A = self._soft.matrix(A[self._keep])
         cost = sp.block_diag([sp.identity(N * nu), sp.csc_matrix((ns, ns))], format="csc")
-        self._penalty = np.full(ns, _PENALTY / _SLACK_SCALE)
+        self._penalty = np.full(ns, PENALTY / SLACK_SCALE)
         self._qp = dict(P=cost, q=np.zeros(N * nu + ns), A=sp.csc_matrix(A),
-                        l=-np.full(A.shape[0], _INFINITY), u=np.full(A.shape[0], _INFINITY))
+                        l=-np.full(A.shape[0], INFINITY), u=np.full(A.shape[0], INFINITY))
         self._solver = self._setup()
         self._info = {}
 
@@ -413,7 +295,7 @@ class PredictiveController(SampledController):
 
     def summary(self) -> str:
         """The horizon, the bounds, the rate limit and the QP's time limit as a table."""
-        gmax = np.where(self.gamma_max >= _INFINITY, np.inf, self.gamma_max)
+        gmax = np.where(self.gamma_max >= INFINITY, np.inf, self.gamma_max)
         rate = ("none" if self.rate_limit is None else
                 value_range(self.rate_limit, "N/m/s"))
         return sampled_table(self, ("horizon", f"{self.horizon} samples"),
@@ -477,7 +359,7 @@ class PredictiveController(SampledController):
         if self.hold_points:
             # no bound inside the hold for a string its own law answers within the period
             open_ = np.tile(~self.held_over_period, self.hold_points)
-            lo[N * nu:][open_], hi[N * nu:][open_] = -_INFINITY, _INFINITY
+            lo[N * nu:][open_], hi[N * nu:][open_] = -INFINITY, INFINITY
         if self.rate_limit is not None:
             step = np.tile(self.rate_limit * self.period, N)
             first = np.concatenate([u_prev, np.zeros((N - 1) * u_prev.size)])
@@ -492,7 +374,7 @@ class PredictiveController(SampledController):
     def _in_units(self, bound: np.ndarray) -> np.ndarray:
         """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept), of the rows
         OSQP has."""
-        bound = np.where(np.abs(bound) >= _INFINITY, bound, bound / self._row_unit)
+        bound = np.where(np.abs(bound) >= INFINITY, bound, bound / self._row_unit)
         return bound[self._keep]
 
     def _setup(self):
@@ -538,7 +420,7 @@ class PredictiveController(SampledController):
             run_time = float(res.info.run_time)
             usable = STATUS_NAMES.get(status) in _USABLE and np.all(np.isfinite(res.x))
             x = res.x if usable else None
-        slack = np.zeros(0) if x is None else x[self._n_vars:] / _SLACK_SCALE
+        slack = np.zeros(0) if x is None else x[self._n_vars:] / SLACK_SCALE
         x = None if x is None else x[:self._n_vars]
         u = self._first_move(x, xk, lo, hi)
         self._info = {"status": status, "iterations": iterations,
