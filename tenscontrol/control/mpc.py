@@ -107,9 +107,13 @@ _RHO_INTERVAL = 50
 # under 10 ms. A QP stopped here (status 7) uses its iterate's first move, projected onto
 # its bounds
 _MAX_ITER = 250
-# fixed-point passes of the first move's projection onto its rows inside the hold: each
-# pass shrinks the error by the coupling G Gamma_j (below 1e-2), so 3 leave 1e-6 of it
-_PASSES = 3
+# the first move's projection onto its rows inside the hold is a fixed-point iteration that
+# contracts by the bounded strings' coupling, max_j ||(G Gamma_j)_HH||_inf: 0 on the T-bar,
+# 0.55 on the 3-prism, 0.71 on the ball's 8 bounded strings (5 ms); it stops when a pass
+# moves no command by more than _PROJECTION_TOL of the largest gamma_ref (OSQP's tolerance
+# is 1e-6 of it), or after _MAX_PASSES (0.71^80 = 1e-12)
+_PROJECTION_TOL = 1e-9
+_MAX_PASSES = 80
 # the least share of a string's own command that must stay in its applied force density
 # through the hold (``1 + (G Gamma_j)_ii``) for the floor to be bounded inside the hold: on
 # the ball (32 strings, 5 ms) some strings keep 2 % of their command at the period's end (the
@@ -166,7 +170,7 @@ def _check_finite(k: int, t: float, values: dict) -> None:
                              "or the estimator that feeds it")
 
 
-def check_time_limit(time_limit, period: float):
+def _check_time_limit(time_limit, period: float):
     """`time_limit` [s] as a float in (0, period], or None (no limit)."""
     if time_limit is None:
         return None
@@ -227,7 +231,7 @@ class PredictiveController(SampledController):
         self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
         self.q_ref, self.left_inverse, self.law = q_ref, left_inverse, law
-        self.time_limit = check_time_limit(time_limit, self.period)
+        self.time_limit = _check_time_limit(time_limit, self.period)
         self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
@@ -448,20 +452,29 @@ class PredictiveController(SampledController):
         if self.rate_limit is not None:
             u = np.clip(u, lo[nt:nt + nu], hi[nt:nt + nu])
         if self.hold_points:
-            # the rows inside the hold: (I + coupling_j) u >= lo_j per string, the coupling
-            # (a string's law answering the commands within one period) small (below 1e-2 on
-            # the T-bar and the 3-prism at 5 ms), so a few fixed-point passes of the
-            # per-string boxes meet them to rounding; they remove the tolerance-sized
-            # violations of OSQP's answer and those of an iterate stopped early
-            low, high = lo[N * nu:nt].reshape(-1, nu), hi[N * nu:nt].reshape(-1, nu)
-            for _ in range(_PASSES):
-                c = (self._coupling @ u).reshape(-1, nu)
-                u = np.maximum(np.minimum(u, (high - c).min(axis=0)), (low - c).max(axis=0))
+            u = self._onto_hold_rows(u, lo[N * nu:nt].reshape(-1, nu),
+                                     hi[N * nu:nt].reshape(-1, nu))
         # the first move's rows at the sample are its bounds at the sampled state (no
         # prediction in them): clipping there removes OSQP's tolerance-sized violations
         # (about 1e-3 of gamma_min on the ball), so the command meets gamma_min exactly at
         # the sample (and wins over the rows inside the hold where they do not meet)
         return np.clip(u, lo[:nu], hi[:nu])
+
+    def _onto_hold_rows(self, u, low, high):
+        """u (nu,) moved onto the first move's rows inside the hold, ``low_j <= (I +
+        coupling_j) u <= high_j`` (low, high (M, nu); open for the strings not bounded there):
+        the per-string boxes with the coupling (a string's law answering the commands within
+        the period) taken at the last pass, to a fixed point. It removes the tolerance-sized
+        violations of OSQP's answer and those of an iterate stopped early."""
+        tol = _PROJECTION_TOL * float(np.max(self.gamma_ref))
+        nu = u.size
+        for _ in range(_MAX_PASSES):
+            c = (self._coupling @ u).reshape(-1, nu)
+            new = np.maximum(np.minimum(u, (high - c).min(axis=0)), (low - c).max(axis=0))
+            if np.abs(new - u).max() <= tol:
+                return new
+            u = new
+        return u
 
     def sample_info(self) -> dict:
         """The last QP's figures: OSQP's ``status`` code (:data:`STATUS_NAMES`; "solved",
