@@ -151,8 +151,8 @@ def floor_row(name, kind, amplitude, delay, run):
 
 
 def floor():
-    print(f"floor: gamma_min {FLOOR:g} N/m, period {1e3 * PERIOD:g} ms, horizon 10, doublets of 2 a*"
-          f", {DENSE} points per period")
+    print(f"floor: gamma_min {FLOOR:g} N/m, period {1e3 * PERIOD:g} ms, horizon 10, doublets "
+          f"of 2 a*, {DENSE} points per period")
     print(f"{'case':>8} {'kind':>8} {'2a* [N]':>7} {'d [ms]':>6} {'least':>8} {'floor':>6} "
           f"{'at smpl':>8} {'below':>7} {'QP med':>7} {'QP max':>7} {'late':>5} {'soft':>6}  "
           "statuses")

@@ -194,6 +194,8 @@ def test_statuses_by_name_and_the_time_limit(tbar):
         tc.mpc(model, 0.005, gamma_min=1.0, time_limit=0.01)
     with pytest.raises(ValueError, match="time_limit"):
         tc.mpc(model, 0.005, gamma_min=1.0, time_limit=-1.0)
+    with pytest.raises(ValueError, match=r"mpc: delay must satisfy 0 <= delay < period"):
+        tc.mpc(model, 0.005, delay=0.005)
     m = tc.mpc(model, 0.005, gamma_min=1.0, effort=1e-2, time_limit=0.005).controller
     assert "QP time limit" in m.summary() and "0.005 s" in m.summary()
     run = tc.simulate(s, 0.5, loads=tc.doublet(s, tc.Selection(2, "z"), 40.0, 0.2),

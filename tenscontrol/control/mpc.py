@@ -14,38 +14,39 @@ with P the discrete Riccati solution (so without active bounds the first move is
 LQR's). ``gamma_i`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for
 ``kind="passive"`` the elastic law, exactly at the sampled state for i = 0 and linearized
 along the prediction after (``gamma_0 + G (z_i - z_0)``, G its gradient), so a stretched
-string's own tension counts against its bounds. With a computation delay d
-(``mpc(delay=...)``, default 0) u_i acts from ``t_i + d`` to ``t_{i+1} + d`` and the last
-command until ``t_k + d``: the prediction runs on ``w = [z; u_prev]`` (the model of
-:func:`tenscontrol.dlqr` with the same delay, whose Riccati solution is P), each row bounds
-the law where its move starts acting, ``z(t_i + d) = Phi(d) z_i + Gamma(d) u_{i-1}``, and
-the first move's row is then a prediction too (the law's change over d, with its
-first-order term exact from the sampled velocities). The rows of the moves after the first are
-soft, one slack per row, with an exact L1 penalty (1000 per gamma_ref of violation, in cost
-units where a command of one gamma_ref costs about 1; 28 times the largest multiplier
-measured on the hard QP), so the answer is the hard QP's whenever that one is feasible, and
-a later move that cannot meet its bounds no longer makes the whole QP infeasible
-(``soft_active`` in the control record counts the slacks in use). The QP is condensed (U only) and set up in
-OSQP at the start of each run (:meth:`PredictiveController.initial_state`; its KKT matrix
-factored there, and again only when OSQP's adaptive rho changes); each sample updates the
-linear term and the bounds and warm-starts from the last solution. The variables are
-whitened (``U = W V`` with ``W^T H W = I``: the cost becomes ``|V|^2``): without that, the
-strings' self-stress directions (commands that change no nodal force, costed by R alone)
-leave OSQP's first-order iteration at its iteration limit on the ball. Of the whitenings the
-one that makes the constraint rows lower triangular keeps OSQP's KKT factor smallest. A QP
-stopped at the iteration cap or at the optional time limit (``mpc(time_limit=...)``, wall
-clock, at most the period) uses the first move of its iterate projected onto that move's
-bounds, so no sample breaks a hard bound. A QP that fails (OSQP's status by name in
-:data:`STATUS_NAMES`, e.g. "primal infeasible"), or whose first move cannot meet both the
-rate limit and the force-density bounds ("first move infeasible", found before OSQP runs),
-holds the last command projected onto the first move's bounds (the floor wins over the rate
-limit; ``held_last`` 1 in the control record). A non-finite sampled state (or last command)
-is refused with a ValueError naming the sample, never commanded as NaN.
+string's own tension counts against its bounds. With a computation delay d (``mpc(delay=...)``,
+default 0) u_i acts from ``t_i + d`` to ``t_{i+1} + d`` and the last command until ``t_k + d``:
+the prediction runs on ``w = [z; u_prev]`` (the model of :func:`tenscontrol.dlqr` with the same
+delay, whose Riccati solution is P), each row bounds the law where its move starts acting,
+``z(t_i + d) = Phi(d) z_i + Gamma(d) u_{i-1}``, and the first move's row is then a prediction
+too (the law's change over d, with its first-order term exact from the sampled velocities). The
+rows of the moves after the first are soft, one slack per row, with an exact L1 penalty (1000
+per gamma_ref of violation, in cost units where a command of one gamma_ref costs about 1; 28
+times the largest multiplier measured on the hard QP), so the answer is the hard QP's whenever
+that one is feasible, and a later move that cannot meet its bounds no longer makes the whole QP
+infeasible (``soft_active`` in the control record counts the slacks in use). The QP is
+condensed (U only) and set up in OSQP at the start of each run
+(:meth:`PredictiveController.initial_state`; its KKT matrix factored there, and again only when
+OSQP's adaptive rho changes); each sample updates the linear term and the bounds and
+warm-starts from the last solution. The variables are whitened (``U = W V`` with ``W^T H W =
+I``: the cost becomes ``|V|^2``): without that, the strings' self-stress directions (commands
+that change no nodal force, costed by R alone) leave OSQP's first-order iteration at its
+iteration limit on the ball. Of the whitenings the one that makes the constraint rows lower
+triangular keeps OSQP's KKT factor smallest. A QP stopped at the iteration cap or at the
+optional time limit (``mpc(time_limit=...)``, wall clock, at most the period) uses the first
+move of its iterate projected onto that move's bounds, so no sample breaks a hard bound. A QP
+that fails (OSQP's status by name in :data:`STATUS_NAMES`, e.g. "primal infeasible"), or whose
+first move cannot meet both the rate limit and the force-density bounds ("first move
+infeasible", found before OSQP runs), holds the last command projected onto the first move's
+bounds (the floor wins over the rate limit; ``held_last`` 1 in the control record). A
+non-finite sampled state (or last command) is refused with a ValueError naming the sample,
+never commanded as NaN.
 
 Inside the first move's hold (``kind="passive"``): the applied force density of string s
-at ``t_k + tau_j`` (``tau_j = j T / M``, j = 1..M, :data:`tenscontrol.design.predictive.
-HOLD_POINTS` = 4, the period's end included) is bounded too, predicted on the exact hold of
-the continuous design model, ``gamma_0 + G (Phi(tau_j) - I) z_0 + (I + G Gamma(tau_j)) u_0``,
+at ``t_k + d + tau_j`` (``tau_j = j T / M``, j = 1..M, M = ``HOLD_POINTS`` = 4 of
+:mod:`tenscontrol.design.predictive`, the hold's end included) is bounded too, predicted on the
+exact hold of the continuous design model (without delay ``gamma_0 + G (Phi(tau_j) - I) z_0 +
+(I + G Gamma(tau_j)) u_0``),
 with the law's first-order change taken from the sampled velocities exactly (``law_rate``)
 rather than from the linear model (which misses the geometry's change at large motion). A
 string whose own law undoes most of its command within the period (``authority``, the least
@@ -294,8 +295,8 @@ class PredictiveController(SampledController):
 
     def __repr__(self) -> str:
         return (f"PredictiveController(kind={self.kind!r}, commanded_strings={self.strings.size}"
-                f", horizon={self.horizon}, period={self.period:g} s, rate_limit="
-                f"{'none' if self.rate_limit is None else 'yes'})")
+                f", horizon={self.horizon}, period={self.period:g} s, delay={self.delay:g} s, "
+                f"rate_limit={'none' if self.rate_limit is None else 'yes'})")
 
     def summary(self) -> str:
         """The horizon, the bounds, the rate limit and the QP's time limit as a table."""

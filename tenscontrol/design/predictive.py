@@ -14,6 +14,7 @@ import numpy as np
 from tenscontrol import validation
 from tenscontrol.control.controllers import measurement
 from tenscontrol.control.mpc import PredictiveController, require_osqp
+from tenscontrol.control.sampled import check_timing
 from tenscontrol.design.result import MPCDesign
 from tenscontrol.design.discrete import dlqr, dlqr_gain
 from tenscontrol.linear.sampling import exact_hold
@@ -123,8 +124,9 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         bounds was used; failed, or "first move infeasible": the last command was held,
         projected onto the first move's bounds, ``held_last`` 1), ``iterations``,
         ``solve_time`` [s], ``soft_active`` (the relaxed rows of moves 2..N: those rows are
-        soft with an exact penalty, the first move's hard) and the update's ``cpu_time`` [s]. A non-finite sampled state is
-        refused (ValueError; in a simulation a ControllerError), never commanded as NaN.
+        soft with an exact penalty, the first move's hard) and the update's ``cpu_time`` [s]. A
+        non-finite sampled state is refused (ValueError; in a simulation a ControllerError),
+        never commanded as NaN.
 
     Raises
     ------
@@ -138,6 +140,7 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         period or time limit (not positive, or above the period).
     """
     require_osqp()
+    check_timing(period, delay, "mpc")
     horizon = check_horizon(model, horizon)
     # the rectangle-rule weights: the QP has no cross term between state and command (yet)
     design = dlqr(model, period, delay=delay, Q=Q, R=R, outputs=outputs, order=order,
