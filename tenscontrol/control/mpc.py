@@ -215,20 +215,30 @@ class PredictiveController(SampledController):
     hold : sequence of (tau, Phi, Gamma)
         The points tau_j [s] inside a hold and the exact hold of the continuous design model
         over them, (r, r) and (r, nu) (``kind="passive"``).
-    law_rate : ndarray, shape (nu, r), or None
-        The law's rate on z in the design model, ``G A`` (``kind="passive"``).
+    rate_gradient : ndarray, shape (nu, r), or None
+        The law's rate on z in the design model, ``G A`` [N/m/s per unit z]
+        (``kind="passive"``).
     delay : float
         Computation delay [s], ``0 <= delay < period``: u_k acts from ``t_k + delay``.
     start : ndarray, shape (r, nw), or None
         ``z(t_i + delay) = start w_i`` (``[Phi(delay), Gamma(delay)]``; None without delay).
+
+    Attributes
+    ----------
+    hold_points : int
+        The points inside the first hold at which the floor is bounded (0 for
+        ``kind="control"``).
+    authority : ndarray, shape (nu,)
+        The least share of each string's own command left in its applied force density
+        inside the hold, ``min_j (1 + G Gamma(tau_j))_ss`` (1 for ``kind="control"``).
+    held_over_period : ndarray of bool, shape (nu,)
+        The strings bounded inside the hold (authority at least 0.5).
     """
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None, hold=(),
-                 law_rate=None, delay=0.0, start=None):
+                 rate_gradient=None, delay=0.0, start=None):
         require_osqp()
-        import scipy.sparse as sp
-
         self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
         self.q_ref, self.left_inverse, self.law = q_ref, left_inverse, law
@@ -247,7 +257,7 @@ class PredictiveController(SampledController):
         self._n_tension = self._shift.shape[0]
         # the hold's points as times from the sample
         self._taus = self.delay + np.array([h[0] for h in hold[:self.hold_points]])
-        self._law_rate = law_rate
+        self._rate_gradient = rate_gradient
         # u_0's effect on its own rows inside the hold, G Gamma_j (for the projection)
         self._coupling = extra[:, :nu] - np.tile(np.eye(nu), (self.hold_points, 1))
         # the share of a string's own command left in its applied force density at the
@@ -257,11 +267,22 @@ class PredictiveController(SampledController):
         own = 1.0 + np.array([np.diag(c) for c in self._coupling.reshape(-1, nu, nu)])
         self.authority = own.min(axis=0) if self.hold_points else np.ones(nu)
         self.held_over_period = self.authority >= _MIN_AUTHORITY
+        self._qp = self._problem(H, F, T, extra)
+        self._solver = self._setup()
+        self._info = {}
+
+    def _problem(self, H, F, T, extra) -> dict:
+        """OSQP's problem (P, q, A, l, u) on ``[V; slacks]`` for the condensed QP (cost H, F;
+        rows T at the holds' starts, `extra` inside the first hold): whitened, scaled, the
+        rows that can bound kept, the later moves' rows soft (bounds open until the first
+        update)."""
+        import scipy.sparse as sp
+        nu, N = self.strings.size, self.horizon
         # the cost scaled so that a command of one gamma_ref costs about 1: OSQP's absolute
         # tolerance is then a fixed fraction of the prestress, not of the cost's units
-        unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
+        unit = np.tile(np.where(self.gamma_ref > 0, self.gamma_ref, 1.0), N)
         scale = 1.0 / np.mean(np.diag(H) * unit**2)
-        self._unwhiten, A = whitened(scale * H, T, extra, N, nu, rate_limit is not None)
+        self._unwhiten, A = whitened(scale * H, T, extra, N, nu, self.rate_limit is not None)
         self._F = self._unwhiten.T @ (scale * F)
         # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
         # tolerance is then the same fraction of the prestress at every length scale (a row
@@ -269,8 +290,8 @@ class PredictiveController(SampledController):
         self._row_unit = np.tile(unit[:nu], A.shape[0] // nu)
         A = A / self._row_unit[:, None]
         # OSQP gets the rows that can bound: not those inside the hold of a string whose own
-        # law undoes its command within the period (their bounds stay open; on the ball 96 of
-        # 128 rows, which doubled the QP's time)
+        # law undoes its command within the period (their bounds would stay open: on the
+        # ball 96 of its 128 rows inside the hold)
         keep = np.ones(A.shape[0], bool)
         keep[N * nu:self._n_tension] = np.tile(self.held_over_period, self.hold_points)
         self._keep = np.flatnonzero(keep)
@@ -280,10 +301,8 @@ class PredictiveController(SampledController):
         A = self._soft.matrix(A[self._keep])
         cost = sp.block_diag([sp.identity(N * nu), sp.csc_matrix((ns, ns))], format="csc")
         self._penalty = np.full(ns, PENALTY / SLACK_SCALE)
-        self._qp = dict(P=cost, q=np.zeros(N * nu + ns), A=sp.csc_matrix(A),
-                        l=-np.full(A.shape[0], INFINITY), u=np.full(A.shape[0], INFINITY))
-        self._solver = self._setup()
-        self._info = {}
+        return dict(P=cost, q=np.zeros(N * nu + ns), A=sp.csc_matrix(A),
+                    l=-np.full(A.shape[0], INFINITY), u=np.full(A.shape[0], INFINITY))
 
     @property
     def L(self) -> np.ndarray:
@@ -356,7 +375,7 @@ class PredictiveController(SampledController):
             # design model's (linear in z_0, wrong by the geometry's change at large motion):
             # the first-order term of the law's change from the sample to the hold's points
             # (and to the first hold's start, with a delay)
-            error = self.law_rate(q, qd) - self._law_rate @ z0
+            error = self.law_rate(q, qd) - self._rate_gradient @ z0
             shift[N * nu:] += np.repeat(self._taus, nu) * np.tile(error, self.hold_points)
             shift[:nu] += self.delay * error
         lo = np.tile(self.gamma_min - base, reps) - shift
