@@ -103,7 +103,8 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         its MPC run away (peak 2-7 m, where ``dlqr`` with the same delay keeps 0.14 m), while
         1e-5 s keeps 0.103 m. It is the loop's timing, not the delayed model: the design
         without delay run with its commands 1 ms late runs away too (3.7 m; ``dlqr``: 0.14 m),
-        as does the 1 ms design run without the delay (2.9 m). The T-bar's and 3-prism's
+        as does the 1 ms design run without the delay (2.9 m), and so did the MPC before
+        issue 30's item 3 with its commands 0.1 ms late (3.1 m). The T-bar's and 3-prism's
         loops keep their floors with half a period.
     time_limit : float, optional
         OSQP's run-time limit per QP [s], at most the period (a real-time loop would use the
