@@ -16,12 +16,29 @@ Ball: ``mpc`` on the ball (32 commanded strings, node 12's coordinates as output
 gamma_min 1 N/m) under a 200 N doublet on node 12 along z (half period 0.5 s, 1.5 s), for two
 horizons.
 
-Run: ``python benchmarks/bench_mpc.py``
+Floor (issue 30, item 3: guarantees between samples): the T-bar (as above, doublet on node 2
+along z) and the 3-prism (``catalog.prism(3, damping=1.0)`` brought to equilibrium with
+``gamma_min=10``, outputs the top nodes 3-5, doublet on node 3 along x), each with
+``kind="passive"`` and ``kind="control"``: the doublet amplitude a* at which the continuous
+``lqr(effort=1e-2)`` first lets a string go slack (bisection to 0.5 N, half period 1 s, 2.5 s),
+then ``mpc(model, 0.005, horizon=10, gamma_min=5, effort=1e-2)`` without delay and with a
+computation delay of half a period in the model, under the doublet of 2 a*, 2.5 s. Output on
+20 points per period, so that "least" is the least applied force density of any commanded
+string over the whole run, between the samples too ("at samples": at the sample instants
+only; "below": the time any string spends below gamma_min [s]); QP: OSQP's run time (wall
+clock) median and max [ms], with "late" the QPs that took longer than the delay (the time the
+command has; no time limit is set, so the run does not depend on the machine); soft: the
+share of samples with a soft row (moves 2..N) relaxed; then the statuses by name.
+
+Run: ``python benchmarks/bench_mpc.py [tbar] [ball] [floor]`` (all three by default)
 """
+
+import sys
 
 import numpy as np
 
 import tenscontrol as tc
+from tenscontrol.control.mpc import status_counts
 
 HEADER = (f"{'case':>22} {'peak [m]':>10} {'min gamma':>10} {'slack [s]':>9} {'sat. [s]':>8} "
           f"{'QP med [ms]':>11} {'QP max [ms]':>11} {'CPU med':>8} {'CPU max':>8}")
@@ -88,6 +105,71 @@ def ball():
                                                   max_step=5e-3), tc.measurement(b, sel))
 
 
+PERIOD, FLOOR, T_FINAL, DENSE = 0.005, 5.0, 2.5, 20
+
+
+def floor_cases():
+    """(name, structure, outputs, doublet place) of the floor table."""
+    tb = tc.equilibrium(tc.catalog.tbar("stedy", damping=1.0), gamma_min=10.0).structure
+    prism = tc.equilibrium(tc.catalog.prism(3, damping=1.0), gamma_min=10.0).structure
+    return [("T-bar", tb, tc.Selection(nodes=[2, 3], axes="xz"), tc.Selection(2, "z")),
+            ("3-prism", prism, tc.Selection(nodes=[3, 4, 5]), tc.Selection(3, "x"))]
+
+
+def critical(s, model, where):
+    """The least doublet amplitude [N] (to 0.5 N) at which the continuous LQR lets a string go
+    slack."""
+    lqr = tc.lqr(model, effort=1e-2).controller
+    t = np.linspace(0.0, T_FINAL, 501)
+
+    def slack(a):
+        run = tc.simulate(s, T_FINAL, loads=tc.doublet(s, where, a), controller=lqr, t_eval=t,
+                          max_step=5e-3)
+        return run.control.slack_time.sum() > 0
+    lo, hi = 0.0, 10.0
+    while not slack(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 0.5:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if slack(mid) else (mid, hi)
+    return hi
+
+
+def floor_row(name, kind, amplitude, delay, run):
+    c, t = run.control, run.t
+    phase = (t / PERIOD) % 1
+    at_samples = np.isclose(phase, 0, atol=1e-6) | np.isclose(phase, 1, atol=1e-6)
+    below = (c.applied < FLOOR - 1e-9).any(axis=1).sum() * (t[1] - t[0])
+    info = c.sample_info
+    qp = 1e3 * info["solve_time"]
+    late = int(np.count_nonzero(info["solve_time"] > delay)) if delay else "-"
+    soft = 100 * (info["soft_active"] > 0).mean()
+    statuses = ", ".join(f"{k}: {v}" for k, v in status_counts(info["status"]).items())
+    print(f"{name:>8} {kind:>8} {amplitude:>7.2f} {1e3 * delay:>6.2f} {c.applied.min():>8.4f} "
+          f"{FLOOR:>6g} {c.applied[at_samples].min():>8.4f} {below:>7.4f} {np.median(qp):>7.3f} "
+          f"{qp.max():>7.3f} {late!s:>5} {soft:>5.1f}%  {statuses}")
+
+
+def floor():
+    print(f"floor: gamma_min {FLOOR:g} N/m, period {1e3 * PERIOD:g} ms, horizon 10, doublets "
+          f"of 2 a*, {DENSE} points per period")
+    print(f"{'case':>8} {'kind':>8} {'2a* [N]':>7} {'d [ms]':>6} {'least':>8} {'floor':>6} "
+          f"{'at smpl':>8} {'below':>7} {'QP med':>7} {'QP max':>7} {'late':>5} {'soft':>6}  "
+          "statuses")
+    t = np.linspace(0.0, T_FINAL, int(round(T_FINAL / PERIOD)) * DENSE + 1)
+    for name, s, outputs, where in floor_cases():
+        for kind in ("passive", "control"):
+            model = tc.linearize(s, kind=kind, outputs=outputs)
+            amplitude = 2 * critical(s, model, where)
+            for delay in (0.0, 0.5 * PERIOD):
+                m = tc.mpc(model, PERIOD, horizon=10, gamma_min=FLOOR, effort=1e-2,
+                           delay=delay).controller
+                run = tc.simulate(s, T_FINAL, loads=tc.doublet(s, where, amplitude),
+                                  controller=m, t_eval=t, max_step=5e-3)
+                floor_row(name, kind, amplitude, delay, run)
+
+
 if __name__ == "__main__":
-    tbar()
-    ball()
+    parts = sys.argv[1:] or ["tbar", "ball", "floor"]
+    for part in parts:
+        {"tbar": tbar, "ball": ball, "floor": floor}[part]()

@@ -5,30 +5,74 @@ At each sample the controller solves a quadratic program over a horizon of N com
 ``z_{i+1} = Ad z_i + Bd u_i`` (``z_0 = left_inverse (x_k - x*)``, the left inverse of the minimal
 realization, as for LQR):
 
-    minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + z_N^T P z_N
-    subject to  gamma_min <= gamma_i + u_i <= gamma_max           (every commanded string)
-                |u_i - u_{i-1}| <= rate_limit * period             (optional)
+    minimize    sum_{i<N} (z_i^T Q z_i + u_i^T R u_i) + z_N^T P z_N + penalty * sum(e)
+    subject to  gamma_min - e_i <= gamma_i + u_i <= gamma_max + e_i   (every commanded string)
+                |u_i - u_{i-1}| <= rate_limit * period + e'_i        (optional)
+                e, e' >= 0, e_0 = e'_0 = 0 (the first move's rows hard)
 
 with P the discrete Riccati solution (so without active bounds the first move is the discrete
 LQR's). ``gamma_i`` is what u adds to: ``gamma_ref`` for ``kind="control"``; for
 ``kind="passive"`` the elastic law, exactly at the sampled state for i = 0 and linearized
 along the prediction after (``gamma_0 + G (z_i - z_0)``, G its gradient), so a stretched
-string's own tension counts against its bounds. The QP is condensed (U only) and set up in
-OSQP at the start of each run (:meth:`PredictiveController.initial_state`; its KKT matrix
-factored there, and again only when OSQP's adaptive rho changes); each sample updates the
-linear term and the bounds and warm-starts from the last solution. The variables are
-whitened (``U = W V`` with ``W^T H W = I``: the cost becomes ``|V|^2``): without that, the
-strings' self-stress directions (commands that change no nodal force, costed by R alone)
-leave OSQP's first-order iteration at its iteration limit on the ball. Of the whitenings the
-one that makes the constraint rows lower triangular keeps OSQP's KKT factor smallest. A QP
-stopped at the iteration cap (OSQP status 7, in the control record) uses the first move of
-its iterate projected onto that move's bounds, so no sample breaks a hard bound.
+string's own tension counts against its bounds. With a computation delay d (``mpc(delay=...)``,
+default 0) u_i acts from ``t_i + d`` to ``t_{i+1} + d`` and the last command until ``t_k + d``:
+the prediction runs on ``w = [z; u_prev]`` (the model of :func:`tenscontrol.dlqr` with the same
+delay, whose Riccati solution is P), each row bounds the law where its move starts acting,
+``z(t_i + d) = Phi(d) z_i + Gamma(d) u_{i-1}``, and the first move's row is then a prediction
+too (the law's change over d, with its first-order term exact from the sampled velocities). The
+rows of the moves after the first are soft, one slack per row, with an exact L1 penalty (1000
+per gamma_ref of violation, in cost units where a command of one gamma_ref costs about 1; 28
+times the largest multiplier measured on the hard QP), so the answer is the hard QP's whenever
+that one is feasible, and a later move that cannot meet its bounds no longer makes the whole QP
+infeasible (``soft_active`` in the control record counts the slacks in use). The QP is
+condensed (U only) and set up in OSQP at the start of each run
+(:meth:`PredictiveController.initial_state`; its KKT matrix factored there, and again only when
+OSQP's adaptive rho changes); each sample updates the linear term and the bounds and
+warm-starts from the last solution. The variables are whitened (``U = W V`` with ``W^T H W =
+I``: the cost becomes ``|V|^2``): without that, the strings' self-stress directions (commands
+that change no nodal force, costed by R alone) leave OSQP's first-order iteration at its
+iteration limit on the ball. Of the whitenings the one that makes the constraint rows lower
+triangular keeps OSQP's KKT factor smallest. A QP stopped at the iteration cap or at the
+optional time limit (``mpc(time_limit=...)``, wall clock, at most the period) uses the first
+move of its iterate projected onto that move's bounds, so no sample breaks a hard bound. A QP
+that fails (OSQP's status by name in :data:`STATUS_NAMES`, e.g. "primal infeasible"), or whose
+first move cannot meet both the rate limit and the force-density bounds ("first move
+infeasible", found before OSQP runs), holds the last command projected onto the first move's
+bounds (the floor wins over the rate limit; ``held_last`` 1 in the control record). A
+non-finite sampled state (or last command) is refused with a ValueError naming the sample,
+never commanded as NaN.
 
-What is guaranteed, where: the bounds hold at each sample instant. With ``kind="control"`` the
-applied force density ``gamma_ref + u`` is constant over the hold, so they hold over the whole
-period; with ``kind="passive"`` the elastic law changes with the string lengths during the hold,
-and the applied force density between samples can dip below ``gamma_min`` (the QP does not
-bound the held command over the period).
+Inside the first move's hold (``kind="passive"``): the applied force density of string s
+at ``t_k + d + tau_j`` (``tau_j = j T / M``, j = 1..M, M = ``HOLD_POINTS`` = 4 of
+:mod:`tenscontrol.design.predictive`, the hold's end included) is bounded too, predicted on the
+exact hold of the continuous design model (without delay ``gamma_0 + G (Phi(tau_j) - I) z_0 +
+(I + G Gamma(tau_j)) u_0``),
+with the law's first-order change taken from the sampled velocities exactly (``law_rate``)
+rather than from the linear model (which misses the geometry's change at large motion). A
+string whose own law undoes most of its command within the period (``authority``, the least
+share ``1 + (G Gamma(tau_j))_ss`` of its command left in it, below 0.5: the period is too
+long for it) gets no bound inside the hold: bounding it would take commands without limit
+(on the ball's fastest strings 2 % of a command is left at the period's end; the loop ran
+away with those rows). ``held_over_period`` says which strings are bounded inside the hold.
+
+What is guaranteed, where. ``kind="control"``: the applied force density ``gamma_ref + u``
+is constant over each hold, so every commanded string is within its bounds over the whole
+run, exactly (the first move is projected onto its bounds; before the first command, u = 0).
+``kind="passive"``: (1) at each sample instant (without delay), exactly, with the
+nonlinear law at the sampled state; with a delay d, where the command starts acting
+(``t_k + d``) in the design model, and the interval from ``t_k`` to ``t_k + d`` by the
+previous sample's rows; (2) inside each hold, for the strings of ``held_over_period``, at the M
+points in the design model (to OSQP's tolerance, and by a projection of the first move;
+4 points give the same least value as 8 on the T-bar and the 3-prism): on the nonlinear
+plant the floor there holds up to the design model's error of the law's second-order change
+over one period (an unmodeled load, a large motion; no margin covers it: one fed by the
+law's observed prediction error ran the ball away, peak 4.5 m); (3) between
+samples, the strings not in ``held_over_period``: nothing. Measured (``python
+benchmarks/bench_mpc.py floor``, gamma_min 5 N/m, 20 points per period): the T-bar under
+twice its LQR's slackening doublet keeps 4.9991 N/m (4.8192 with the samples bounded only);
+on the 3-prism a string still goes slack between samples at its large motion (0.036 s of
+2.5 s below the floor, 0.156 s before).
+
 OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
 BSD-licensed with binary wheels.
@@ -40,14 +84,15 @@ import time
 import warnings
 
 import numpy as np
-import scipy.linalg
 
+from tenscontrol import validation
+from tenscontrol.control.mpc_qp import (INFINITY, PENALTY, SLACK_SCALE, condensed, hold_rows,
+                                        soft_rows, whitened)
 from tenscontrol.control.sampled import SampledController, sampled_table, check_timing
 from tenscontrol.model.tables import value_range
 
-__all__ = ["PredictiveController", "require_osqp"]
+__all__ = ["STATUS_NAMES", "PredictiveController", "require_osqp", "status_counts"]
 
-_INFINITY = 1e30        # OSQP's infinity
 _EPS = 1e-6             # OSQP's absolute and relative tolerances
 # over-relaxation (OSQP's default 1.6): on the ball's recorded QPs (32 strings, horizon 5) it
 # cuts the worst sample from 525 to 200 iterations at the same accuracy (benchmarks/bench_mpc.py)
@@ -63,8 +108,39 @@ _RHO_INTERVAL = 50
 # under 10 ms. A QP stopped here (status 7) uses its iterate's first move, projected onto
 # its bounds
 _MAX_ITER = 250
-# OSQP statuses whose iterate is used: solved, solved inaccurate, iteration or time limit
-_USABLE = (1, 2, 7, 8)
+# the first move's projection onto its rows inside the hold is a fixed-point iteration that
+# contracts by the bounded strings' coupling, max_j ||(G Gamma_j)_HH||_inf: 0 on the T-bar,
+# 0.55 on the 3-prism, 0.71 on the ball's 8 bounded strings (5 ms); it stops when a pass
+# moves no command by more than _PROJECTION_TOL of the largest gamma_ref (OSQP's tolerance
+# is 1e-6 of it), or after _MAX_PASSES (0.71^80 = 1e-12)
+_PROJECTION_TOL = 1e-9
+_MAX_PASSES = 80
+# the least share of a string's own command that must stay in its applied force density
+# through the hold (``1 + (G Gamma_j)_ii``) for the floor to be bounded inside the hold: on
+# the ball (32 strings, 5 ms) some strings keep 2 % of their command at the period's end (the
+# law undoes the rest), and bounding them there asks for commands of 1e6 N/m and the loop
+# runs away (peak 2.7 m against 0.105 m); the T-bar's and the 3-prism's strings keep 72 % or
+# more. Below this share the period is too long for the string: its floor holds at the
+# samples only
+_MIN_AUTHORITY = 0.5
+# a slack counts as active above this, in units of its string's gamma_ref (OSQP's
+# tolerance, 1e-6 in these units, leaves inactive slacks near 1e-6)
+_ACTIVE = 1e-4
+#: OSQP's statuses (``osqp.SolverStatus``, OSQP's ``status_val``) by name, and this module's
+#: own: ``"first move infeasible"`` (no first move meets its bounds; found before OSQP runs,
+#: whose infeasibility certificate can take its whole iteration budget). The control record
+#: keeps the code per sample (its ``sample_info`` holds numbers); :func:`status_counts` names
+#: them.
+STATUS_NAMES = {1: "solved", 2: "solved inaccurate", 3: "primal infeasible",
+                4: "primal infeasible inaccurate", 5: "dual infeasible",
+                6: "dual infeasible inaccurate", 7: "maximum iterations reached",
+                8: "run time limit reached", 9: "problem non convex", 10: "interrupted",
+                11: "unsolved", -1: "first move infeasible"}
+_CODES = {name: code for code, name in STATUS_NAMES.items()}
+# the statuses whose iterate is used (its first move projected onto its bounds): a QP stopped
+# by the iteration cap or the time limit still has a usable, if suboptimal, iterate
+_USABLE = ("solved", "solved inaccurate", "maximum iterations reached",
+           "run time limit reached")
 
 
 def require_osqp():
@@ -77,50 +153,34 @@ def require_osqp():
     return osqp
 
 
-def _powers(Ad, Bd, N):
-    """Ax (N+1, r, r) with Ax[i] = Ad^i, and Bu (N+1, r, N nu): z_i = Ax[i] z_0 + Bu[i] U."""
-    r, nu = Bd.shape
-    Ax = np.empty((N + 1, r, r))
-    Bu = np.zeros((N + 1, r, N * nu))
-    Ax[0] = np.eye(r)
-    for i in range(1, N + 1):
-        Ax[i] = Ad @ Ax[i - 1]
-        Bu[i] = Ad @ Bu[i - 1]
-        Bu[i][:, (i - 1) * nu:i * nu] = Bd
-    return Ax, Bu
+def status_counts(codes) -> dict:
+    """How many samples ended in each status: ``{name: count}`` for the ``status`` codes
+    (ns,) of a control record's ``sample_info`` (names from :data:`STATUS_NAMES`)."""
+    values, counts = np.unique(np.asarray(codes, dtype=int), return_counts=True)
+    return {STATUS_NAMES.get(int(v), f"status {int(v)}"): int(n) for v, n in zip(values, counts)}
 
 
-def _condensed(Ad, Bd, Q, R, P, G, N):
-    """The condensed QP on U: cost ``U^T H U + 2 z_0^T F^T U`` (+ const), tension rows T U
-    (``u_i + G (z_i - z_0)``) whose bounds move by ``-shift z_0``."""
-    Ax, Bu = _powers(Ad, Bd, N)
-    Qbar = [Q] * (N - 1) + [P]
-    H = sum(Bu[i].T @ Qbar[i - 1] @ Bu[i] for i in range(1, N + 1)) + np.kron(np.eye(N), R)
-    F = sum(Bu[i].T @ Qbar[i - 1] @ Ax[i] for i in range(1, N + 1))
-    T = np.eye(N * Bd.shape[1]) + np.vstack([G @ Bu[i] for i in range(N)])
-    shift = np.vstack([G @ (Ax[i] - Ax[0]) for i in range(N)])
-    return H, F, T, shift
+def _check_finite(k: int, t: float, values: dict) -> None:
+    """ValueError naming sample k if any of the named arrays has a NaN or an infinity."""
+    for name, value in values.items():
+        bad = np.flatnonzero(~np.isfinite(value))
+        if bad.size:
+            raise ValueError(f"PredictiveController: {name} at sample {k} (t = {t:g} s) is not "
+                             f"finite (entry {int(bad[0])} is {value[bad[0]]}); the MPC refuses "
+                             "a non-finite state rather than command NaN: check the simulation "
+                             "or the estimator that feeds it")
 
 
-def _whitened(H, T, N, nu, rate):
-    """(unwhiten, A): U = unwhiten @ V turns the cost U^T H U into |V|^2 and the constraint
-    rows (tensions T U, and the rate rows if `rate`) into A V, A lower triangular."""
-    # whitening: the first-order OSQP iteration needs it when self-stress makes H
-    # ill-conditioned (commands that change no nodal force cost only R)
-    # any W with W^T H W = I whitens; W = T^-1 S with S the Cholesky factor of T H^-1 T^T
-    # makes the tension rows T W = S triangular: half the nonzeros of the dense T C^-T of
-    # H = C C^T, and a KKT factor a third the size (OSQP's iteration on the ball: 3x faster)
-    # (T is unit lower triangular: the tension of move i depends on moves 0..i)
-    S = np.linalg.cholesky(_symmetric(T @ np.linalg.solve(H, T.T)))
-    unwhiten = scipy.linalg.solve_triangular(T, S, lower=True, unit_diagonal=True)
-    rows = [S]
-    if rate:
-        rows.append(unwhiten - np.vstack([np.zeros((nu, N * nu)), unwhiten[:-nu]]))
-    return unwhiten, np.vstack(rows)
-
-
-def _symmetric(M):
-    return 0.5 * (M + M.T)
+def _check_time_limit(time_limit, period: float):
+    """`time_limit` [s] as a float in (0, period], or None (no limit)."""
+    if time_limit is None:
+        return None
+    limit = validation.real("mpc: time_limit", time_limit, what="a number of seconds",
+                            positive=True, expected="a positive number of seconds or None")
+    if limit > period:
+        raise ValueError(f"mpc: time_limit must be at most the period {period:g} s (the "
+                         f"command is due at the next sample), got {limit:g} s")
+    return limit
 
 
 class PredictiveController(SampledController):
@@ -129,13 +189,14 @@ class PredictiveController(SampledController):
 
     Parameters
     ----------
-    Ad, Bd : ndarray, shape (r, r), (r, nu)
-        ZOH model of the reduced design model at `period`.
+    Ad, Bd : ndarray, shape (nw, nw), (nw, nu)
+        ZOH model of the reduced design model at `period` on ``w = z`` (nw = r) or, with a
+        computation delay, on ``w = [z; u_prev]`` (nw = r + nu).
     left_inverse : ndarray, shape (r, 2nq)
         ``z = left_inverse (x - x*)`` (the attribute was ``L`` before issue 30: deprecated, L
         names the Kalman gain).
-    Q, P : ndarray, shape (r, r)
-        Stage and terminal weights; R : ndarray (nu, nu).
+    Q, P : ndarray, shape (nw, nw)
+        Stage and terminal weights on w; R : ndarray (nu, nu).
     G : ndarray, shape (nu, r)
         Gradient of the commanded strings' elastic law on z (zero for ``kind="control"``).
     q_ref, strings, gamma_ref, kind, period
@@ -148,41 +209,100 @@ class PredictiveController(SampledController):
     law : tuple or None
         (pairs (nu, 2), stiffness, rest_length, spring) of the commanded strings, for the
         exact elastic law at the sample (``kind="passive"``).
-    fallback : ndarray, shape (nu, r)
-        The discrete LQR gain used, clipped to the bounds, when a QP is not solved.
+    time_limit : float or None
+        OSQP's run-time limit per QP [s] (wall clock), in (0, period]; None: none (the
+        iteration cap alone bounds the work, and the commands do not depend on the machine).
+    hold : sequence of (tau, Phi, Gamma)
+        The points tau_j [s] inside a hold and the exact hold of the continuous design model
+        over them, (r, r) and (r, nu) (``kind="passive"``).
+    rate_gradient : ndarray, shape (nu, r), or None
+        The law's rate on z in the design model, ``G A`` [N/m/s per unit z]
+        (``kind="passive"``).
+    delay : float
+        Computation delay [s], ``0 <= delay < period``: u_k acts from ``t_k + delay``.
+    start : ndarray, shape (r, nw), or None
+        ``z(t_i + delay) = start w_i`` (``[Phi(delay), Gamma(delay)]``; None without delay).
+
+    Attributes
+    ----------
+    hold_points : int
+        The points inside the first hold at which the floor is bounded (0 for
+        ``kind="control"``).
+    authority : ndarray, shape (nu,)
+        The least share of each string's own command left in its applied force density
+        inside the hold, ``min_j (1 + G Gamma(tau_j))_ss`` (1 for ``kind="control"``).
+    held_over_period : ndarray of bool, shape (nu,)
+        The strings bounded inside the hold (authority at least 0.5).
     """
 
-    delay = 0.0
-
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
-                 gamma_min, gamma_max, horizon, rate_limit, law, fallback):
+                 gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None, hold=(),
+                 rate_gradient=None, delay=0.0, start=None):
         require_osqp()
-        import scipy.sparse as sp
-
-        self.period, _ = check_timing(period, 0.0, "PredictiveController")
+        self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
-        self.q_ref, self.left_inverse, self.law, self.fallback = q_ref, left_inverse, law, fallback
-        self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, _INFINITY)
+        self.q_ref, self.left_inverse, self.law = q_ref, left_inverse, law
+        self.time_limit = _check_time_limit(time_limit, self.period)
+        self.gamma_min, self.gamma_max = gamma_min, np.minimum(gamma_max, INFINITY)
         self.horizon, self.rate_limit = horizon, rate_limit
         nu, N = strings.size, horizon
-        self.n_states = nu                         # the last command (for the rate limit)
-        H, F, T, self._shift = _condensed(Ad, Bd, Q, R, P, G, N)
+        self.n_states = nu              # the last command (the rate limit, the delay's hold)
+        start = np.eye(G.shape[1]) if start is None else start
+        H, F, T, shift = condensed(Ad, Bd, Q, R, P, G, start, N)
+        # the first move's rows inside its hold (none for kind="control": there the applied
+        # force density is constant over the hold, and the sample's row covers it)
+        extra, hold_shift = hold_rows(G, hold if law is not None else (), start, N)
+        self._shift = np.vstack([shift, hold_shift])
+        self.hold_points = len(hold) if law is not None else 0
+        self._n_tension = self._shift.shape[0]
+        # the hold's points as times from the sample
+        self._taus = self.delay + np.array([h[0] for h in hold[:self.hold_points]])
+        self._rate_gradient = rate_gradient
+        # u_0's effect on its own rows inside the hold, G Gamma_j (for the projection)
+        self._coupling = extra[:, :nu] - np.tile(np.eye(nu), (self.hold_points, 1))
+        # the share of a string's own command left in its applied force density at the
+        # worst point of the hold, min_j (1 + G Gamma_j)_ii: where its elastic law undoes
+        # most of the command within the period the floor over the hold is not kept (see
+        # _MIN_AUTHORITY)
+        own = 1.0 + np.array([np.diag(c) for c in self._coupling.reshape(-1, nu, nu)])
+        self.authority = own.min(axis=0) if self.hold_points else np.ones(nu)
+        self.held_over_period = self.authority >= _MIN_AUTHORITY
+        self._qp = self._problem(H, F, T, extra)
+        self._solver = self._setup()
+        self._info = {}
+
+    def _problem(self, H, F, T, extra) -> dict:
+        """OSQP's problem (P, q, A, l, u) on ``[V; slacks]`` for the condensed QP (cost H, F;
+        rows T at the holds' starts, `extra` inside the first hold): whitened, scaled, the
+        rows that can bound kept, the later moves' rows soft (bounds open until the first
+        update)."""
+        import scipy.sparse as sp
+        nu, N = self.strings.size, self.horizon
         # the cost scaled so that a command of one gamma_ref costs about 1: OSQP's absolute
         # tolerance is then a fixed fraction of the prestress, not of the cost's units
-        unit = np.tile(np.where(gamma_ref > 0, gamma_ref, 1.0), N)
+        unit = np.tile(np.where(self.gamma_ref > 0, self.gamma_ref, 1.0), N)
         scale = 1.0 / np.mean(np.diag(H) * unit**2)
-        self._unwhiten, A = _whitened(scale * H, T, N, nu, rate_limit is not None)
+        self._unwhiten, A = whitened(scale * H, T, extra, N, nu, self.rate_limit is not None)
         self._F = self._unwhiten.T @ (scale * F)
         # each constraint row in units of its string's gamma_ref, as the cost: OSQP's absolute
         # tolerance is then the same fraction of the prestress at every length scale (a row
         # scaling keeps A lower triangular)
-        self._row_unit = np.tile(unit, A.shape[0] // unit.size)
+        self._row_unit = np.tile(unit[:nu], A.shape[0] // nu)
         A = A / self._row_unit[:, None]
-        self._qp = dict(P=sp.identity(N * nu, format="csc"), q=np.zeros(N * nu),
-                        A=sp.csc_matrix(A), l=-np.full(A.shape[0], _INFINITY),
-                        u=np.full(A.shape[0], _INFINITY))
-        self._solver = self._setup()
-        self._info = {}
+        # OSQP gets the rows that can bound: not those inside the hold of a string whose own
+        # law undoes its command within the period (their bounds would stay open: on the
+        # ball 96 of its 128 rows inside the hold)
+        keep = np.ones(A.shape[0], bool)
+        keep[N * nu:self._n_tension] = np.tile(self.held_over_period, self.hold_points)
+        self._keep = np.flatnonzero(keep)
+        self._soft = soft_rows(N, nu, self._n_tension, A.shape[0], self.gamma_max, self._keep)
+        self._n_vars = N * nu
+        ns = self._soft.n_slack
+        A = self._soft.matrix(A[self._keep])
+        cost = sp.block_diag([sp.identity(N * nu), sp.csc_matrix((ns, ns))], format="csc")
+        self._penalty = np.full(ns, PENALTY / SLACK_SCALE)
+        return dict(P=cost, q=np.zeros(N * nu + ns), A=sp.csc_matrix(A),
+                    l=-np.full(A.shape[0], INFINITY), u=np.full(A.shape[0], INFINITY))
 
     @property
     def L(self) -> np.ndarray:
@@ -194,12 +314,12 @@ class PredictiveController(SampledController):
 
     def __repr__(self) -> str:
         return (f"PredictiveController(kind={self.kind!r}, commanded_strings={self.strings.size}"
-                f", horizon={self.horizon}, period={self.period:g} s, rate_limit="
-                f"{'none' if self.rate_limit is None else 'yes'})")
+                f", horizon={self.horizon}, period={self.period:g} s, delay={self.delay:g} s, "
+                f"rate_limit={'none' if self.rate_limit is None else 'yes'})")
 
     def summary(self) -> str:
-        """The horizon, the bounds, the rate limit and the fallback gain as a table."""
-        gmax = np.where(self.gamma_max >= _INFINITY, np.inf, self.gamma_max)
+        """The horizon, the bounds, the rate limit and the QP's time limit as a table."""
+        gmax = np.where(self.gamma_max >= INFINITY, np.inf, self.gamma_max)
         rate = ("none" if self.rate_limit is None else
                 value_range(self.rate_limit, "N/m/s"))
         return sampled_table(self, ("horizon", f"{self.horizon} samples"),
@@ -207,8 +327,17 @@ class PredictiveController(SampledController):
                               ("gamma_min", value_range(self.gamma_min, "N/m")),
                               ("gamma_max", value_range(gmax, "N/m")),
                               ("rate limit", rate),
-                              ("||fallback||_F", f"{np.linalg.norm(self.fallback):.4g}"),
+                              ("QP time limit", "none" if self.time_limit is None else
+                               f"{self.time_limit:g} s (wall clock)"),
+                              ("floor in the hold", self._hold_text()),
                               law="QP over the horizon, bounded force densities")
+
+    def _hold_text(self) -> str:
+        if not self.hold_points:
+            return ("not needed (gamma_ref + u constant over the hold)" if self.law is None
+                    else "none")
+        return (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
+                f"{self.hold_points} points (authority >= {_MIN_AUTHORITY:g})")
 
     def elastic_law(self, q: np.ndarray) -> np.ndarray:
         """What u adds to at positions q (3n,): the elastic law's force densities (passive)
@@ -221,29 +350,70 @@ class PredictiveController(SampledController):
         law = k * (1.0 - l0 / length)
         return np.where(spring | (length > l0), law, 0.0)
 
-    def bounds(self, q: np.ndarray, z0: np.ndarray, u_prev: np.ndarray):
-        """(lower, upper) of the QP's constraint rows at the sample."""
+    def law_rate(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The elastic law's rate of change at positions q and velocities qd (3n,), d gamma /
+        dt = (k l0 / l^2) dl/dt while taut [N/m/s], shape (nu,); zero for kind="control"."""
+        if self.law is None:
+            return np.zeros(self.strings.size)
+        pairs, k, l0, spring = self.law
+        N, V = q.reshape(-1, 3), qd.reshape(-1, 3)
+        d = N[pairs[:, 1]] - N[pairs[:, 0]]
+        length = np.linalg.norm(d, axis=1)
+        rate = np.einsum("ij,ij->i", d, V[pairs[:, 1]] - V[pairs[:, 0]]) / length
+        return np.where(spring | (length > l0), k * l0 / length**2 * rate, 0.0)
+
+    def bounds(self, q: np.ndarray, qd: np.ndarray, u_prev: np.ndarray):
+        """(lower, upper) [N/m] of the QP's constraint rows (tension, then rate) at the
+        sample: q, qd (3n,) the sampled positions and velocities, u_prev (nu,) the last
+        command."""
+        z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
         base = self.elastic_law(q)
-        shift = self._shift @ z0
-        N = self.horizon
-        lo = np.tile(self.gamma_min - base, N) - shift
-        hi = np.tile(self.gamma_max - base, N) - shift
+        shift = self._shift @ self.prediction_start(z0, u_prev)
+        N, nu, reps = self.horizon, base.size, self._n_tension // base.size
+        if self.hold_points:
+            # the law's rate at the sample, exact from the sampled velocities, in place of the
+            # design model's (linear in z_0, wrong by the geometry's change at large motion):
+            # the first-order term of the law's change from the sample to the hold's points
+            # (and to the first hold's start, with a delay)
+            error = self.law_rate(q, qd) - self._rate_gradient @ z0
+            shift[N * nu:] += np.repeat(self._taus, nu) * np.tile(error, self.hold_points)
+            shift[:nu] += self.delay * error
+        lo = np.tile(self.gamma_min - base, reps) - shift
+        hi = np.tile(self.gamma_max - base, reps) - shift
+        if self.hold_points:
+            # no bound inside the hold for a string its own law answers within the period
+            open_ = np.tile(~self.held_over_period, self.hold_points)
+            lo[N * nu:][open_], hi[N * nu:][open_] = -INFINITY, INFINITY
         if self.rate_limit is not None:
             step = np.tile(self.rate_limit * self.period, N)
             first = np.concatenate([u_prev, np.zeros((N - 1) * u_prev.size)])
             lo, hi = np.concatenate([lo, first - step]), np.concatenate([hi, first + step])
         return lo, hi
 
+    def prediction_start(self, z0: np.ndarray, u_prev: np.ndarray) -> np.ndarray:
+        """w_0: z_0 (r,), or ``[z_0; u_prev]`` (r + nu,) with a computation delay (the last
+        command acts until ``t_k + delay``)."""
+        return z0 if self.delay == 0 else np.concatenate([z0, u_prev])
+
     def _in_units(self, bound: np.ndarray) -> np.ndarray:
-        """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept)."""
-        return np.where(np.abs(bound) >= _INFINITY, bound, bound / self._row_unit)
+        """Constraint bounds [N/m] in the rows' units (OSQP's infinity kept), of the rows
+        OSQP has."""
+        bound = np.where(np.abs(bound) >= INFINITY, bound, bound / self._row_unit)
+        return bound[self._keep]
 
     def _setup(self):
         """A new OSQP solver of the QP (factors its KKT matrix)."""
         solver = require_osqp().OSQP()
+        limit = {} if self.time_limit is None else {"time_limit": self.time_limit}
         solver.setup(**self._qp, verbose=False, warm_starting=True, polishing=False,
                      eps_abs=_EPS, eps_rel=_EPS, max_iter=_MAX_ITER, alpha=_ALPHA,
-                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL)
+                     check_termination=_CHECK, adaptive_rho_interval=_RHO_INTERVAL, **limit)
+        # the multipliers of the slacks' rows e >= 0 are minus their cost (1) while the soft
+        # rows hold: started there rather than at 0, OSQP need not climb to them
+        ns = self._soft.n_slack
+        y = np.zeros(self._qp["l"].size)
+        y[y.size - ns:] = -1.0
+        solver.warm_start(x=np.zeros(self._qp["q"].size), y=y)
         return solver
 
     def initial_state(self) -> np.ndarray:
@@ -261,33 +431,78 @@ class PredictiveController(SampledController):
 
     def update(self, k, t, q, qd, xk):
         start = time.process_time()
-        z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
-        lo, hi = self.bounds(q, z0, xk)
-        self._solver.update(q=self._F @ z0, l=self._in_units(lo), u=self._in_units(hi))
-        res = self._solver.solve(raise_error=False)
-        status = int(res.info.status_val)
-        u = self._first_move(res.x if status in _USABLE else None, z0, lo, hi)
-        self._info = {"status": status, "iterations": int(res.info.iter),
-                      "solve_time": float(res.info.run_time),
+        _check_finite(k, t, {"positions q": q, "velocities qd": qd, "last command": xk})
+        lo, hi = self.bounds(q, qd, xk)
+        w0 = self.prediction_start(self.left_inverse @ np.concatenate([q - self.q_ref, qd]), xk)
+        if self._first_infeasible(lo, hi):
+            status, iterations, run_time, x = _CODES["first move infeasible"], 0, 0.0, None
+        else:
+            low, high = self._soft.bounds(self._in_units(lo), self._in_units(hi))
+            self._solver.update(q=np.concatenate([self._F @ w0, self._penalty]), l=low, u=high)
+            res = self._solver.solve(raise_error=False)
+            status, iterations = int(res.info.status_val), int(res.info.iter)
+            run_time = float(res.info.run_time)
+            usable = STATUS_NAMES.get(status) in _USABLE and np.all(np.isfinite(res.x))
+            x = res.x if usable else None
+        slack = np.zeros(0) if x is None else x[self._n_vars:] / SLACK_SCALE
+        x = None if x is None else x[:self._n_vars]
+        u = self._first_move(x, xk, lo, hi)
+        self._info = {"status": status, "iterations": iterations,
+                      "solve_time": run_time, "held_last": int(x is None),
+                      "soft_active": int(np.count_nonzero(slack > _ACTIVE)),
                       "cpu_time": time.process_time() - start}
         return u, u
 
-    def _first_move(self, x, z0, lo, hi):
-        """The first move of OSQP's iterate `x` (the clipped LQR move if None), projected onto
-        its bounds at the sample: the rate limit's box, then the force densities' (which win
-        where the two do not meet)."""
-        nu, N = self.strings.size, self.horizon
-        u = -self.fallback @ z0 if x is None else self._unwhiten[:nu] @ x
+    def _first_infeasible(self, lo, hi) -> bool:
+        """Whether no first move meets both its rate limit and its force-density bounds (at
+        the sample and inside the hold, there without the small coupling G Gamma_j)."""
+        if self.rate_limit is None:
+            return False            # the force-density box alone (gamma_min <= gamma_max) is met
+        nu, nt, N = self.strings.size, self._n_tension, self.horizon
+        rows = np.vstack([lo[:nu], lo[N * nu:nt].reshape(-1, nu), lo[nt:nt + nu]])
+        tops = np.vstack([hi[:nu], hi[N * nu:nt].reshape(-1, nu), hi[nt:nt + nu]])
+        return bool(np.any(rows.max(axis=0) > tops.min(axis=0)))
+
+    def _first_move(self, x, u_prev, lo, hi):
+        """The first move of OSQP's iterate `x` (None: the QP failed, and the last command
+        `u_prev` is held), projected onto its bounds at the sample: the rate limit's box,
+        then the force densities' (which win where the two do not meet)."""
+        nu, nt, N = self.strings.size, self._n_tension, self.horizon
+        u = u_prev.copy() if x is None else self._unwhiten[:nu] @ x
         if self.rate_limit is not None:
-            u = np.clip(u, lo[N * nu:N * nu + nu], hi[N * nu:N * nu + nu])
-        # the first move's rows are its bounds at the sampled state (no prediction in them):
-        # clipping there removes OSQP's tolerance-sized violations (about 1e-3 of gamma_min
-        # on the ball), so the command meets gamma_min exactly at the sample
+            u = np.clip(u, lo[nt:nt + nu], hi[nt:nt + nu])
+        if self.hold_points:
+            u = self._onto_hold_rows(u, lo[N * nu:nt].reshape(-1, nu),
+                                     hi[N * nu:nt].reshape(-1, nu))
+        # the first move's rows at the sample are its bounds at the sampled state (no
+        # prediction in them): clipping there removes OSQP's tolerance-sized violations
+        # (about 1e-3 of gamma_min on the ball), so the command meets gamma_min exactly at
+        # the sample (and wins over the rows inside the hold where they do not meet)
         return np.clip(u, lo[:nu], hi[:nu])
 
+    def _onto_hold_rows(self, u, low, high):
+        """u (nu,) moved onto the first move's rows inside the hold, ``low_j <= (I +
+        coupling_j) u <= high_j`` (low, high (M, nu); open for the strings not bounded there):
+        the per-string boxes with the coupling (a string's law answering the commands within
+        the period) taken at the last pass, to a fixed point. It removes the tolerance-sized
+        violations of OSQP's answer and those of an iterate stopped early."""
+        tol = _PROJECTION_TOL * float(np.max(self.gamma_ref))
+        nu = u.size
+        for _ in range(_MAX_PASSES):
+            c = (self._coupling @ u).reshape(-1, nu)
+            new = np.maximum(np.minimum(u, (high - c).min(axis=0)), (low - c).max(axis=0))
+            if np.abs(new - u).max() <= tol:
+                return new
+            u = new
+        return u
+
     def sample_info(self) -> dict:
-        """The last QP's OSQP status (1 solved; 2 solved inaccurate, 7 stopped at the
-        iteration cap: the iterate's first move projected onto its bounds was used; else
-        failed: the clipped LQR move was used), iterations, OSQP run time [s] and the
-        update's CPU time [s]."""
+        """The last QP's figures: OSQP's ``status`` code (:data:`STATUS_NAMES`; "solved",
+        "solved inaccurate", "maximum iterations reached", "run time limit reached": the
+        iterate's first move, projected onto its bounds, is the command; any other, e.g.
+        "primal infeasible", or "first move infeasible": the last command is held, projected
+        onto the first move's bounds, and ``held_last`` is 1), ``iterations``, OSQP's
+        ``solve_time`` [s] (wall clock), ``soft_active`` (how many soft rows of moves 2..N
+        were relaxed, a slack above 1e-4 of its string's gamma_ref) and the update's
+        ``cpu_time`` [s]."""
         return dict(self._info)

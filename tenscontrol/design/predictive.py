@@ -14,11 +14,13 @@ import numpy as np
 from tenscontrol import validation
 from tenscontrol.control.controllers import measurement
 from tenscontrol.control.mpc import PredictiveController, require_osqp
+from tenscontrol.control.sampled import check_timing
 from tenscontrol.design.result import MPCDesign
 from tenscontrol.design.discrete import dlqr, dlqr_gain
+from tenscontrol.linear.sampling import exact_hold
 from tenscontrol.model.selection import Selection
 
-__all__ = ["MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
+__all__ = ["HOLD_POINTS", "MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
 
 #: The longest prediction horizon :func:`mpc` accepts [samples]: its condensed QP has
 #: horizon x commanded strings variables, dense, and is solved at every sample.
@@ -26,6 +28,10 @@ MAX_HORIZON = 1000
 #: The most memory the condensed QP of :func:`mpc` may take [bytes], estimated before any
 #: is allocated (1 GiB).
 MAX_QP_BYTES = 2**30
+#: The points inside each period (``j T / HOLD_POINTS``, j = 1..HOLD_POINTS, the period's end
+#: included) at which :func:`mpc` bounds the first move's applied force density for
+#: ``kind="passive"``, besides the sample itself.
+HOLD_POINTS = 4
 
 
 def _qp_bytes(horizon: int, r: int, nu: int) -> int:
@@ -66,7 +72,7 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> MPCDesign:
+        effort=1.0, delay: float = 0.0, time_limit: float | None = None) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -74,7 +80,7 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     model : LinearModel
         Linearization at an equilibrium, kind "passive" or "control" (as for :func:`lqr`).
     period : float
-        Sample period [s] (the command acts at the sample: no computation delay).
+        Sample period [s].
     horizon : int
         Prediction horizon N [samples], an integer from 1 to :data:`MAX_HORIZON` (1000)
         whose condensed QP (N x commanded strings variables, dense) is estimated to fit in
@@ -87,6 +93,24 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Q, R, outputs, order, effort
         The weights, outputs, design order and effort of :func:`tenscontrol.lqr` (same
         defaults).
+    delay : float
+        Computation delay [s], ``0 <= delay < period``: the command computed from the sample
+        at t_k acts from ``t_k + delay`` to ``t_{k+1} + delay`` (the last one until then), in
+        the prediction as in :func:`tenscontrol.dlqr` (state ``[z; u_prev]``, terminal
+        weight the delayed loop's Riccati solution). Default 0: the command acts at the
+        sample, as if the QP took no time. Measured on the ball's 200 N doublet
+        (``benchmarks/bench_mpc.py``): any delay from 0.1 ms (2 % of its 5 ms period) lets
+        its MPC run away (peak 2-7 m, where ``dlqr`` with the same delay keeps 0.14 m), while
+        1e-5 s keeps 0.103 m. It is the loop's timing, not the delayed model: the design
+        without delay run with its commands 1 ms late runs away too (3.7 m; ``dlqr``: 0.14 m),
+        as does the 1 ms design run without the delay (2.9 m), and so did the MPC before
+        issue 30's item 3 with its commands 0.1 ms late (3.1 m). The T-bar's and 3-prism's
+        loops keep their floors with half a period.
+    time_limit : float, optional
+        OSQP's run-time limit per QP [s], at most the period (a real-time loop would use the
+        time its command has). Wall clock: a loaded machine reaches it sooner, so the
+        commands then depend on the machine; None (default): no limit, the iteration cap
+        alone bounds the work and runs repeat bit for bit.
 
     Returns
     -------
@@ -94,10 +118,16 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         Its ``controller`` is the :class:`PredictiveController`, a
         :class:`~tenscontrol.SampledController` (before issue 30 mpc returned it: its
         attributes are still reached through the design, with a DeprecationWarning); its
-        control record's ``sample_info`` has
-        each QP's OSQP ``status`` (1 solved, 2 solved inaccurate, 7 stopped at the iteration
-        cap: its iterate's first move projected onto its bounds was used), ``iterations``,
-        ``solve_time`` [s] and the update's ``cpu_time`` [s].
+        control record's ``sample_info`` has each QP's ``status`` code
+        (:data:`tenscontrol.control.mpc.STATUS_NAMES`, counted by name by
+        :func:`~tenscontrol.control.mpc.status_counts`: solved, solved inaccurate, or stopped
+        at the iteration cap or the time limit: its iterate's first move projected onto its
+        bounds was used; failed, or "first move infeasible": the last command was held,
+        projected onto the first move's bounds, ``held_last`` 1), ``iterations``,
+        ``solve_time`` [s], ``soft_active`` (the relaxed rows of moves 2..N: those rows are
+        soft with an exact penalty, the first move's hard) and the update's ``cpu_time`` [s]. A
+        non-finite sampled state is refused (ValueError; in a simulation a ControllerError),
+        never commanded as NaN.
 
     Raises
     ------
@@ -107,14 +137,15 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         A horizon that is not an integer (2.5, "10", True).
     ValueError
         Bad bounds (gamma_min above an operating force density), horizon (below 1, above
-        MAX_HORIZON, or a QP above MAX_QP_BYTES: the message gives the largest that fits) or
-        period.
+        MAX_HORIZON, or a QP above MAX_QP_BYTES: the message gives the largest that fits),
+        period or time limit (not positive, or above the period).
     """
     require_osqp()
+    check_timing(period, delay, "mpc")
     horizon = check_horizon(model, horizon)
     # the rectangle-rule weights: the QP has no cross term between state and command (yet)
-    design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort,
-                  cost="rectangle")
+    design = dlqr(model, period, delay=delay, Q=Q, R=R, outputs=outputs, order=order,
+                  effort=effort, cost="rectangle")
     law, cont, zoh = design.controller, design.continuous, design.model
     mr, nu = cont.minimal, law.strings.size
     lo = validation.per_item("mpc: gamma_min", gamma_min, nu, "N/m", items=" (one per string)")
@@ -131,12 +162,23 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     Qr = T.T @ cont.Q @ T
     Qr = period * 0.5 * (Qr + Qr.T)
     Rd = period * cont.R
-    _, P = dlqr_gain(zoh.Phi, zoh.Gamma0, Qr, Rd)   # scaled as dlqr's own solve
+    # the prediction's state w = z, or [z; u_prev] with the delay (held = nu), as dlqr's
+    Aw, Bw = zoh.augmented()
+    r, held = Qr.shape[0], Aw.shape[0] - Qr.shape[0]
+    Qw = np.zeros_like(Aw)
+    Qw[:r, :r] = Qr
+    _, P = dlqr_gain(Aw, Bw, Qw, Rd, held=held)      # scaled as dlqr's own solve
+    A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]
+    start = None if zoh.delay == 0 else np.hstack(exact_hold(A, B, zoh.delay))
     if law.kind == "passive":
         G, data = _law_gradient(model.structure, np.asarray(model.q, float), law.strings, T)
+        taus = period * np.arange(1, HOLD_POINTS + 1) / HOLD_POINTS
+        hold = [(tau, *exact_hold(A, B, tau)) for tau in taus]
+        rate = G @ A            # the law's rate on z in the design model (G B = 0)
     else:
-        G, data = np.zeros((nu, T.shape[1])), None
-    ctrl = PredictiveController(zoh.Phi, zoh.Gamma0, mr.left_inverse, Qr, Rd, P, G,
+        G, data, hold, rate = np.zeros((nu, T.shape[1])), None, (), None
+    ctrl = PredictiveController(Aw, Bw, mr.left_inverse, Qw, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
-                                lo, hi, horizon, rates, data, design.K_reduced)
-    return MPCDesign(ctrl, design, P, Qr, Rd)
+                                lo, hi, horizon, rates, data, time_limit, hold, rate,
+                                zoh.delay, start)
+    return MPCDesign(ctrl, design, P, Qw, Rd)

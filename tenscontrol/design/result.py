@@ -253,12 +253,14 @@ class MPCDesign(Design):
     controller : PredictiveController
         The tension-bounded MPC.
     dlqr : DiscreteLQRDesign
-        The unconstrained design on the same sampled model and weights: the MPC's law
-        wherever no bound is active, and its fallback.
-    S : ndarray, shape (r, r)
-        The terminal weight, the discrete Riccati solution.
-    Q, R : ndarray, shapes (r, r), (nu, nu)
-        The stage weights per sample (the LQR's times the period) on the reduced state and u.
+        The unconstrained design on the same sampled model, weights and delay: the MPC's
+        law wherever no bound is active.
+    S : ndarray, shape (nw, nw)
+        The terminal weight, the discrete Riccati solution, on the prediction's state (the
+        reduced state, nw = r; with a computation delay ``[z; u_prev]``, nw = r + nu).
+    Q, R : ndarray, shapes (nw, nw), (nu, nu)
+        The stage weights per sample (the LQR's times the period) on the prediction's state
+        (the held command unweighted) and u.
     K, E, spectral_radius, minimal
         The unconstrained design's (``dlqr.K`` ...).
     """
