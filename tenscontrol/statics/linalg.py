@@ -50,14 +50,21 @@ def equilibrated(A: scipy.sparse.spmatrix):
     ``A x = b`` is ``(D A D) (D^{-1} x) = D b``.
     """
     A = scipy.sparse.csc_matrix(A)
-    d = np.ones(A.shape[0])
-    B = A
+    A.sum_duplicates()
+    n = A.shape[0]
+    cols = np.repeat(np.arange(n), np.diff(A.indptr))
+    size = np.abs(A.data)
+    filled = np.diff(A.indptr) > 0
+    starts = A.indptr[:-1][filled]
+    d = np.ones(n)
     for _ in range(_RUIZ_SWEEPS):
-        # A row of zeros (none in a KKT matrix with independent constraints) keeps its scale
-        big = np.asarray(abs(B).max(axis=0).todense()).ravel()
+        # on the stored entries (CSC: each column's entries are contiguous); an empty
+        # column (none in a KKT matrix with independent constraints) keeps its scale
+        big = np.ones(n)
+        big[filled] = np.maximum.reduceat(size * d[A.indices] * d[cols], starts)
         d /= np.sqrt(np.where(big > 0, big, 1.0))
-        D = scipy.sparse.diags(d)
-        B = (D @ A @ D).tocsc()
+    B = scipy.sparse.csc_matrix((A.data * d[A.indices] * d[cols], A.indices, A.indptr),
+                                shape=A.shape)
     return B, d
 
 
