@@ -30,9 +30,13 @@ __all__ = ["bar_columns", "BarGram", "MemberMatrices", "Pattern", "equilibrated"
 #: ones before it (the sine squared of its angle to their span): use least squares instead.
 _PIVOT_TOL = 1e-8
 #: Sweeps of the symmetric Ruiz scaling (:func:`equilibrated`); each takes the largest entry
-#: of every row to within a square root of 1, and after a handful they are within a factor 2,
-#: which is all the condition test and the pivot test need.
-_RUIZ_SWEEPS = 8
+#: of every row to within a square root of 1. Three leave the rows of a 768-bar steel tower's
+#: KKT matrix within a factor 8 of 1 and its condition estimate within 25 % of eight sweeps'
+#: (3.4e10 against 4.3e10), far from the 1/eps the test looks for, at half the cost.
+_RUIZ_SWEEPS = 3
+#: Blocks of the 1-norm estimate of the inverse (scipy's onenormest `t`): one gave the same
+#: estimate as two on the steel towers' KKT matrices, in a third of the solves.
+_NORMEST_BLOCKS = 1
 #: A matrix whose estimated 1-norm condition number (after the scaling) exceeds this is taken
 #: as singular: LAPACK's own test (reciprocal condition number below eps).
 _SINGULAR_COND = 1.0 / np.finfo(float).eps
@@ -250,8 +254,8 @@ def kkt_factor(A: scipy.sparse.csc_matrix, nf: int, counts=None):
         inverse = scipy.sparse.linalg.LinearOperator(B.shape, matvec=lu.solve,
                                                      rmatvec=lambda v: lu.solve(v, trans="T"),
                                                      dtype=float)
-        if scipy.sparse.linalg.norm(B, 1) * scipy.sparse.linalg.onenormest(inverse) \
-                < _SINGULAR_COND:
+        if scipy.sparse.linalg.norm(B, 1) * scipy.sparse.linalg.onenormest(
+                inverse, t=_NORMEST_BLOCKS) < _SINGULAR_COND:
             def solve(r):
                 x = d * lu.solve(d * np.concatenate([r, np.zeros(size - nf)]))
                 return x[:nf] if np.all(np.isfinite(x)) else dense(r)
