@@ -84,6 +84,20 @@ _QUICK = 3
 _SMALLEST_ARC = 0.5 ** 12
 #: Secant or bisection steps that narrow the load factor where the path loses stability.
 _REFINEMENTS = 8
+#: Newton at the full load is skipped, from a stable start, when the start's linear response
+#: to the full load (Newton's first step) turns some member by more than this angle [rad]
+#: (|dd| / l): the response is far from linear and the path from the start answers. Measured
+#: under gravity (turn, Newton at the full load): 9-bar nylon tower 0.6 rad, converged in 12
+#: iterations; 30-bar steel tower 0.2 rad, in 33; 96-bar steel tower 1.9 rad and 30-bar
+#: steel tower under 30 g 10 rad, failed after 50 (50 iterations thrown away on the 384-
+#: and 768-bar ones too); 30-bar nylon tower 3.9 rad, converged in 38 to an unstable
+#: equilibrium (returned with a warning), where the path gives the loading history. The
+#: strings' stretch does not separate them: its linear change was 3.7-fold on a tower Newton
+#: solved, 11-fold on one it did not and 19-fold on another it solved.
+_LINEAR_TURN = 1.0
+
+#: The routes, in the order the driver tries them (NewtonHistory.routes).
+NEWTON, PATH, UNLOADED_PATH, LOAD_STEPS = "newton", "path", "unloaded start + path", "load steps"
 
 
 @dataclass(frozen=True, eq=False)
@@ -299,13 +313,19 @@ class _Log:
     failed: list
     # the path's steps (t, q) on either side of where it lost stability (path following)
     unstable: tuple | None = None
+    # the routes tried, "name: outcome" (NewtonHistory.routes)
+    routes: list = field(default_factory=list)
 
     def frozen(self) -> NewtonHistory:
         cols = list(zip(*self.rows)) if self.rows else [()] * 6
         return NewtonHistory(np.array(cols[0], float), np.array(cols[1], float),
                              np.array(cols[2], float), np.array(cols[3], float),
                              np.array(cols[4], int), tuple(self.load_steps), tuple(self.failed),
-                             np.array(cols[5], int))
+                             np.array(cols[5], int), tuple(self.routes))
+
+    def outcome(self, route: str, what: str) -> None:
+        """Record that `route` ended with `what` ("answered", "failed after ...", ...)."""
+        self.routes.append(f"{route}: {what}")
 
 
 def _line_search(p, q, dq, r, offset, merit=None):
@@ -564,24 +584,52 @@ def _corrector(p: _Problem, q, t, start, tangent, ds, r0, tol, scale, log: _Log)
 
 def _full_load(p: _Problem, q0, tol, max_iterations, log: _Log):
     """(converged, q, whether the start is stable or None if not tested, the stable unloaded
-    start or None): :func:`_solve` at the full load, but from a stable start without the |r|
-    Newton after the potential's has failed (the path following from there finds the loaded
-    equilibrium on the loading path; those 50 iterations at the full load were a sixth of the
-    steel towers' (384, 768 bars) iterations, none of them converged), and none at all where
-    :func:`_loading_start` gives the start of the loading path."""
+    start or None, whether Newton at the full load was tried).
+
+    The route is decided from the start: a start out of equilibrium and unstable under the
+    loads with a stable unloaded equilibrium near it (:func:`_loading_start`) goes to the path
+    from there; a stable start whose linear response to the full load is far from linear
+    (:func:`_far_from_linear`) to the path from the start; only the rest try :func:`_solve` at
+    the full load, and from a stable start without the |r| Newton after the potential's has
+    failed (the path from there finds the loaded equilibrium on the loading path)."""
     zero = np.zeros(p.free.size)
     if not (p.rigid or not p.structure.n_bars):
-        return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), None, None)
+        ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log)
+        log.outcome(NEWTON, "answered" if ok else f"failed after {max_iterations} iterations")
+        return ok, q, None, None, True
     start = _loading_start(p, q0, tol, max_iterations, log)
     if start is not None:
-        return False, q0, False, start
+        log.outcome(NEWTON, "skipped (the start is unstable under the loads, stable without)")
+        return False, q0, False, start, False
+    far = _far_from_linear(p, q0, tol)
+    if far and _path_stiffness(p, q0, 0.0, _forces(p, q0, zero)[0]) > 0:
+        log.outcome(NEWTON, f"skipped ({far})")
+        return False, q0, True, None, False
     ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log, energy=True)
     if ok:
-        return ok, q, None, None
+        log.outcome(NEWTON, "answered")
+        return ok, q, None, None, True
+    failed = f"failed after {max_iterations} iterations"
     stable = _path_stiffness(p, q0, 0.0, _forces(p, q0, zero)[0]) > 0
     if stable:
-        return False, q, stable, None
-    return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), stable, None)
+        log.outcome(NEWTON, failed)
+        return False, q, stable, None, True
+    ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log)
+    log.outcome(NEWTON, "answered (|r| merit)" if ok else failed + " (potential and |r|)")
+    return ok, q, stable, None, True
+
+
+def _far_from_linear(p: _Problem, q0, tol) -> str:
+    """Why the start's linear response to the full load (one KKT solve, Newton's first step)
+    is far from linear, or "" if it is not: it turns a member by more than _LINEAR_TURN."""
+    r, _, gamma, psi = _forces(p, q0, np.zeros(p.free.size))
+    if np.abs(r).max(initial=0.0) <= tol:
+        return ""
+    dq = _kkt_solver(p, _tangent(p, q0, gamma, psi), 0.0)(r)
+    _, l = _members(p, q0)
+    turn = float(np.max(np.linalg.norm(p.mats.differences(dq), axis=1) / l, initial=0.0))
+    return (f"its linear response turns a member by {turn:.3g} rad" if turn > _LINEAR_TURN
+            else "")
 
 
 def _loading_start(p: _Problem, q0, tol, max_iterations, log: _Log):
@@ -645,17 +693,23 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None, 
         r0 = p.load[p.free] + _forces(unloaded, q0, np.zeros(p.free.size))[0]
         stable = True
     if stable:
+        route = PATH if start is None else UNLOADED_PATH
         q, t, fold = _follow_path(p, q0, r0, tol, max_iterations, log)
         if log.unstable is not None:
-            raise _buckling_error(p, r0, tol, max_iterations, log)
+            raise _buckling_error(p, r0, tol, max_iterations, log, route)
         if t == 1.0:
+            log.outcome(route, "answered")
             return q
         if fold is not None:
+            log.outcome(route, f"turns back at {t:.4g} of the load (limit point)")
             raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log)
+        log.outcome(route, f"steps failed at {t:.4g} of the load")
         dt = 1.0 - t
     q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
     if q_end is not None:
+        log.outcome(LOAD_STEPS, "answered")
         return q_end
+    log.outcome(LOAD_STEPS, f"failed at {log.failed[-1]:.4g} of the load")
     raise StaticsError(
         f"{p.structure.name}: static_equilibrium found no equilibrium: Newton failed at load "
         f"factor {log.failed[-1]:.4g} even in steps of {2 * dt:.3g} (reached {reached:.4g} of "
@@ -780,11 +834,13 @@ def _unstable(p: _Problem, q, t, r0) -> bool:
     return _path_stiffness(p, q, t, r0) < 0.0
 
 
-def _buckling_error(p: _Problem, r0, tol, max_iterations, log: _Log) -> StaticsError:
-    """The StaticsError of a followed path that lost stability (the reduced stiffness passes
-    zero: a bifurcation, where the structure buckles, or a fold) between its last two steps,
-    the bracket narrowed by :func:`_refine_buckling`."""
+def _buckling_error(p: _Problem, r0, tol, max_iterations, log: _Log,
+                    route: str) -> StaticsError:
+    """The StaticsError of a followed path (`route`) that lost stability (the reduced
+    stiffness passes zero: a bifurcation, where the structure buckles, or a fold) between its
+    last two steps, the bracket narrowed by :func:`_refine_buckling`."""
     ta, tb, t = _refine_buckling(p, r0, tol, max_iterations, log)
+    log.outcome(route, f"loses stability near {t:.4g} of the load (buckles)")
     return StaticsError(
         f"{p.structure.name}: no stable equilibrium under the full load: the path of "
         f"equilibria from the start loses stability between {ta:.4g} and {tb:.4g} of the load "
@@ -927,11 +983,11 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
     try:
-        ok, q_end, stable, start = _full_load(p, q0, tol, max_iterations, log)
+        ok, q_end, stable, start, tried = _full_load(p, q0, tol, max_iterations, log)
         if ok:
             log.load_steps.append(1.0)
         else:
-            if start is None:
+            if tried:
                 log.failed.append(1.0)
             q_end = _continuation(p, q0, tol, max_iterations, log, stable, start)
     except ValueError as exc:   # SciPy's "array must not contain infs or NaNs"
