@@ -163,7 +163,9 @@ def test_invalid_arguments():
 
 def test_repr_and_summary():
     r = tc.static_equilibrium(tc.catalog.icosahedron(on_face=True))
-    assert "\n" not in repr(r) and len(repr(r)) < 200
+    assert "\n" not in repr(r) and len(repr(r)) < 220
+    assert r.route == "newton" and "route='newton'" in repr(r) and r.fallbacks == 0
+    assert r.history.routes == ("newton: answered",) and "routes: newton: answered" in str(r)
     assert "stable" in r.summary() and "load steps: 1" in str(r)
 
 
@@ -223,6 +225,10 @@ def test_upright_pendulum_between_springs_buckles_on_its_loading_path():
         str(info.value)).groups())
     star = 2 * 3.0 * 1.0 / ((1.0 + 0.5 * s.bar_masses[0]) * 9.806)  # 0.5673
     assert a <= star <= b and b - a <= 5e-3 * b
+    # the error names the routes: Newton skipped (unstable start), the loading path buckled
+    routes = info.value.history.routes
+    assert info.value.route == "unloaded start + path" and routes[0].startswith("newton: skipped")
+    assert routes[-1].startswith("unloaded start + path: loses stability near")
     assert near == pytest.approx(star, rel=1e-3)
 
 
