@@ -66,8 +66,11 @@ from tenscontrol.model.structure import Structure
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
 
 _BAR_MODELS = ("rigid", "compressible")
-#: Intermediate load steps converge to this relative residual; only the full load needs rtol.
-_STAGE_RTOL = 1e-8
+#: Intermediate load steps and path points converge to this residual relative to the member
+#: forces; only the full load needs rtol. They serve as the next predictor's start and the
+#: stability test's point: on the steel towers 1e-6 gives the same buckling load (0.6551 of
+#: gravity at 384 bars) in 390 corrector iterations instead of 596 (1e-8).
+_STAGE_RTOL = 1e-6
 #: Steps cut short in a row after which the line search judges by the total potential: a
 #: full Newton step keeps Newton's own path (and quadratic tail) wherever |r| accepts it.
 _CUTS = 1

@@ -228,7 +228,9 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     # Unit rows and orthonormal fields make J R scale-free (singular values <= sqrt(rows)), so
     # the tolerance is absolute: for a free-floating structure J R vanishes to rounding, and a
     # tolerance relative to its largest singular value would keep no field at all.
-    _, sv, Vt = np.linalg.svd(JR)
+    # the thin SVD when J R has at least as many rows as fields: Vt is then whole, without
+    # the (rows x rows) U of the full one (777 x 777 for a 768-bar tower, every path step)
+    _, sv, Vt = np.linalg.svd(JR, full_matrices=JR.shape[0] < JR.shape[1])
     return R @ Vt[int(np.sum(sv > _RIGID_TOL)):].T
 
 
