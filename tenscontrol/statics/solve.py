@@ -99,6 +99,41 @@ _REFINEMENTS = 8
 #: solved, 11-fold on one it did not and 19-fold on another it solved.
 _LINEAR_TURN = 1.0
 
+#: The projection onto the bar lengths is done when every squared length is within this
+#: fraction of the largest (a few eps: the rounding of |d|^2 itself) ...
+_PROJECTED = 4e-16
+#: ... or when a fresh factor's Newton iteration stalls within this fraction (its quadratic
+#: phase has ended in rounding; a few hundred eps of the squared lengths).
+_PROJECTION_ROUNDING = 1e-13
+#: Armijo's sufficient decrease (of |r| or of the potential) per unit step length: the usual
+#: small value, so that nearly any descent is accepted.
+_ARMIJO = 1e-4
+#: The Levenberg shift starts at this fraction of the largest diagonal stiffness, grows
+#: tenfold a rejection, and gives up past _MAX_SHIFT of it (the step is then a gradient step
+#: too short to matter); after an accepted step it falls tenfold, to 0 below _KEEP_SHIFT.
+_FIRST_SHIFT, _MAX_SHIFT, _KEEP_SHIFT = 1e-6, 1e8, 1e-4
+#: A Newton iterate this many structure sizes from the start has run away (nothing holds it).
+_RUNAWAY = 1e3
+#: Load steps are given up below this fraction of the load factor reached (2^-7).
+_SMALLEST_LOAD_STEP = 0.5 ** 7
+#: The buckling bracket is narrowed to this fraction of its upper load factor (0.5 %).
+_BRACKET = 5e-3
+#: The secant's next load factor is moved by this fraction past its zero, away from t*
+#: itself, where K_t is singular (its dense fallback took 7 of a 10-s solve).
+_PAST_ZERO = 1e-3
+#: rcond of the dense null spaces (the dense stability path of small problems): far above
+#: the rounding of unit rows, far below any real constraint angle.
+_NULL_RCOND = 1e-10
+#: A rigid field is kept in the stability test where K couples it to the admissible motions
+#: by less than this fraction of max|K| (rounding of K's sums) plus _RESIDUAL_MOMENT times
+#: the residual's moment over the structure size (what is left of the loads' moment).
+_RIGID_COUPLING, _RESIDUAL_MOMENT = 1e-10, 1e2
+#: The mechanism check's window: eigenvalues within this fraction of K's scale are zero.
+_ZERO_STIFFNESS = 1e-8
+#: Loads whose work along a free rigid motion is below this fraction of the largest load
+#: have no resultant along it (rounding of the sum).
+_NO_RESULTANT = 1e-12
+
 #: The routes, in the order the driver tries them (NewtonHistory.routes).
 NEWTON, PATH, UNLOADED_PATH, LOAD_STEPS = "newton", "path", "unloaded start + path", "load steps"
 
@@ -269,10 +304,10 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
     for iteration in range(2 * _PROJECTIONS):
         phi = _bar_lengths(p.structure, q) ** 2 - lengths ** 2
         err = np.abs(phi).max()
-        if err <= 4e-16 * scale:
+        if err <= _PROJECTED * scale:
             break
         slow = err > 0.5 * last
-        if slow and fresh and err <= 1e-13 * scale:
+        if slow and fresh and err <= _PROJECTION_ROUNDING * scale:
             break  # Newton's quadratic phase has ended in rounding
         if slow or iteration >= _PROJECTIONS:
             # the chord slowed down, or a far start (a long trial step) used up the chord
@@ -368,14 +403,14 @@ def _backtrack(p, q, dq, r, offset, merit, interpolate: bool):
         if np.all(_members(p, trial)[1] > 0):
             state = _forces(p, trial, offset)
             new_norm = np.linalg.norm(state[0])
-            decrease = new_norm <= (1.0 - 1e-4 * alpha) * norm
+            decrease = new_norm <= (1.0 - _ARMIJO * alpha) * norm
             # the minimum of the quadratic through the merit at 0 and alpha and its slope
             # at 0 (|r|^2 / 2 falls as -|r|^2 along a Newton step)
             shrink = _interpolate(0.5 * (new_norm ** 2 - norm ** 2), -norm ** 2, alpha)
             if merit is not None:
                 pi, noise, dpi = merit
                 change = total_potential(p.structure, trial, p.load, p.free, offset)[0] - pi
-                armijo = change <= 1e-4 * alpha * dpi
+                armijo = change <= _ARMIJO * alpha * dpi
                 decrease = armijo or (decrease and abs(change) <= noise
                                       and -alpha * dpi <= noise)
                 shrink = _interpolate(change, dpi, alpha)
@@ -436,8 +471,8 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=Fa
         switches = int(np.sum((gamma > 0) != (new[2] > 0)))
         log.rows.append((t, res, alpha, mu, switches, p.counts["trials"] - trials))
         q, state = q_new, new
-        mu = 0.0 if mu <= 1e-4 * mu_scale else 0.1 * mu
-        if np.abs(q - p.structure.nodes.reshape(-1)).max() > 1e3 * p.size:
+        mu = 0.0 if mu <= _KEEP_SHIFT * mu_scale else 0.1 * mu
+        if np.abs(q - p.structure.nodes.reshape(-1)).max() > _RUNAWAY * p.size:
             return False, q  # runs away: nothing holds it
     r = state[0]
     return bool(np.abs(r).max(initial=0.0) <= tol), q
@@ -467,8 +502,8 @@ def _step(p, q, K, r, mu, mu_scale, offset, energy):
                                  else (*merit, slope))
             if found is not None:
                 return (*found, mu)
-        mu = 1e-6 * mu_scale if mu == 0.0 else 10.0 * mu
-        if mu > 1e8 * mu_scale:
+        mu = _FIRST_SHIFT * mu_scale if mu == 0.0 else 10.0 * mu
+        if mu > _MAX_SHIFT * mu_scale:
             return None
 
 
@@ -507,7 +542,7 @@ def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
         K, X = _sparse_tangent(p, q, gamma, psi)
         gauge = scipy.sparse.csc_matrix(p.gauge)
         zero = spectrum.admissible_zero_modes(
-            K, gauge if X is None else scipy.sparse.hstack([X, gauge]), r, 1e-8)
+            K, gauge if X is None else scipy.sparse.hstack([X, gauge]), r, _ZERO_STIFFNESS)
         modes = None if zero is None else working_modes(zero, r, Rt)
         p.counts["dense_eigen"] += modes is None
     if modes is None:
@@ -536,7 +571,7 @@ def _admissible(p: _Problem, q) -> np.ndarray:
         return np.eye(p.free.size)
     C = C[np.linalg.norm(C, axis=1) > 0]
     C = C / np.linalg.norm(C, axis=1, keepdims=True)
-    return scipy.linalg.null_space(C, rcond=1e-10)
+    return scipy.linalg.null_space(C, rcond=_NULL_RCOND)
 
 
 def _path_tangent(p: _Problem, q, t, r0, scale: float, previous=None):
@@ -802,7 +837,7 @@ def _load_steps(p: _Problem, q, t, dt, r0, tol, max_iterations, log: _Log):
         log.failed.append(target)
         _check_mechanism(p, q, q_new, target, r0, log)
         dt *= 0.5
-        if dt < 0.5 ** 7 * (1.0 if t == 0.0 else t):
+        if dt < _SMALLEST_LOAD_STEP * (1.0 if t == 0.0 else t):
             return None, t, dt
     return q, t, dt
 
@@ -864,14 +899,13 @@ def _refine_buckling(p: _Problem, r0, tol, max_iterations, log: _Log):
     la, lb = _path_stiffness(p, qa, ta, r0), _path_stiffness(p, qb, tb, r0)
     last = [(ta, la), (tb, lb)]
     for _ in range(_REFINEMENTS):
-        if not la > 0 > lb or tb - ta <= 5e-3 * tb:
+        if not la > 0 > lb or tb - ta <= _BRACKET * tb:
             break
         (t1, l1), (t2, l2) = last[-2:]
         t = t2 - l2 * (t2 - t1) / (l2 - l1) if l2 != l1 else ta
         # just past the secant's zero, towards the last point's other side: the next
-        # point then closes the bracket, and Newton keeps off t* itself, where K_t is
-        # singular (its dense fallback took 7 of the 384-bar steel tower's 10 s)
-        t *= 1.0 + (1e-3 if l2 > 0 else -1e-3)
+        # point then closes the bracket
+        t *= 1.0 + (_PAST_ZERO if l2 > 0 else -_PAST_ZERO)
         if not ta < t < tb:
             t = np.sqrt(ta * tb) if ta > 0 else 0.5 * tb
         guess = _project(p, qa + (qb - qa) * (t - ta) / (tb - ta))
@@ -1041,10 +1075,10 @@ def _stability_basis(p: _Problem, q, K: np.ndarray, residual: float) -> np.ndarr
     Za = _admissible(replace(p, gauge=Rt[:, :0]), q)  # Rt lies in span(Za)
     # K Rt is the loads' geometric stiffness; what is left at an equilibrium is rounding in
     # K's sums and the residual's moment
-    tol = 1e-10 * np.abs(K).max(initial=0.0) + 1e2 * residual / p.size
+    tol = _RIGID_COUPLING * np.abs(K).max(initial=0.0) + _RESIDUAL_MOMENT * residual / p.size
     _, sv, Vt = np.linalg.svd(Za.T @ K @ Rt)
     rigid = Za.T @ (Rt @ Vt[int(np.sum(sv > tol)):].T)
-    return Za @ scipy.linalg.null_space(rigid.T, rcond=1e-10) if rigid.shape[1] else Za
+    return Za @ scipy.linalg.null_space(rigid.T, rcond=_NULL_RCOND) if rigid.shape[1] else Za
 
 
 def _sparse_tangent(p: _Problem, q, gamma, psi):
@@ -1072,7 +1106,7 @@ def _stability_constraints(p: _Problem, q, K, X, residual: float):
         if gram.dense is not None:
             return None
         Y = Y - X @ np.column_stack([gram.least_squares(y) for y in Y.T])
-    tol = 1e-10 * abs(K).max() + 1e2 * residual / p.size  # as in _stability_basis
+    tol = _RIGID_COUPLING * abs(K).max() + _RESIDUAL_MOMENT * residual / p.size
     _, sv, Vt = np.linalg.svd(Y)
     rigid = Rt @ Vt[int(np.sum(sv > tol)):].T
     return scipy.sparse.hstack(cols + [scipy.sparse.csc_matrix(rigid)], format="csc")
@@ -1102,7 +1136,7 @@ def _check_rigid_motion(p: _Problem) -> None:
     if p.gauge.shape[1] == 0:
         return
     work = p.gauge.T @ p.load[p.free]
-    if np.abs(work).max() <= 1e-12 * max(np.abs(p.load).max(), 1e-300):
+    if np.abs(work).max() <= _NO_RESULTANT * max(np.abs(p.load).max(), 1e-300):
         return
     v = np.zeros(3 * p.structure.n_nodes)
     v[p.free] = p.gauge @ work / np.linalg.norm(work)
