@@ -232,13 +232,18 @@ def sparse_kkt_solve(A: scipy.sparse.csc_matrix, r: np.ndarray, counts=None) -> 
     return kkt_factor(A, r.size, counts)(r)
 
 
-def kkt_factor(A: scipy.sparse.csc_matrix, nf: int, counts=None):
+def kkt_factor(A: scipy.sparse.csc_matrix, nf: int, counts=None, guarded: bool = True):
     """A function r (nf,) -> x (nf,) solving ``A [x; y] = [r; 0]`` with one factorization.
 
     The sparse LU of A scaled by :func:`equilibrated`; when it fails, or LAPACK's own test
     would call the scaled A ill-conditioned (estimated reciprocal 1-norm condition number
     below eps), the dense symmetric solve of
     each right-hand side, least squares where that is singular (`counts["dense_kkt"]` + 1).
+
+    Without `guarded`, the sparse LU of A as it is, and the dense path only where that fails
+    or gives a non-finite x: no scaling and no condition estimate (together as costly as the
+    factorization), for a caller that judges each solution by the residual it leaves (the
+    path's corrector: a step from an ill-conditioned system fails there and is shortened).
     """
     size = A.shape[0]
     if size == 0:
@@ -248,6 +253,16 @@ def kkt_factor(A: scipy.sparse.csc_matrix, nf: int, counts=None):
         if counts is not None:
             counts["dense_kkt"] += 1
         return _dense_kkt(A.toarray(), np.concatenate([r, np.zeros(size - nf)]))[:nf]
+    if not guarded:
+        try:
+            lu = scipy.sparse.linalg.splu(A)
+        except RuntimeError:  # "Factor is exactly singular"
+            return dense
+
+        def plain(r):
+            x = lu.solve(np.concatenate([r, np.zeros(size - nf)]))
+            return x[:nf] if np.all(np.isfinite(x)) else dense(r)
+        return plain
     B, d = equilibrated(A)  # the condition test in the scaled units (see equilibrated)
     try:
         lu = scipy.sparse.linalg.splu(B)

@@ -322,13 +322,15 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
     return q
 
 
-def _kkt_solver(p: _Problem, tangent, mu: float):
+def _kkt_solver(p: _Problem, tangent, mu: float, guarded: bool = True):
     """A function r (nf,) -> dq (3n,) solving ``[[K + mu I, C], [C^T, 0]] [dq; y] = [r; 0]``
     with one factorization: C the active bar columns (rigid bars; bars fixed at both ends have
-    none) and the gauge; `tangent` the member terms of K (:func:`_tangent`)."""
+    none) and the gauge; `tangent` the member terms of K (:func:`_tangent`). `guarded`: with
+    the condition test of :func:`~tenscontrol.statics.linalg.kkt_factor`."""
     d, density, material = tangent
     X = (p.mats.bar_columns(d[p.structure.n_strings:]) if p.rigid and p.mats.nba else None)
-    solve = kkt_factor(p.mats.kkt(d, density, material, mu, X), p.free.size, p.counts)
+    solve = kkt_factor(p.mats.kkt(d, density, material, mu, X), p.free.size, p.counts,
+                       guarded)
 
     def step(r):
         dq = np.zeros(3 * p.structure.n_nodes)
@@ -607,7 +609,8 @@ def _corrector(p: _Problem, q, t, start, tangent, ds, r0, tol, scale, log: _Log)
         if worse == 2:
             break
         last = res
-        solve = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0)
+        # unguarded: a step from an ill-conditioned system shows in the next residual
+        solve = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0, guarded=False)
         a, b = solve(r), solve(r0)  # K dq = r + r0 dt: dq = a + dt b
         g = tq @ (q - qa) / scale + tt * (t - ta) - ds
         dt = -(g + tq @ a / scale) / (tq @ b / scale + tt)
