@@ -134,6 +134,12 @@ _ZERO_STIFFNESS = 1e-8
 #: have no resultant along it (rounding of the sum).
 _NO_RESULTANT = 1e-12
 
+#: The path's stability test (an inertia count, a quarter of a path step's cost) runs every
+#: this many accepted steps; where it finds the path unstable, the buckling bracket starts
+#: from the last point it found stable (the secant narrows a few steps' bracket in one or
+#: two more solves); the full load is tested whatever the count.
+_STABILITY_EVERY = 4
+
 #: The routes, in the order the driver tries them (NewtonHistory.routes).
 NEWTON, PATH, UNLOADED_PATH, LOAD_STEPS = "newton", "path", "unloaded start + path", "load steps"
 
@@ -582,7 +588,8 @@ def _path_tangent(p: _Problem, q, t, r0, scale: float, previous=None):
     lengths' tangent space (:func:`_kkt_solver`); oriented along `previous`, else towards
     larger t."""
     r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
-    slope = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0)(r0)
+    # unguarded (as the corrector's): the predictor is judged by the correction after it
+    slope = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0, guarded=False)(r0)
     dq, dt = slope / scale, 1.0
     norm = np.sqrt(dq @ dq + 1.0)
     dq, dt = dq / norm, dt / norm
@@ -787,13 +794,15 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
     scale = max(float(np.abs(slope).max(initial=0.0)), 1e-9 * p.size)  # [m] per unit load
     tangent, slope = _path_tangent(p, q0, 0.0, r0, scale)
     q, t, ds, grow = q0, 0.0, 0.5, True  # the full step already failed
+    stable, untested = (q0, 0.0), 0  # the last point tested stable, and steps since
     while ds >= _SMALLEST_ARC:
         if t + ds * tangent[1] >= 1.0:  # the full load is within reach: Newton at t = 1
             ok, q_end = _solve(p, _project(p, q + (1.0 - t) * slope), 1.0, zero, tol,
                                max_iterations, log)
             if ok and _unstable(p, q_end, 1.0, r0):
-                log.unstable = ((t, q), (1.0, q_end))  # buckled between t and the full load
-                return q, t, None
+                # buckled between the last stable test and the full load
+                log.unstable = (stable[::-1], (1.0, q_end))
+                return stable[0], stable[1], None
             if ok:
                 log.load_steps.append(1.0)
                 return q_end, 1.0, None
@@ -811,16 +820,25 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
             log.failed.append(float(t + ds * tangent[1]))
             ds, grow = 0.5 * ds, False
             continue
-        if _unstable(p, q_new, t_new, r0):
-            log.unstable = ((t, q), (float(t_new), q_new))  # from a stable start: buckled
-            return q, t, None
+        untested += 1
         new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
+        # tested every _STABILITY_EVERY steps, and where the path turns back: a fold past
+        # an untested loss of stability is the buckling's, not a limit point's
+        if untested >= _STABILITY_EVERY or new[1] <= 0.0:
+            if _unstable(p, q_new, t_new, r0):
+                # from a stable start: buckled since the last stable test
+                log.unstable = (stable[::-1], (float(t_new), q_new))
+                return stable[0], stable[1], None
+            stable, untested = (q_new, float(t_new)), 0
         if new[1] <= 0.0:
             return q_new, t_new, (q_new, t_new)
         q, t, tangent, slope = q_new, float(t_new), new, new_slope
         log.load_steps.append(t)
         ds *= 2.0 if grow and len(log.rows) - rows <= _QUICK else 1.0
         grow = True
+    if untested and _unstable(p, q, t, r0):  # the steps failed past an untested instability
+        log.unstable = (stable[::-1], (t, q))
+        return stable[0], stable[1], None
     return q, t, None
 
 
