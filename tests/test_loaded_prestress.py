@@ -25,6 +25,7 @@ def test_free_configuration_meets_the_goal_and_is_an_equilibrium(name):
         tc.equilibrium(s, gamma_min=20.0)
     eq = tc.equilibrium(s, gamma_min=20.0, configuration="free")
     assert eq.configuration == "free" and eq.displacement > 1e-3
+    assert eq.rest_lengths == "built" and eq.fallbacks == () and eq.static_route == "newton"
     assert eq.gamma.min() >= 20.0 - 1e-9
     qdd, _ = tc.accelerations(eq.structure)
     assert np.abs(qdd).max() <= 1e-9
@@ -37,6 +38,7 @@ def test_fixed_is_the_default_and_unchanged():
     a, b = tc.equilibrium(s, gamma_min=5.0), tc.equilibrium(s, gamma_min=5.0,
                                                              configuration="fixed")
     assert np.array_equal(a.gamma, b.gamma) and a.configuration == "fixed"
+    assert a.rest_lengths == "designed" and a.static_route == "" and a.fallbacks == ()
     with pytest.raises(ValueError, match="configuration must be"):
         tc.equilibrium(s, configuration="sag")
 
@@ -109,6 +111,10 @@ def test_payload_starts_from_the_static_equilibrium_at_its_rest_lengths(gamma_mi
     eq = tc.equilibrium(s, gamma_min=gamma_min, configuration="free")
     assert_free_equilibrium(eq, gamma_min)
     assert eq.rounds >= 1 and eq.displacement > 1e-3
+    # the built family failed (no prestress without gravity): the result says so
+    assert eq.rest_lengths == "given" and len(eq.fallbacks) == 1
+    assert eq.fallbacks[0].startswith("built: from the prestress at the built geometry")
+    assert "rest_lengths='given'" in repr(eq) and "fallbacks=1" in repr(eq)
     again = tc.static_equilibrium(eq.structure)  # the configuration does not move
     assert again.displacement <= 1e-12
 

@@ -23,12 +23,53 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
-__all__ = ["bar_columns", "BarGram", "MemberMatrices", "Pattern", "kkt_factor", "kkt_solve",
-           "sparse_kkt_solve", "unpivoted_lu"]
+__all__ = ["bar_columns", "BarGram", "MemberMatrices", "Pattern", "equilibrated", "kkt_factor",
+           "kkt_solve", "sparse_kkt_solve", "unpivoted_lu"]
 
 #: A Cholesky pivot d_i with d_i / G_ii below this marks bar i as (nearly) dependent on the
 #: ones before it (the sine squared of its angle to their span): use least squares instead.
 _PIVOT_TOL = 1e-8
+#: Sweeps of the symmetric Ruiz scaling (:func:`equilibrated`); each takes the largest entry
+#: of every row to within a square root of 1. Three leave the rows of a 768-bar steel tower's
+#: KKT matrix within a factor 8 of 1 and its condition estimate within 25 % of eight sweeps'
+#: (3.4e10 against 4.3e10), far from the 1/eps the test looks for, at half the cost.
+_RUIZ_SWEEPS = 3
+#: Blocks of the 1-norm estimate of the inverse (scipy's onenormest `t`): one gave the same
+#: estimate as two on the steel towers' KKT matrices, in a third of the solves.
+_NORMEST_BLOCKS = 1
+#: A matrix whose estimated 1-norm condition number (after the scaling) exceeds this is taken
+#: as singular: LAPACK's own test (reciprocal condition number below eps).
+_SINGULAR_COND = 1.0 / np.finfo(float).eps
+
+
+def equilibrated(A: scipy.sparse.spmatrix):
+    """(D A D as CSC, d): the symmetric A scaled by D = diag(d) > 0 so that every row and
+    column has its largest entry near 1 (Ruiz's iteration, symmetric).
+
+    The KKT matrices mix stiffnesses (1e7 N/m for a steel string) with bar columns (about
+    1 m), and unit constraint rows: unscaled, their 1-norm condition number is 1e14-1e16 on a
+    steel tower that is well conditioned in the scaled units (1e8), and the constraint pivots
+    of an ``L D L^T`` (-c^T K^{-1} c, 1e-7) fall below any pivot test relative to max|A|. A
+    congruence D A D keeps the inertia (Sylvester), so inertia counts are unchanged, and
+    ``A x = b`` is ``(D A D) (D^{-1} x) = D b``.
+    """
+    A = scipy.sparse.csc_matrix(A)
+    A.sum_duplicates()
+    n = A.shape[0]
+    cols = np.repeat(np.arange(n), np.diff(A.indptr))
+    size = np.abs(A.data)
+    filled = np.diff(A.indptr) > 0
+    starts = A.indptr[:-1][filled]
+    d = np.ones(n)
+    for _ in range(_RUIZ_SWEEPS):
+        # on the stored entries (CSC: each column's entries are contiguous); an empty
+        # column (none in a KKT matrix with independent constraints) keeps its scale
+        big = np.ones(n)
+        big[filled] = np.maximum.reduceat(size * d[A.indices] * d[cols], starts)
+        d /= np.sqrt(np.where(big > 0, big, 1.0))
+    B = scipy.sparse.csc_matrix((A.data * d[A.indices] * d[cols], A.indices, A.indptr),
+                                shape=A.shape)
+    return B, d
 
 
 def bar_columns(bar_nodes: np.ndarray, q: np.ndarray, index: np.ndarray) -> scipy.sparse.csc_matrix:
@@ -191,12 +232,18 @@ def sparse_kkt_solve(A: scipy.sparse.csc_matrix, r: np.ndarray, counts=None) -> 
     return kkt_factor(A, r.size, counts)(r)
 
 
-def kkt_factor(A: scipy.sparse.csc_matrix, nf: int, counts=None):
+def kkt_factor(A: scipy.sparse.csc_matrix, nf: int, counts=None, guarded: bool = True):
     """A function r (nf,) -> x (nf,) solving ``A [x; y] = [r; 0]`` with one factorization.
 
-    The sparse LU of A; when it fails, or LAPACK's own test would call A ill-conditioned
-    (estimated reciprocal 1-norm condition number below eps), the dense symmetric solve of
+    The sparse LU of A scaled by :func:`equilibrated`; when it fails, or LAPACK's own test
+    would call the scaled A ill-conditioned (estimated reciprocal 1-norm condition number
+    below eps), the dense symmetric solve of
     each right-hand side, least squares where that is singular (`counts["dense_kkt"]` + 1).
+
+    Without `guarded`, the sparse LU of A as it is, and the dense path only where that fails
+    or gives a non-finite x: no scaling and no condition estimate (together as costly as the
+    factorization), for a caller that judges each solution by the residual it leaves (the
+    path's corrector: a step from an ill-conditioned system fails there and is shortened).
     """
     size = A.shape[0]
     if size == 0:
@@ -206,15 +253,26 @@ def kkt_factor(A: scipy.sparse.csc_matrix, nf: int, counts=None):
         if counts is not None:
             counts["dense_kkt"] += 1
         return _dense_kkt(A.toarray(), np.concatenate([r, np.zeros(size - nf)]))[:nf]
+    if not guarded:
+        try:
+            lu = scipy.sparse.linalg.splu(A)
+        except RuntimeError:  # "Factor is exactly singular"
+            return dense
+
+        def plain(r):
+            x = lu.solve(np.concatenate([r, np.zeros(size - nf)]))
+            return x[:nf] if np.all(np.isfinite(x)) else dense(r)
+        return plain
+    B, d = equilibrated(A)  # the condition test in the scaled units (see equilibrated)
     try:
-        lu = scipy.sparse.linalg.splu(A)
-        inverse = scipy.sparse.linalg.LinearOperator(A.shape, matvec=lu.solve,
+        lu = scipy.sparse.linalg.splu(B)
+        inverse = scipy.sparse.linalg.LinearOperator(B.shape, matvec=lu.solve,
                                                      rmatvec=lambda v: lu.solve(v, trans="T"),
                                                      dtype=float)
-        anorm = scipy.sparse.linalg.norm(A, 1)
-        if anorm * scipy.sparse.linalg.onenormest(inverse) < 1.0 / np.finfo(float).eps:
+        if scipy.sparse.linalg.norm(B, 1) * scipy.sparse.linalg.onenormest(
+                inverse, t=_NORMEST_BLOCKS) < _SINGULAR_COND:
             def solve(r):
-                x = lu.solve(np.concatenate([r, np.zeros(size - nf)]))
+                x = d * lu.solve(d * np.concatenate([r, np.zeros(size - nf)]))
                 return x[:nf] if np.all(np.isfinite(x)) else dense(r)
             return solve
     except RuntimeError:  # "Factor is exactly singular"

@@ -61,7 +61,9 @@ class _Search:
     design: object        # (structure, gamma_min, loads) -> Equilibrium (fixed geometry)
     error_type: type
     source: str           # what the family's rest lengths come from, for the messages
+    name: str             # the family's name in Equilibrium.rest_lengths: "built" or "given"
     tol: float = 0.0
+    route: str = ""       # the last static solve's route
     first: object = None  # the static equilibrium at shift 0 when already known
     history: list = dataclasses.field(default_factory=list)  # (c, m) per static solve
 
@@ -87,14 +89,14 @@ def loaded_prestress(structure: Structure, design, realise, gamma_min: np.ndarra
     notes = []
     search = _Search(structure, built, structure.nodes.reshape(-1), gamma_min, loads, bars,
                      design, error_type, "the prestress design at the built geometry without "
-                     "gravity and loads")
+                     "gravity and loads", "built")
     try:
-        return _finish(search, _run(search, scale))
+        return _finish(search, _run(search, scale), ())
     except _PathFailed as failed:
         notes.append(f"from the prestress at the built geometry: {failed}")
     try:
         search = _given(structure, realise, gamma_min, loads, bars, design, error_type)
-        return _finish(search, _run(search, scale))
+        return _finish(search, _run(search, scale), (f"built: {notes[0]}",))
     except _PathFailed as failed:
         notes.append(f"from the static equilibrium at the structure's rest lengths: {failed}")
     raise error_type(f"{structure.name}: configuration='free' found no prestress meeting "
@@ -115,15 +117,17 @@ def _given(structure, realise, gamma_min, loads, bars, design, error_type) -> _S
         return realise(first.structure, first.gamma + c * taut, first.bar_force_densities)
 
     return _Search(structure, given, first.q, gamma_min, loads, bars, design, error_type,
-                   "the rest lengths for its force densities raised by the shift",
+                   "the rest lengths for its force densities raised by the shift", "given",
                    first=first)
 
 
-def _finish(search: _Search, found):
-    """The found Equilibrium marked as configuration 'free', with its displacement and rounds."""
+def _finish(search: _Search, found, fallbacks: tuple):
+    """The found Equilibrium marked as configuration 'free', with its displacement, rounds,
+    rest-length family, last static route and the families that failed before."""
     moved = np.linalg.norm(found.structure.nodes - search.structure.nodes, axis=1).max()
     return dataclasses.replace(found, configuration="free", displacement=float(moved),
-                               rounds=len(search.history))
+                               rounds=len(search.history), rest_lengths=search.name,
+                               static_route=search.route, fallbacks=fallbacks)
 
 
 def _short(err) -> str:
@@ -138,6 +142,7 @@ def _run(search: _Search, scale: float):
     lo = hi = None  # (c, m) short of the goal (m < tol), and past it (m > tol, overshoot)
     for _ in range(EVALUATIONS):
         sag = _sag(search, c, q)
+        search.route = sag.route
         m = float(np.min((sag.gamma - search.gamma_min)[taut], initial=np.inf))
         if not search.history:
             search.tol = SHORTFALL_RTOL * max(scale, abs(m), 1e-300)

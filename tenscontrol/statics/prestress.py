@@ -100,6 +100,16 @@ class Equilibrium(Presentable):
     rounds : int
         Static solves ``configuration="free"`` took to meet `gamma_min` at the loaded
         configuration, counted on the path that succeeded (0 for ``"fixed"``).
+    rest_lengths : str
+        The family of rest lengths the search moved along: ``"designed"`` (``"fixed"``: this
+        design's own), ``"built"`` (``"free"``: from the prestress designed at the built
+        geometry without the loads) or ``"given"`` (``"free"``: from the static equilibrium
+        at the structure's own rest lengths, tried when the built family finds nothing).
+    static_route : str
+        The route of the last static solve (:attr:`StaticEquilibrium.route`; ``""`` for
+        ``"fixed"``).
+    fallbacks : tuple of str
+        The families tried before the one that answered, each with why it failed.
     """
 
     structure: Structure
@@ -115,6 +125,9 @@ class Equilibrium(Presentable):
     configuration: str = "fixed"
     displacement: float = 0.0
     rounds: int = 0
+    rest_lengths: str = "designed"
+    static_route: str = ""
+    fallbacks: tuple = ()
 
     def __repr__(self) -> str:
         def span(a):
@@ -123,8 +136,9 @@ class Equilibrium(Presentable):
                 f"objective={self.objective!r}, gamma={span(self.gamma)} N/m, "
                 f"bar_force_densities={span(self.bar_force_densities)} N/m, "
                 f"self_stress_dimension={self.self_stress_dimension}"
-                + (f", sag={self.displacement:.3g} m" if self.configuration == "free" else "")
-                + ")")
+                + (f", sag={self.displacement:.3g} m, rest_lengths={self.rest_lengths!r}, "
+                   f"static_route={self.static_route!r}" if self.configuration == "free" else "")
+                + (f", fallbacks={len(self.fallbacks)}" if self.fallbacks else "") + ")")
 
     def _table(self):
         """(heading, rows of (member, nodes, force density [N/m], force [N]))."""

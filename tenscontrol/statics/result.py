@@ -28,12 +28,19 @@ class StaticsError(RuntimeError):
     Attributes
     ----------
     history : NewtonHistory or None
-        The iterations made before the failure.
+        The iterations made before the failure, with the routes tried (``history.routes``).
+    route : str or None
+        The route that failed last.
     """
 
     def __init__(self, message: str, history: NewtonHistory | None = None):
         super().__init__(message)
         self.history = history
+
+    @property
+    def route(self) -> str | None:
+        """The route that failed last (:attr:`NewtonHistory.route`), None without a history."""
+        return None if self.history is None else self.history.route
 
     def __repr__(self) -> str:
         name = type(self).__name__
@@ -88,6 +95,12 @@ class NewtonHistory(Presentable):
     trials : ndarray of int, shape (k,)
         Trial points the line search evaluated for the step from the iterate (each one a
         projection onto the bar lengths and a force evaluation); 0 where no step was taken.
+    routes : tuple of str
+        The routes tried, in order, each as ``"name: outcome"``: ``"newton"`` (Newton at the
+        full load from the start), ``"path"`` (the path of equilibria from the start),
+        ``"unloaded start + path"`` (the path from the stable unloaded equilibrium near the
+        start), ``"load steps"`` (Newton at fixed load factors); e.g. ``("newton: skipped
+        (...)", "path: answered")``.
     """
 
     load_factor: np.ndarray
@@ -98,6 +111,12 @@ class NewtonHistory(Presentable):
     load_steps: tuple
     failed_load_steps: tuple
     trials: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    routes: tuple = ()
+
+    @property
+    def route(self) -> str:
+        """The name of the last route tried: the one that answered, or failed last."""
+        return self.routes[-1].split(":")[0] if self.routes else ""
 
     @property
     def line_search_trials(self) -> int:
@@ -111,7 +130,8 @@ class NewtonHistory(Presentable):
 
     def __repr__(self) -> str:
         last = f"{self.residual[-1]:.3g} N" if self.residual.size else "-"
-        return (f"NewtonHistory(iterations={self.iterations}, load_steps={len(self.load_steps)}, "
+        return (f"NewtonHistory(route={self.route!r}, iterations={self.iterations}, "
+                f"load_steps={len(self.load_steps)}, "
                 f"failed_load_steps={len(self.failed_load_steps)}, last_residual={last})")
 
     def _rows(self) -> list:
@@ -124,7 +144,8 @@ class NewtonHistory(Presentable):
     def _load_steps(self) -> str:
         return (f"load steps: {', '.join(f'{t:.4g}' for t in self.load_steps)}"
                 + (f"; failed: {', '.join(f'{t:.4g}' for t in self.failed_load_steps)}"
-                   if self.failed_load_steps else ""))
+                   if self.failed_load_steps else "")
+                + (f"; routes: {'; '.join(self.routes)}" if self.routes else ""))
 
     def summary(self) -> str:
         """A table: load factor, residual, step length, damping and active-set changes."""
@@ -219,6 +240,18 @@ class StaticEquilibrium(Presentable):
     dense_eigensolves: int = 0
 
     @property
+    def route(self) -> str:
+        """The route that answered (``history.routes`` lists every route tried and why)."""
+        return self.history.route
+
+    @property
+    def fallback_counts(self) -> dict:
+        """The linear solves that left the sparse path, by kind: ``{"dense_bar": ...,
+        "dense_kkt": ..., "dense_eigen": ...}``."""
+        return {"dense_bar": self.dense_bar_solves, "dense_kkt": self.dense_kkt_solves,
+                "dense_eigen": self.dense_eigensolves}
+
+    @property
     def fallbacks(self) -> int:
         """Linear solves that left the sparse path (dense_bar_solves + dense_kkt_solves +
         dense_eigensolves)."""
@@ -231,10 +264,11 @@ class StaticEquilibrium(Presentable):
 
     def __repr__(self) -> str:
         return (f"StaticEquilibrium(structure={self.structure.name!r}, bars={self.bars!r}, "
+                f"route={self.route!r}, "
                 f"residual={self.residual:.3g} N (rel {self.relative_residual:.2g}), "
                 f"displacement={self.displacement:.4g} m, slack={int(self.slack.sum())}, "
                 f"iterations={self.history.iterations}, load_steps={len(self.history.load_steps)}"
-                + (f", dense_fallbacks={self.fallbacks}" if self.fallbacks else "") + ")")
+                + "".join(f", {k}={v}" for k, v in self.fallback_counts.items() if v) + ")")
 
     def _head(self) -> str:
         """The figures of the solve, on one line."""

@@ -66,8 +66,11 @@ from tenscontrol.model.structure import Structure
 __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
 
 _BAR_MODELS = ("rigid", "compressible")
-#: Intermediate load steps converge to this relative residual; only the full load needs rtol.
-_STAGE_RTOL = 1e-8
+#: Intermediate load steps and path points converge to this residual relative to the member
+#: forces; only the full load needs rtol. They serve as the next predictor's start and the
+#: stability test's point: on the steel towers 1e-6 gives the same buckling load (0.6551 of
+#: gravity at 384 bars) in 390 corrector iterations instead of 596 (1e-8).
+_STAGE_RTOL = 1e-6
 #: Steps cut short in a row after which the line search judges by the total potential: a
 #: full Newton step keeps Newton's own path (and quadratic tail) wherever |r| accepts it.
 _CUTS = 1
@@ -84,6 +87,61 @@ _QUICK = 3
 _SMALLEST_ARC = 0.5 ** 12
 #: Secant or bisection steps that narrow the load factor where the path loses stability.
 _REFINEMENTS = 8
+#: Newton at the full load is skipped, from a stable start, when the start's linear response
+#: to the full load (Newton's first step) turns some member by more than this angle [rad]
+#: (|dd| / l): the response is far from linear and the path from the start answers. Measured
+#: under gravity (turn, Newton at the full load): 9-bar nylon tower 0.6 rad, converged in 12
+#: iterations; 30-bar steel tower 0.2 rad, in 33; 96-bar steel tower 1.9 rad and 30-bar
+#: steel tower under 30 g 10 rad, failed after 50 (50 iterations thrown away on the 384-
+#: and 768-bar ones too); 30-bar nylon tower 3.9 rad, converged in 38 to an unstable
+#: equilibrium (returned with a warning), where the path gives the loading history. The
+#: strings' stretch does not separate them: its linear change was 3.7-fold on a tower Newton
+#: solved, 11-fold on one it did not and 19-fold on another it solved.
+_LINEAR_TURN = 1.0
+
+#: The projection onto the bar lengths is done when every squared length is within this
+#: fraction of the largest (a few eps: the rounding of |d|^2 itself) ...
+_PROJECTED = 4e-16
+#: ... or when a fresh factor's Newton iteration stalls within this fraction (its quadratic
+#: phase has ended in rounding; a few hundred eps of the squared lengths).
+_PROJECTION_ROUNDING = 1e-13
+#: Armijo's sufficient decrease (of |r| or of the potential) per unit step length: the usual
+#: small value, so that nearly any descent is accepted.
+_ARMIJO = 1e-4
+#: The Levenberg shift starts at this fraction of the largest diagonal stiffness, grows
+#: tenfold a rejection, and gives up past _MAX_SHIFT of it (the step is then a gradient step
+#: too short to matter); after an accepted step it falls tenfold, to 0 below _KEEP_SHIFT.
+_FIRST_SHIFT, _MAX_SHIFT, _KEEP_SHIFT = 1e-6, 1e8, 1e-4
+#: A Newton iterate this many structure sizes from the start has run away (nothing holds it).
+_RUNAWAY = 1e3
+#: Load steps are given up below this fraction of the load factor reached (2^-7).
+_SMALLEST_LOAD_STEP = 0.5 ** 7
+#: The buckling bracket is narrowed to this fraction of its upper load factor (0.5 %).
+_BRACKET = 5e-3
+#: The secant's next load factor is moved by this fraction past its zero, away from t*
+#: itself, where K_t is singular (its dense fallback took 7 of a 10-s solve).
+_PAST_ZERO = 1e-3
+#: rcond of the dense null spaces (the dense stability path of small problems): far above
+#: the rounding of unit rows, far below any real constraint angle.
+_NULL_RCOND = 1e-10
+#: A rigid field is kept in the stability test where K couples it to the admissible motions
+#: by less than this fraction of max|K| (rounding of K's sums) plus _RESIDUAL_MOMENT times
+#: the residual's moment over the structure size (what is left of the loads' moment).
+_RIGID_COUPLING, _RESIDUAL_MOMENT = 1e-10, 1e2
+#: The mechanism check's window: eigenvalues within this fraction of K's scale are zero.
+_ZERO_STIFFNESS = 1e-8
+#: Loads whose work along a free rigid motion is below this fraction of the largest load
+#: have no resultant along it (rounding of the sum).
+_NO_RESULTANT = 1e-12
+
+#: The path's stability test (an inertia count, a quarter of a path step's cost) runs every
+#: this many accepted steps; where it finds the path unstable, the buckling bracket starts
+#: from the last point it found stable (the secant narrows a few steps' bracket in one or
+#: two more solves); the full load is tested whatever the count.
+_STABILITY_EVERY = 4
+
+#: The routes, in the order the driver tries them (NewtonHistory.routes).
+NEWTON, PATH, UNLOADED_PATH, LOAD_STEPS = "newton", "path", "unloaded start + path", "load steps"
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,10 +310,10 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
     for iteration in range(2 * _PROJECTIONS):
         phi = _bar_lengths(p.structure, q) ** 2 - lengths ** 2
         err = np.abs(phi).max()
-        if err <= 4e-16 * scale:
+        if err <= _PROJECTED * scale:
             break
         slow = err > 0.5 * last
-        if slow and fresh and err <= 1e-13 * scale:
+        if slow and fresh and err <= _PROJECTION_ROUNDING * scale:
             break  # Newton's quadratic phase has ended in rounding
         if slow or iteration >= _PROJECTIONS:
             # the chord slowed down, or a far start (a long trial step) used up the chord
@@ -270,13 +328,15 @@ def _project(p: _Problem, q: np.ndarray, lengths=None) -> np.ndarray:
     return q
 
 
-def _kkt_solver(p: _Problem, tangent, mu: float):
+def _kkt_solver(p: _Problem, tangent, mu: float, guarded: bool = True):
     """A function r (nf,) -> dq (3n,) solving ``[[K + mu I, C], [C^T, 0]] [dq; y] = [r; 0]``
     with one factorization: C the active bar columns (rigid bars; bars fixed at both ends have
-    none) and the gauge; `tangent` the member terms of K (:func:`_tangent`)."""
+    none) and the gauge; `tangent` the member terms of K (:func:`_tangent`). `guarded`: with
+    the condition test of :func:`~tenscontrol.statics.linalg.kkt_factor`."""
     d, density, material = tangent
     X = (p.mats.bar_columns(d[p.structure.n_strings:]) if p.rigid and p.mats.nba else None)
-    solve = kkt_factor(p.mats.kkt(d, density, material, mu, X), p.free.size, p.counts)
+    solve = kkt_factor(p.mats.kkt(d, density, material, mu, X), p.free.size, p.counts,
+                       guarded)
 
     def step(r):
         dq = np.zeros(3 * p.structure.n_nodes)
@@ -299,13 +359,19 @@ class _Log:
     failed: list
     # the path's steps (t, q) on either side of where it lost stability (path following)
     unstable: tuple | None = None
+    # the routes tried, "name: outcome" (NewtonHistory.routes)
+    routes: list = field(default_factory=list)
 
     def frozen(self) -> NewtonHistory:
         cols = list(zip(*self.rows)) if self.rows else [()] * 6
         return NewtonHistory(np.array(cols[0], float), np.array(cols[1], float),
                              np.array(cols[2], float), np.array(cols[3], float),
                              np.array(cols[4], int), tuple(self.load_steps), tuple(self.failed),
-                             np.array(cols[5], int))
+                             np.array(cols[5], int), tuple(self.routes))
+
+    def outcome(self, route: str, what: str) -> None:
+        """Record that `route` ended with `what` ("answered", "failed after ...", ...)."""
+        self.routes.append(f"{route}: {what}")
 
 
 def _line_search(p, q, dq, r, offset, merit=None):
@@ -345,14 +411,14 @@ def _backtrack(p, q, dq, r, offset, merit, interpolate: bool):
         if np.all(_members(p, trial)[1] > 0):
             state = _forces(p, trial, offset)
             new_norm = np.linalg.norm(state[0])
-            decrease = new_norm <= (1.0 - 1e-4 * alpha) * norm
+            decrease = new_norm <= (1.0 - _ARMIJO * alpha) * norm
             # the minimum of the quadratic through the merit at 0 and alpha and its slope
             # at 0 (|r|^2 / 2 falls as -|r|^2 along a Newton step)
             shrink = _interpolate(0.5 * (new_norm ** 2 - norm ** 2), -norm ** 2, alpha)
             if merit is not None:
                 pi, noise, dpi = merit
                 change = total_potential(p.structure, trial, p.load, p.free, offset)[0] - pi
-                armijo = change <= 1e-4 * alpha * dpi
+                armijo = change <= _ARMIJO * alpha * dpi
                 decrease = armijo or (decrease and abs(change) <= noise
                                       and -alpha * dpi <= noise)
                 shrink = _interpolate(change, dpi, alpha)
@@ -413,8 +479,8 @@ def _newton(p: _Problem, q, t, offset, tol, max_iterations, log: _Log, energy=Fa
         switches = int(np.sum((gamma > 0) != (new[2] > 0)))
         log.rows.append((t, res, alpha, mu, switches, p.counts["trials"] - trials))
         q, state = q_new, new
-        mu = 0.0 if mu <= 1e-4 * mu_scale else 0.1 * mu
-        if np.abs(q - p.structure.nodes.reshape(-1)).max() > 1e3 * p.size:
+        mu = 0.0 if mu <= _KEEP_SHIFT * mu_scale else 0.1 * mu
+        if np.abs(q - p.structure.nodes.reshape(-1)).max() > _RUNAWAY * p.size:
             return False, q  # runs away: nothing holds it
     r = state[0]
     return bool(np.abs(r).max(initial=0.0) <= tol), q
@@ -444,8 +510,8 @@ def _step(p, q, K, r, mu, mu_scale, offset, energy):
                                  else (*merit, slope))
             if found is not None:
                 return (*found, mu)
-        mu = 1e-6 * mu_scale if mu == 0.0 else 10.0 * mu
-        if mu > 1e8 * mu_scale:
+        mu = _FIRST_SHIFT * mu_scale if mu == 0.0 else 10.0 * mu
+        if mu > _MAX_SHIFT * mu_scale:
             return None
 
 
@@ -484,7 +550,7 @@ def _mechanism(p: _Problem, q, r, log=None) -> MechanismError | None:
         K, X = _sparse_tangent(p, q, gamma, psi)
         gauge = scipy.sparse.csc_matrix(p.gauge)
         zero = spectrum.admissible_zero_modes(
-            K, gauge if X is None else scipy.sparse.hstack([X, gauge]), r, 1e-8)
+            K, gauge if X is None else scipy.sparse.hstack([X, gauge]), r, _ZERO_STIFFNESS)
         modes = None if zero is None else working_modes(zero, r, Rt)
         p.counts["dense_eigen"] += modes is None
     if modes is None:
@@ -513,7 +579,7 @@ def _admissible(p: _Problem, q) -> np.ndarray:
         return np.eye(p.free.size)
     C = C[np.linalg.norm(C, axis=1) > 0]
     C = C / np.linalg.norm(C, axis=1, keepdims=True)
-    return scipy.linalg.null_space(C, rcond=1e-10)
+    return scipy.linalg.null_space(C, rcond=_NULL_RCOND)
 
 
 def _path_tangent(p: _Problem, q, t, r0, scale: float, previous=None):
@@ -522,7 +588,8 @@ def _path_tangent(p: _Problem, q, t, r0, scale: float, previous=None):
     lengths' tangent space (:func:`_kkt_solver`); oriented along `previous`, else towards
     larger t."""
     r, _, gamma, psi = _forces(p, q, (1.0 - t) * r0)
-    slope = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0)(r0)
+    # unguarded (as the corrector's): the predictor is judged by the correction after it
+    slope = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0, guarded=False)(r0)
     dq, dt = slope / scale, 1.0
     norm = np.sqrt(dq @ dq + 1.0)
     dq, dt = dq / norm, dt / norm
@@ -549,7 +616,8 @@ def _corrector(p: _Problem, q, t, start, tangent, ds, r0, tol, scale, log: _Log)
         if worse == 2:
             break
         last = res
-        solve = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0)
+        # unguarded: a step from an ill-conditioned system shows in the next residual
+        solve = _kkt_solver(p, _tangent(p, q, gamma, psi), 0.0, guarded=False)
         a, b = solve(r), solve(r0)  # K dq = r + r0 dt: dq = a + dt b
         g = tq @ (q - qa) / scale + tt * (t - ta) - ds
         dt = -(g + tq @ a / scale) / (tq @ b / scale + tt)
@@ -564,24 +632,52 @@ def _corrector(p: _Problem, q, t, start, tangent, ds, r0, tol, scale, log: _Log)
 
 def _full_load(p: _Problem, q0, tol, max_iterations, log: _Log):
     """(converged, q, whether the start is stable or None if not tested, the stable unloaded
-    start or None): :func:`_solve` at the full load, but from a stable start without the |r|
-    Newton after the potential's has failed (the path following from there finds the loaded
-    equilibrium on the loading path; those 50 iterations at the full load were a sixth of the
-    steel towers' (384, 768 bars) iterations, none of them converged), and none at all where
-    :func:`_loading_start` gives the start of the loading path."""
+    start or None, whether Newton at the full load was tried).
+
+    The route is decided from the start: a start out of equilibrium and unstable under the
+    loads with a stable unloaded equilibrium near it (:func:`_loading_start`) goes to the path
+    from there; a stable start whose linear response to the full load is far from linear
+    (:func:`_far_from_linear`) to the path from the start; only the rest try :func:`_solve` at
+    the full load, and from a stable start without the |r| Newton after the potential's has
+    failed (the path from there finds the loaded equilibrium on the loading path)."""
     zero = np.zeros(p.free.size)
     if not (p.rigid or not p.structure.n_bars):
-        return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), None, None)
+        ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log)
+        log.outcome(NEWTON, "answered" if ok else f"failed after {max_iterations} iterations")
+        return ok, q, None, None, True
     start = _loading_start(p, q0, tol, max_iterations, log)
     if start is not None:
-        return False, q0, False, start
+        log.outcome(NEWTON, "skipped (the start is unstable under the loads, stable without)")
+        return False, q0, False, start, False
+    far = _far_from_linear(p, q0, tol)
+    if far and _path_stiffness(p, q0, 0.0, _forces(p, q0, zero)[0]) > 0:
+        log.outcome(NEWTON, f"skipped ({far})")
+        return False, q0, True, None, False
     ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log, energy=True)
     if ok:
-        return ok, q, None, None
+        log.outcome(NEWTON, "answered")
+        return ok, q, None, None, True
+    failed = f"failed after {max_iterations} iterations"
     stable = _path_stiffness(p, q0, 0.0, _forces(p, q0, zero)[0]) > 0
     if stable:
-        return False, q, stable, None
-    return (*_newton(p, q0, 1.0, zero, tol, max_iterations, log), stable, None)
+        log.outcome(NEWTON, failed)
+        return False, q, stable, None, True
+    ok, q = _newton(p, q0, 1.0, zero, tol, max_iterations, log)
+    log.outcome(NEWTON, "answered (|r| merit)" if ok else failed + " (potential and |r|)")
+    return ok, q, stable, None, True
+
+
+def _far_from_linear(p: _Problem, q0, tol) -> str:
+    """Why the start's linear response to the full load (one KKT solve, Newton's first step)
+    is far from linear, or "" if it is not: it turns a member by more than _LINEAR_TURN."""
+    r, _, gamma, psi = _forces(p, q0, np.zeros(p.free.size))
+    if np.abs(r).max(initial=0.0) <= tol:
+        return ""
+    dq = _kkt_solver(p, _tangent(p, q0, gamma, psi), 0.0)(r)
+    _, l = _members(p, q0)
+    turn = float(np.max(np.linalg.norm(p.mats.differences(dq), axis=1) / l, initial=0.0))
+    return (f"its linear response turns a member by {turn:.3g} rad" if turn > _LINEAR_TURN
+            else "")
 
 
 def _loading_start(p: _Problem, q0, tol, max_iterations, log: _Log):
@@ -645,17 +741,23 @@ def _continuation(p: _Problem, q0, tol, max_iterations, log: _Log, stable=None, 
         r0 = p.load[p.free] + _forces(unloaded, q0, np.zeros(p.free.size))[0]
         stable = True
     if stable:
+        route = PATH if start is None else UNLOADED_PATH
         q, t, fold = _follow_path(p, q0, r0, tol, max_iterations, log)
         if log.unstable is not None:
-            raise _buckling_error(p, r0, tol, max_iterations, log)
+            raise _buckling_error(p, r0, tol, max_iterations, log, route)
         if t == 1.0:
+            log.outcome(route, "answered")
             return q
         if fold is not None:
+            log.outcome(route, f"turns back at {t:.4g} of the load (limit point)")
             raise _limit_point(p, t, _path_stiffness(p, q, t, r0), log)
+        log.outcome(route, f"steps failed at {t:.4g} of the load")
         dt = 1.0 - t
     q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
     if q_end is not None:
+        log.outcome(LOAD_STEPS, "answered")
         return q_end
+    log.outcome(LOAD_STEPS, f"failed at {log.failed[-1]:.4g} of the load")
     raise StaticsError(
         f"{p.structure.name}: static_equilibrium found no equilibrium: Newton failed at load "
         f"factor {log.failed[-1]:.4g} even in steps of {2 * dt:.3g} (reached {reached:.4g} of "
@@ -692,13 +794,15 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
     scale = max(float(np.abs(slope).max(initial=0.0)), 1e-9 * p.size)  # [m] per unit load
     tangent, slope = _path_tangent(p, q0, 0.0, r0, scale)
     q, t, ds, grow = q0, 0.0, 0.5, True  # the full step already failed
+    stable, untested = (q0, 0.0), 0  # the last point tested stable, and steps since
     while ds >= _SMALLEST_ARC:
         if t + ds * tangent[1] >= 1.0:  # the full load is within reach: Newton at t = 1
             ok, q_end = _solve(p, _project(p, q + (1.0 - t) * slope), 1.0, zero, tol,
                                max_iterations, log)
             if ok and _unstable(p, q_end, 1.0, r0):
-                log.unstable = ((t, q), (1.0, q_end))  # buckled between t and the full load
-                return q, t, None
+                # buckled between the last stable test and the full load
+                log.unstable = (stable[::-1], (1.0, q_end))
+                return stable[0], stable[1], None
             if ok:
                 log.load_steps.append(1.0)
                 return q_end, 1.0, None
@@ -716,16 +820,25 @@ def _follow_path(p: _Problem, q0, r0, tol, max_iterations, log: _Log):
             log.failed.append(float(t + ds * tangent[1]))
             ds, grow = 0.5 * ds, False
             continue
-        if _unstable(p, q_new, t_new, r0):
-            log.unstable = ((t, q), (float(t_new), q_new))  # from a stable start: buckled
-            return q, t, None
+        untested += 1
         new, new_slope = _path_tangent(p, q_new, t_new, r0, scale, tangent)
+        # tested every _STABILITY_EVERY steps, and where the path turns back: a fold past
+        # an untested loss of stability is the buckling's, not a limit point's
+        if untested >= _STABILITY_EVERY or new[1] <= 0.0:
+            if _unstable(p, q_new, t_new, r0):
+                # from a stable start: buckled since the last stable test
+                log.unstable = (stable[::-1], (float(t_new), q_new))
+                return stable[0], stable[1], None
+            stable, untested = (q_new, float(t_new)), 0
         if new[1] <= 0.0:
             return q_new, t_new, (q_new, t_new)
         q, t, tangent, slope = q_new, float(t_new), new, new_slope
         log.load_steps.append(t)
         ds *= 2.0 if grow and len(log.rows) - rows <= _QUICK else 1.0
         grow = True
+    if untested and _unstable(p, q, t, r0):  # the steps failed past an untested instability
+        log.unstable = (stable[::-1], (t, q))
+        return stable[0], stable[1], None
     return q, t, None
 
 
@@ -745,7 +858,7 @@ def _load_steps(p: _Problem, q, t, dt, r0, tol, max_iterations, log: _Log):
         log.failed.append(target)
         _check_mechanism(p, q, q_new, target, r0, log)
         dt *= 0.5
-        if dt < 0.5 ** 7 * (1.0 if t == 0.0 else t):
+        if dt < _SMALLEST_LOAD_STEP * (1.0 if t == 0.0 else t):
             return None, t, dt
     return q, t, dt
 
@@ -780,11 +893,13 @@ def _unstable(p: _Problem, q, t, r0) -> bool:
     return _path_stiffness(p, q, t, r0) < 0.0
 
 
-def _buckling_error(p: _Problem, r0, tol, max_iterations, log: _Log) -> StaticsError:
-    """The StaticsError of a followed path that lost stability (the reduced stiffness passes
-    zero: a bifurcation, where the structure buckles, or a fold) between its last two steps,
-    the bracket narrowed by :func:`_refine_buckling`."""
+def _buckling_error(p: _Problem, r0, tol, max_iterations, log: _Log,
+                    route: str) -> StaticsError:
+    """The StaticsError of a followed path (`route`) that lost stability (the reduced
+    stiffness passes zero: a bifurcation, where the structure buckles, or a fold) between its
+    last two steps, the bracket narrowed by :func:`_refine_buckling`."""
     ta, tb, t = _refine_buckling(p, r0, tol, max_iterations, log)
+    log.outcome(route, f"loses stability near {t:.4g} of the load (buckles)")
     return StaticsError(
         f"{p.structure.name}: no stable equilibrium under the full load: the path of "
         f"equilibria from the start loses stability between {ta:.4g} and {tb:.4g} of the load "
@@ -805,14 +920,13 @@ def _refine_buckling(p: _Problem, r0, tol, max_iterations, log: _Log):
     la, lb = _path_stiffness(p, qa, ta, r0), _path_stiffness(p, qb, tb, r0)
     last = [(ta, la), (tb, lb)]
     for _ in range(_REFINEMENTS):
-        if not la > 0 > lb or tb - ta <= 5e-3 * tb:
+        if not la > 0 > lb or tb - ta <= _BRACKET * tb:
             break
         (t1, l1), (t2, l2) = last[-2:]
         t = t2 - l2 * (t2 - t1) / (l2 - l1) if l2 != l1 else ta
         # just past the secant's zero, towards the last point's other side: the next
-        # point then closes the bracket, and Newton keeps off t* itself, where K_t is
-        # singular (its dense fallback took 7 of the 384-bar steel tower's 10 s)
-        t *= 1.0 + (1e-3 if l2 > 0 else -1e-3)
+        # point then closes the bracket
+        t *= 1.0 + (_PAST_ZERO if l2 > 0 else -_PAST_ZERO)
         if not ta < t < tb:
             t = np.sqrt(ta * tb) if ta > 0 else 0.5 * tb
         guess = _project(p, qa + (qb - qa) * (t - ta) / (tb - ta))
@@ -927,11 +1041,11 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     log = _Log([], [], [])
     tol = max(rtol * _scale(p, q0, members=True), _rounding_floor(p))
     try:
-        ok, q_end, stable, start = _full_load(p, q0, tol, max_iterations, log)
+        ok, q_end, stable, start, tried = _full_load(p, q0, tol, max_iterations, log)
         if ok:
             log.load_steps.append(1.0)
         else:
-            if start is None:
+            if tried:
                 log.failed.append(1.0)
             q_end = _continuation(p, q0, tol, max_iterations, log, stable, start)
     except ValueError as exc:   # SciPy's "array must not contain infs or NaNs"
@@ -982,10 +1096,10 @@ def _stability_basis(p: _Problem, q, K: np.ndarray, residual: float) -> np.ndarr
     Za = _admissible(replace(p, gauge=Rt[:, :0]), q)  # Rt lies in span(Za)
     # K Rt is the loads' geometric stiffness; what is left at an equilibrium is rounding in
     # K's sums and the residual's moment
-    tol = 1e-10 * np.abs(K).max(initial=0.0) + 1e2 * residual / p.size
+    tol = _RIGID_COUPLING * np.abs(K).max(initial=0.0) + _RESIDUAL_MOMENT * residual / p.size
     _, sv, Vt = np.linalg.svd(Za.T @ K @ Rt)
     rigid = Za.T @ (Rt @ Vt[int(np.sum(sv > tol)):].T)
-    return Za @ scipy.linalg.null_space(rigid.T, rcond=1e-10) if rigid.shape[1] else Za
+    return Za @ scipy.linalg.null_space(rigid.T, rcond=_NULL_RCOND) if rigid.shape[1] else Za
 
 
 def _sparse_tangent(p: _Problem, q, gamma, psi):
@@ -1013,7 +1127,7 @@ def _stability_constraints(p: _Problem, q, K, X, residual: float):
         if gram.dense is not None:
             return None
         Y = Y - X @ np.column_stack([gram.least_squares(y) for y in Y.T])
-    tol = 1e-10 * abs(K).max() + 1e2 * residual / p.size  # as in _stability_basis
+    tol = _RIGID_COUPLING * abs(K).max() + _RESIDUAL_MOMENT * residual / p.size
     _, sv, Vt = np.linalg.svd(Y)
     rigid = Rt @ Vt[int(np.sum(sv > tol)):].T
     return scipy.sparse.hstack(cols + [scipy.sparse.csc_matrix(rigid)], format="csc")
@@ -1043,7 +1157,7 @@ def _check_rigid_motion(p: _Problem) -> None:
     if p.gauge.shape[1] == 0:
         return
     work = p.gauge.T @ p.load[p.free]
-    if np.abs(work).max() <= 1e-12 * max(np.abs(p.load).max(), 1e-300):
+    if np.abs(work).max() <= _NO_RESULTANT * max(np.abs(p.load).max(), 1e-300):
         return
     v = np.zeros(3 * p.structure.n_nodes)
     v[p.free] = p.gauge @ work / np.linalg.norm(work)

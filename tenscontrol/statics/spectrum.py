@@ -32,7 +32,7 @@ import scipy.sparse
 import scipy.sparse.csgraph
 import scipy.sparse.linalg
 
-from tenscontrol.statics.linalg import unpivoted_lu
+from tenscontrol.statics.linalg import equilibrated, unpivoted_lu
 
 __all__ = ["SPARSE_MIN_FREE", "admissible_zero_modes", "admissible_negative_count",
            "smallest_admissible_eigenvalue"]
@@ -52,13 +52,17 @@ _TOL = 1e-12
 _SMALL = 8
 #: Most (near-)zero modes the mechanism check looks for before it takes the dense path.
 _MAX_MODES = 16
+#: Constraint columns with at most this many entries (a bar's: two nodes, three coordinates
+#: each) are added to K as ``rho c c^T`` (:func:`_kkt_matrix`): that term lies in the bar's
+#: own member blocks, so it fills nothing; the denser rigid fields are not.
+_LOCAL_ENTRIES = 6
 
 
 def _kkt_inverse(K, C, sigma: float):
     """A function x (nf,) -> first block of ``[[K - sigma I, C], [C^T, 0]]^{-1} [x; 0]``, or
     None when the sparse LU fails or LAPACK's test would call the matrix ill-conditioned."""
     nf, m = C.shape
-    A = _kkt_matrix(K, C, sigma)
+    A, d = equilibrated(_kkt_matrix(K, C, sigma))  # the test in scaled units (equilibrated)
     try:
         lu = scipy.sparse.linalg.splu(A)
     except RuntimeError:  # "Factor is exactly singular"
@@ -70,7 +74,7 @@ def _kkt_inverse(K, C, sigma: float):
             >= 1.0 / np.finfo(float).eps:
         return None
     zeros = np.zeros(m)
-    return lambda x: lu.solve(np.concatenate([x, zeros]))[:nf]
+    return lambda x: (d * lu.solve(d * np.concatenate([x, zeros])))[:nf]
 
 
 def _unit_columns(C) -> scipy.sparse.csc_matrix:
@@ -149,10 +153,31 @@ def admissible_negative_count(K, C) -> int | None:
 
 
 def _kkt_matrix(K, C, sigma: float) -> scipy.sparse.csc_matrix:
-    """``[[K - sigma I, C], [C^T, 0]]``, sparse."""
+    """``[[K + rho C C^T - sigma I, C], [C^T, 0]]``, sparse, where C's columns are all bar
+    columns (unit, at most _LOCAL_ENTRIES entries), rho twice the 1-norm of K - sigma I.
+
+    The augmented term vanishes on null(C^T), so the KKT matrix has the same inertia and the
+    same first block of its inverse on those motions; it makes the coordinate block stiff along
+    every bar, where K alone is nearly singular (a rigid bar's own direction carries only the
+    geometric term): without it the unpivoted L D L^T of a steel tower grew a million-fold
+    and the pivot test rejected half the inertia counts. rho bounds every eigenvalue of
+    K - sigma I (the 1-norm does), so the sum is stiff along a bar whatever K's sign there (an
+    upright pendulum's K is -W/L I: rho = max|K| cancelled it exactly). Only where every
+    column is a bar's: a free-floating structure's gauge columns are dense (their C C^T
+    would fill K), and its coordinate block stays singular along the rigid motions whatever
+    the bars add, so there the plain KKT matrix is factored, as before.
+    """
     A = K - sigma * scipy.sparse.identity(K.shape[0], format="csc")
+    if _bars_only(C):
+        rho = 2.0 * max(float(abs(A).sum(axis=0).max()), np.finfo(float).tiny)
+        A = (A + rho * (C @ C.T)).tocsc()
     return (scipy.sparse.bmat([[A, C], [C.T, None]], format="csc") if C.shape[1]
             else scipy.sparse.csc_matrix(A))
+
+
+def _bars_only(C) -> bool:
+    """Whether C has columns and every one is a bar's (at most _LOCAL_ENTRIES entries)."""
+    return bool(C.shape[1]) and bool(np.all(np.diff(C.indptr) <= _LOCAL_ENTRIES))
 
 
 def _kkt_order(K, C) -> np.ndarray:
@@ -180,6 +205,12 @@ def _count_below(K, C, sigma: float) -> int | None:
     indefinite matrix can grow; A near singular).
     """
     A = _kkt_matrix(K, C, sigma)
+    if _bars_only(C):
+        # the congruence D A D keeps the inertia and brings the constraint pivots (-c^T K^-1 c,
+        # 1e-7 of max|A| on a steel tower) into the range the pivot test trusts; the plain
+        # KKT matrix of a free-floating structure (see _kkt_matrix) keeps its scale, where
+        # the test was set
+        A, _ = equilibrated(A)
     order = _kkt_order(K, C)
     A = A[order][:, order].tocsc()
     lu = unpivoted_lu(A, "NATURAL")

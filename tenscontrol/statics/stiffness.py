@@ -222,13 +222,15 @@ def rigid_fields(structure: Structure, q=None, *, bars: str = "rigid") -> np.nda
     R = np.hstack([np.tile(np.eye(3), (structure.n_nodes, 1)),
                    np.column_stack([np.cross(e, d).reshape(-1) for e in np.eye(3)])])
     R = scipy.linalg.orth(R, rcond=1e-10)  # collinear nodes lose a rotation
-    J = _constraint_rows(structure, q, bars)
-    if J.shape[0] == 0:
+    JR = _constraint_rows_times(structure, q, bars, R)
+    if JR.shape[0] == 0:
         return R
     # Unit rows and orthonormal fields make J R scale-free (singular values <= sqrt(rows)), so
     # the tolerance is absolute: for a free-floating structure J R vanishes to rounding, and a
     # tolerance relative to its largest singular value would keep no field at all.
-    _, sv, Vt = np.linalg.svd(J @ R)
+    # the thin SVD when J R has at least as many rows as fields: Vt is then whole, without
+    # the (rows x rows) U of the full one (777 x 777 for a 768-bar tower, every path step)
+    _, sv, Vt = np.linalg.svd(JR, full_matrices=JR.shape[0] < JR.shape[1])
     return R @ Vt[int(np.sum(sv > _RIGID_TOL)):].T
 
 
@@ -260,6 +262,22 @@ def loaded_rigid_fields(structure: Structure, q, load, *, bars: str = "rigid") -
     # span(Rt) and span(keep) meet where the principal angles vanish (cosines 1)
     U, cos, _ = np.linalg.svd(Rt.T @ keep, full_matrices=False)
     return Rt @ U[:, cos >= 1.0 - 1e-12]
+
+
+def _constraint_rows_times(structure, q, bars, R: np.ndarray) -> np.ndarray:
+    """``_constraint_rows(structure, q, bars) @ R`` (rows, k) without the dense Jacobian:
+    a fixed coordinate's unit row picks R's row, a bar's row ``(-d, d) / (sqrt 2 |d|)`` on its
+    two nodes gives ``d . (R_j - R_i) / (sqrt 2 |d|)``. O(n k): the dense rows were O(n^2)
+    (43 MB for the identity alone at 768 bars), on every path step of the static solve."""
+    parts = [R[np.asarray(structure.fixed_coordinates, dtype=np.int64)]]
+    if bars == "rigid" and structure.n_bars:
+        N = np.asarray(q, dtype=float).reshape(-1, 3)
+        b = structure.bar_nodes
+        d = N[b[:, 1]] - N[b[:, 0]]
+        Rn = R.reshape(structure.n_nodes, 3, -1)
+        rows = np.einsum("bk,bkr->br", d, Rn[b[:, 1]] - Rn[b[:, 0]])
+        parts.append(rows / (np.sqrt(2.0) * np.linalg.norm(d, axis=1))[:, None])
+    return np.vstack(parts)
 
 
 def _constraint_rows(structure, q, bars) -> np.ndarray:
