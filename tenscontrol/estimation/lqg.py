@@ -31,13 +31,13 @@ import control as ct
 import numpy as np
 import scipy.linalg
 
-from tenscontrol import validation
 from tenscontrol.control.controllers import OutputFeedback
 from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
 from tenscontrol.control.sampled import check_resolution, check_timing
 from tenscontrol.design.result import Design, DiscreteLQGDesign, sorted_eigenvalues
 from tenscontrol.design.discrete import COSTS, dlqr_gain
 from tenscontrol.estimation.rank import warn_unobservable
+from tenscontrol.estimation.tuning import NoiseTuning, check_noise, noise_tuning
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.sampling import exact_hold, sampled_cost, van_loan
 from tenscontrol.design.synthesis import LQRDesign, lqr
@@ -115,6 +115,9 @@ class LQGDesign(Design):
         Process-noise (nq, nq) [N^2 s] and sensor-noise (ny, ny) [unit^2 s] spectral densities.
     h2 : float
         H2 norm of the loop (module docstring).
+    tuning : NoiseTuning
+        The process noise W and where it came from (given, from ``expected_load`` or the
+        default load).
     K, S, minimal
         The state-feedback half's (``lqr.K``, ``lqr.S``, ``lqr.minimal``).
     E : ndarray
@@ -130,6 +133,7 @@ class LQGDesign(Design):
     W: np.ndarray
     V: np.ndarray
     h2: float
+    tuning: NoiseTuning | None = None
 
     @property
     def K(self) -> np.ndarray:
@@ -161,7 +165,8 @@ class LQGDesign(Design):
             ("inputs", f"{self.lqr.K.shape[0]}"), ("H2 norm of the loop", f"{self.h2:.6g}"),
             ("||K||_F (LQR)", f"{np.linalg.norm(self.lqr.K):.6g}"),
             ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
-            ("trace P", f"{np.trace(self.P):.4g}")])
+            ("trace P", f"{np.trace(self.P):.4g}")]
+            + ([] if self.tuning is None else self.tuning.rows()))
 
 
 def reduced_model(design: LQRDesign):
@@ -194,8 +199,8 @@ def kalman_gain(A, E, Cr, W, V):
     return np.asarray(L, dtype=float) * d[:, None] / v[None, :], np.asarray(P) * np.outer(d, d)
 
 
-def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
-        order=None) -> LQGDesign:
+def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=None, R=None,
+        effort=1.0, order=None) -> LQGDesign:
     """Continuous LQG: :func:`tenscontrol.lqr` and a Kalman filter on the sensors.
 
     Parameters
@@ -204,8 +209,14 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
         Linearization at an equilibrium (as for :func:`tenscontrol.lqr`).
     sensors : SensorSet
         The measured signals; every sensor needs ``std > 0``.
-    process_noise : float
-        Spectral density of the white force on every free coordinate [N^2 s].
+    process_noise : float, optional
+        Spectral density of the white force on every free coordinate [N^2 s]. Default: from
+        `expected_load`, ``W = F^2 / w`` for a load of amplitude F [N] at w [rad/s] (its power
+        over its band; :mod:`tenscontrol.estimation.tuning`).
+    expected_load : ExpectedLoad, optional
+        The load the filter is tuned for. Default:
+        :func:`tenscontrol.estimation.tuning.default_load`, the weakest string's tension at the
+        lowest natural frequency. The design's ``tuning`` says which was used.
     Q, R, effort, order
         As for :func:`tenscontrol.lqr`.
 
@@ -214,21 +225,21 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
     LQGDesign
     """
     _check(model, sensors, "lqg")
-    w = validation.real("lqg: process_noise", process_noise, positive=True,
-                        expected="a positive spectral density [N^2 s]")
+    w, _, load = check_noise("lqg", process_noise, None, expected_load)
     warn_unobservable(model, sensors, "lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
+    tuning = noise_tuning(model, A, process_noise=w, expected_load=load, load_states=False)
     Cr = meas.C @ design.minimal.basis
-    W = w * np.eye(E.shape[1])
+    W = tuning.process_noise * np.eye(E.shape[1])
     V = np.diag(noise_density(sensors, "lqg"))
     L, P = kalman_gain(A, E, Cr, W, V)
     K = design.K_reduced
     ctrl = OutputFeedback(AK=A - B @ K - L @ Cr, BK=L, CK=K, DK=np.zeros((K.shape[0], Cr.shape[0])),
                           measurement=meas, strings=design.controller.strings,
                           gamma_ref=design.controller.gamma_ref, kind=design.controller.kind)
-    return LQGDesign(ctrl, design, L, P, Cr, W, V, loop_h2(design, Cr, P, W))
+    return LQGDesign(ctrl, design, L, P, Cr, W, V, loop_h2(design, Cr, P, W), tuning)
 
 
 def closed_loop(design: LQGDesign) -> ct.StateSpace:
@@ -336,16 +347,31 @@ def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
     return np.asarray(Pn, dtype=float) * np.outer(d, d)
 
 
-def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
+def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
-                 load_drift=None, cost: str = "exact") -> DiscreteLQGDesign:
+                 load_drift=None, cost: str = "exact", expected_load=None) -> DiscreteLQGDesign:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
+
+    With no noise argument the filter is tuned from the structure and the sensors alone: the
+    sensor noise is the SensorSet's std per sample, the load is a filter state (`load_drift`)
+    and both densities follow the load the structure can take
+    (:func:`tenscontrol.estimation.tuning.default_load`); ``expected_load=`` states the load
+    instead (:mod:`tenscontrol.estimation.tuning` has the rule). The design's ``tuning`` says
+    which densities were used and where they came from.
 
     Parameters
     ----------
-    model, sensors, process_noise, Q, R, effort, order
+    model, sensors, Q, R, effort, order
         As for :func:`lqg`; the sensors are read once per period with their noise std per
         sample (a sensor whose rate is below ``1 / period`` is refused).
+    process_noise : float, optional
+        Spectral density of the white force on every free coordinate [N^2 s]. Default: from
+        `expected_load`, ``F^2 w / Omega^2`` (F [N], w [rad/s], ``Omega = max(w, w_1)``, w_1
+        the lowest natural frequency). Given alone (no `load_drift`, no `expected_load`), the
+        filter has no load states, as in 1.0.
+    expected_load : ExpectedLoad, optional
+        The load the derived densities follow, e.g. ``ExpectedLoad(30.0, 1.0)`` for 30 sin t
+        N. Default: the weakest string's tension at w_1.
     period : float
         Sample period [s].
     delay : float
@@ -362,7 +388,8 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         for about ``F^2 omega``). The estimated load is fed forward with the gain that is
         optimal for a constant load (its steady state is the least of ``z^T Q z + u^T R u``
         over the equilibria under that load; the load states are uncontrollable, so dlqr
-        cannot give it). None (default): the forces are white noise only.
+        cannot give it). None (default): ``F^2 w`` of `expected_load`, unless
+        `process_noise` alone is given (then white forces only).
     cost : {"exact", "rectangle"}
         The sampled-data cost the LQR gain minimizes, as for :func:`tenscontrol.dlqr`:
         ``"exact"`` (default) the continuous cost integrated over each period under the hold
@@ -392,21 +419,19 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         raise ValueError(f"discrete_lqg: sensor {int(np.flatnonzero(slow)[0])} samples at "
                          f"{sensors.rate[slow][0]:g} Hz, slower than the controller "
                          f"(1/period = {1 / T:g} Hz); raise its rate or the period")
-    w = validation.real("discrete_lqg: process_noise", process_noise, positive=True,
-                        expected="a positive spectral density [N^2 s]")
+    w, drift, load = check_noise("discrete_lqg", process_noise, load_drift, expected_load)
     if np.any(sensors.std <= 0):
         noise_density(sensors, "discrete_lqg")
     warn_unobservable(model, sensors, "discrete_lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
-    if load_drift is not None:
-        load_drift = validation.real("discrete_lqg: load_drift", load_drift, positive=True,
-                                     expected="a positive spectral density [N^2/s] or None")
     A, B, E = reduced_model(design)
     check_resolution(T, A, "discrete_lqg")
+    tuning = noise_tuning(model, A, process_noise=w, load_drift=drift, expected_load=load,
+                          load_states=True)
     n, nu = B.shape
-    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift, meas.C,
-                                               design.minimal.basis)
+    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, tuning.process_noise,
+                                               tuning.load_drift, meas.C, design.minimal.basis)
     basis = np.hstack([design.minimal.basis, np.zeros((design.minimal.basis.shape[0], nf))])
     Cr = meas.C @ basis
     V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
@@ -428,5 +453,5 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     ctrl = design.controller
     law = DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
                       bool(noise))
-    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float))
+    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float), tuning)
 
