@@ -215,8 +215,9 @@ def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=
         over its band; :mod:`tenscontrol.estimation.tuning`).
     expected_load : ExpectedLoad, optional
         The load the filter is tuned for. Default:
-        :func:`tenscontrol.estimation.tuning.default_load`, the weakest string's tension at the
-        lowest natural frequency. The design's ``tuning`` says which was used.
+        :func:`tenscontrol.estimation.tuning.default_load`, the weakest string's tension [N]
+        at a tenth of the lowest natural frequency (quasi-static). The design's ``tuning``
+        says which was used.
     Q, R, effort, order
         As for :func:`tenscontrol.lqr`.
 
@@ -371,7 +372,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
         filter has no load states, as in 1.0.
     expected_load : ExpectedLoad, optional
         The load the derived densities follow, e.g. ``ExpectedLoad(30.0, 1.0)`` for 30 sin t
-        N. Default: the weakest string's tension at w_1.
+        N. Default: the weakest string's tension at ``w_1 / 10`` (quasi-static).
     period : float
         Sample period [s].
     delay : float
