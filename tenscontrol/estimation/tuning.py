@@ -105,6 +105,11 @@ class NoiseTuning:
     sources: tuple
     band: float
 
+    def __repr__(self) -> str:
+        drift = "None" if self.load_drift is None else f"{self.load_drift:.4g} N^2/s"
+        return (f"NoiseTuning(process_noise={self.process_noise:.4g} N^2 s, load_drift={drift}, "
+                f"sources={self.sources[0]}/{self.sources[1]})")
+
     def rows(self) -> list:
         """(label, value) rows for a design's summary."""
         where = {"given": "given", "expected_load": "from expected_load",
