@@ -25,20 +25,26 @@ def lowest_mode(model) -> float:
     return float(np.sqrt(scipy.linalg.eigvalsh(0.5 * (em.K_e + em.K_e.T), em.M_e).min()))
 
 
+def elastic_dofs(model) -> int:
+    """n_e, the elastic degrees of freedom: every one is moved by some nodal force, so the
+    rule's n_d (the rank of the reduced E) must equal it (2 on the T-bar)."""
+    return tc.lqr(model).minimal.elastic.n_e
+
+
 def test_derived_densities_follow_the_rule_in_their_units(tbar):
     s, model, ss = tbar
-    w1 = lowest_mode(model)                     # 2.506 rad/s (measured)
+    w1, n = lowest_mode(model), elastic_dofs(model)    # 2.506 rad/s (measured), 2
     F, w = 10.0, 1.0                            # a slow load: the band is the lowest mode
     t = est.discrete_lqg(model, ss, 0.005, expected_load=ExpectedLoad(F, w)).tuning
-    assert t.band == pytest.approx(w1, rel=1e-6)
-    assert t.load_drift == pytest.approx(F**2 * w, rel=1e-12)           # [N^2/s]
-    assert t.process_noise == pytest.approx(F**2 * w / w1**2, rel=1e-6)  # [N^2 s]
+    assert t.band == pytest.approx(w1, rel=1e-6) and t.directions == n
+    assert t.load_drift == pytest.approx(F**2 * w / n, rel=1e-12)           # [N^2/s]
+    assert t.process_noise == pytest.approx(F**2 * w / (n * w1**2), rel=1e-6)  # [N^2 s]
     assert t.sources == ("expected_load", "expected_load")
     # a load above the modes is its own band: W = F^2 / w, drift / W = w^2 [1/s^2], whatever
     # the structure
     fast = est.discrete_lqg(model, ss, 0.005, expected_load=ExpectedLoad(F, 100.0)).tuning
     assert fast.band == 100.0
-    assert fast.process_noise == pytest.approx(F**2 / 100.0, rel=1e-12)
+    assert fast.process_noise == pytest.approx(F**2 / (n * 100.0), rel=1e-12)
     assert fast.load_drift / fast.process_noise == pytest.approx(100.0**2, rel=1e-12)
     # the densities are in N^2: the same load in kN is 1e6 times smaller
     kilo = est.discrete_lqg(model, ss, 0.005, expected_load=ExpectedLoad(F / 1e3, w)).tuning
@@ -46,9 +52,9 @@ def test_derived_densities_follow_the_rule_in_their_units(tbar):
     # a filter without load states: the load's power over its band, F^2 / w
     white = est.lqg(model, ss, expected_load=ExpectedLoad(F, w))
     assert white.tuning.load_drift is None
-    np.testing.assert_allclose(white.W, F**2 / w * np.eye(white.W.shape[0]), rtol=1e-12)
+    np.testing.assert_allclose(white.W, F**2 / (n * w) * np.eye(white.W.shape[0]), rtol=1e-12)
     ext = tc.extended_lqg(model, ss, 0.005, expected_load=ExpectedLoad(F, w))
-    assert ext.linear.tuning.process_noise == pytest.approx(F**2 / w, rel=1e-12)
+    assert ext.linear.tuning.process_noise == pytest.approx(F**2 / (n * w), rel=1e-12)
 
 
 def test_default_load_is_the_weakest_tension_a_decade_below_the_lowest_mode(tbar):
@@ -80,7 +86,8 @@ def test_given_densities_override_and_the_1_0_filter_is_unchanged(tbar):
     # one given, the other from the load
     mixed = est.discrete_lqg(model, ss, 0.005, process_noise=4.0,
                              expected_load=ExpectedLoad(10.0, 1.0))
-    assert mixed.tuning.process_noise == 4.0 and mixed.tuning.load_drift == 100.0
+    assert mixed.tuning.process_noise == 4.0
+    assert mixed.tuning.load_drift == pytest.approx(100.0 / elastic_dofs(model), rel=1e-12)
     assert mixed.tuning.sources == ("given", "expected_load")
     # the derived numbers give the same design as the same numbers given
     derived = est.discrete_lqg(model, ss, 0.005, expected_load=ExpectedLoad(10.0, 1.0))
@@ -92,7 +99,7 @@ def test_given_densities_override_and_the_1_0_filter_is_unchanged(tbar):
 
 def test_defaults_beat_the_open_loop_on_the_tbar(tbar):
     # 10 sin t N at the T-bar's tip read by its 4 string lengths (1 mm, 200 Hz): measured
-    # open 116 mm, sampled full-state LQR 59.7 mm (0.51), LQG with defaults 43.8 mm (0.38;
+    # open 116 mm, sampled full-state LQR 59.7 mm (0.51), LQG with defaults 43.9 mm (0.38;
     # the load estimate is fed forward), white W = 4 N^2 s 65.7 mm (0.57)
     s, model, ss = tbar
 
@@ -128,7 +135,7 @@ def test_ball_defaults_beat_the_open_loop_and_stay_near_full_state_lqr():
 def test_bad_expected_loads_name_the_field_and_the_fix(tbar):
     s, model, ss = tbar
     with pytest.raises(ValueError, match=r"ExpectedLoad: amplitude must be a positive force "
-                                         r"\[N\].*e\.g\. 30\.0 for 30 sin t N"):
+                                         r"\[N\].*e\.g\. 30\.0 for 30 sin t N on one"):
         ExpectedLoad(-1.0, 1.0)
     with pytest.raises(ValueError, match=r"ExpectedLoad: frequency must be a positive angular "
                                          r"frequency \[rad/s\] \(1\.0 for sin t; 2 pi f"):

@@ -212,7 +212,7 @@ def extended_lqg(model, sensors, period, *, process_noise=None, delay=0.0, Q=Non
         As for :func:`tenscontrol.discrete_lqg` (rigid bars): the same gain, readings and
         white nodal-force noise; the filter's process noise is :func:`process_covariance`
         of `model` in Cartesian coordinates. The EKF has no load states: a `process_noise`
-        not given is derived as :func:`tenscontrol.lqg`'s, ``F^2 / w`` of `expected_load`.
+        not given is derived as :func:`tenscontrol.lqg`'s, ``F^2 / (n_d w)`` of `expected_load`.
     expected_load : ExpectedLoad, optional
         As for :func:`tenscontrol.lqg`; the design's ``linear.tuning`` says what was used.
     substeps : int
@@ -236,8 +236,8 @@ def extended_lqg(model, sensors, period, *, process_noise=None, delay=0.0, Q=Non
     w, _, load = check_noise("extended_lqg", process_noise, None, expected_load)
     tuning = None
     if w is None:       # the white-force rule needs the reduced model's lowest mode
-        A = reduced_model(lqr(model, Q=Q, R=R, effort=effort, order=order))[0]
-        tuning = noise_tuning(model, A, expected_load=load, load_states=False)
+        A, _, E = reduced_model(lqr(model, Q=Q, R=R, effort=effort, order=order))
+        tuning = noise_tuning(model, A, E, expected_load=load, load_states=False)
         w = tuning.process_noise
     lin = discrete_lqg(model, sensors, period, process_noise=w, delay=delay, Q=Q,
                        R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost)

@@ -211,8 +211,9 @@ def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=
         The measured signals; every sensor needs ``std > 0``.
     process_noise : float, optional
         Spectral density of the white force on every free coordinate [N^2 s]. Default: from
-        `expected_load`, ``W = F^2 / w`` for a load of amplitude F [N] at w [rad/s] (its power
-        over its band; :mod:`tenscontrol.estimation.tuning`).
+        `expected_load`, ``W = F^2 / (n_d w)`` for a load of amplitude F [N] at w [rad/s] (its
+        power over its band, spread over the n_d force directions that move the reduced
+        model; :mod:`tenscontrol.estimation.tuning`).
     expected_load : ExpectedLoad, optional
         The load the filter is tuned for. Default:
         :func:`tenscontrol.estimation.tuning.default_load`, the weakest string's tension [N]
@@ -231,7 +232,7 @@ def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
-    tuning = noise_tuning(model, A, process_noise=w, expected_load=load, load_states=False)
+    tuning = noise_tuning(model, A, E, process_noise=w, expected_load=load, load_states=False)
     Cr = meas.C @ design.minimal.basis
     W = tuning.process_noise * np.eye(E.shape[1])
     V = np.diag(noise_density(sensors, "lqg"))
@@ -367,12 +368,15 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
         sample (a sensor whose rate is below ``1 / period`` is refused).
     process_noise : float, optional
         Spectral density of the white force on every free coordinate [N^2 s]. Default: from
-        `expected_load`, ``F^2 w / Omega^2`` (F [N], w [rad/s], ``Omega = max(w, w_1)``, w_1
-        the lowest natural frequency). Given alone (no `load_drift`, no `expected_load`), the
+        `expected_load`, ``F^2 w / (n_d Omega^2)`` (F [N], w [rad/s], ``Omega = max(w, w_1)``,
+        w_1 the lowest natural frequency, n_d the force directions that move the reduced
+        model). Given alone (no `load_drift`, no `expected_load`), the
         filter has no load states, as in 1.0.
     expected_load : ExpectedLoad, optional
-        The load the derived densities follow, e.g. ``ExpectedLoad(30.0, 1.0)`` for 30 sin t
-        N. Default: the weakest string's tension at ``w_1 / 10`` (quasi-static).
+        The load the derived densities follow: its amplitude is the magnitude of the
+        nodal-force vector, so 30 sin t N on three coordinates is
+        ``ExpectedLoad(30 * 3**0.5, 1.0)``. Default: the weakest string's tension at
+        ``w_1 / 10`` (quasi-static).
     period : float
         Sample period [s].
     delay : float
@@ -389,7 +393,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
         for about ``F^2 omega``). The estimated load is fed forward with the gain that is
         optimal for a constant load (its steady state is the least of ``z^T Q z + u^T R u``
         over the equilibria under that load; the load states are uncontrollable, so dlqr
-        cannot give it). None (default): ``F^2 w`` of `expected_load`, unless
+        cannot give it). None (default): ``F^2 w / n_d`` of `expected_load`, unless
         `process_noise` alone is given (then white forces only).
     cost : {"exact", "rectangle"}
         The sampled-data cost the LQR gain minimizes, as for :func:`tenscontrol.dlqr`:
@@ -428,7 +432,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
     check_resolution(T, A, "discrete_lqg")
-    tuning = noise_tuning(model, A, process_noise=w, load_drift=drift, expected_load=load,
+    tuning = noise_tuning(model, A, E, process_noise=w, load_drift=drift, expected_load=load,
                           load_states=True)
     n, nu = B.shape
     Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, tuning.process_noise,
