@@ -157,3 +157,20 @@ def test_bad_expected_loads_name_the_field_and_the_fix(tbar):
     with pytest.raises(ValueError, match=r"discrete_lqg: load_drift must be a positive spectral "
                                          r"density \[N\^2/s\], or None"):
         est.discrete_lqg(model, ss, 0.005, load_drift=0.0)
+
+
+def test_a_filter_slycot_refuses_is_solved_by_scipy():
+    # the 2 x 4-prism tower (a mode at damping ratio 5e-9) with 0.87 N expected: slycot's
+    # sg02ad refuses its reordered Schur form (SlycotArithmeticError); SciPy's DARE answers
+    s = tc.equilibrium(tc.catalog.prism_tower(2, 4, damping=1.0), gamma_min=10.0).structure
+    ss = sensors(s, string_lengths=range(s.n_strings), std=1e-3, rate=200.0)
+    d = est.discrete_lqg(tc.linearize(s), ss, 0.005, effort=0.01,
+                         expected_load=ExpectedLoad(0.5 * np.sqrt(3.0), 1.0))
+    k = d.controller.kalman
+    error = k.Phi @ (np.eye(k.Phi.shape[0]) - k.M @ k.Cr)
+    assert np.abs(np.linalg.eigvals(error)).max() < 1.0
+    # the a-priori covariance solves the filter's Riccati equation
+    P, C, V = k.P, k.Cr, np.diag(ss.std[ss.signal_sensor] ** 2)
+    Qd = P - k.Phi @ (P - P @ C.T @ np.linalg.solve(C @ P @ C.T + V, C @ P)) @ k.Phi.T
+    assert np.allclose(Qd, Qd.T, atol=1e-9 * np.abs(P).max())
+    assert np.linalg.eigvalsh(0.5 * (Qd + Qd.T)).min() > -1e-8 * np.abs(P).max()
