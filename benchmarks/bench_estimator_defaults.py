@@ -10,8 +10,8 @@ time spent slack) and the peak command.
 Rows of discrete_lqg:
 
 - "defaults": no noise argument; the load is a filter state and both densities follow the
-  load the structure can take (the weakest string's tension at the lowest natural frequency,
-  tenscontrol.estimation.tuning.default_load);
+  load the structure can take (the weakest string's tension at a tenth of the lowest natural
+  frequency, tenscontrol.estimation.tuning.default_load);
 - "expected_load": ``expected_load=ExpectedLoad(A sqrt(3), 1.0)``, the applied load's
   amplitude (the magnitude of the nodal-force vector: A on three coordinates) and frequency;
 - "W = 4 (white)": the tutorial's ``process_noise=4.0`` alone (white forces, no load

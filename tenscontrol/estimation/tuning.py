@@ -214,7 +214,7 @@ def noise_tuning(model, A, E, *, process_noise=None, load_drift=None, expected_l
         The user's load; :func:`default_load` if None.
     load_states : bool
         Whether the design can carry load states (:func:`tenscontrol.discrete_lqg`). Without
-        them a derived W follows ``F^2 / w``; with them, the load states are used unless
+        them a derived W follows ``F^2 / (n_d w)``; with them, the load states are used unless
         `process_noise` is given without `load_drift` and `expected_load` (1.0's white-force
         filter, unchanged).
     """
