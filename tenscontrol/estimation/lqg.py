@@ -396,11 +396,11 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
         (the directions that move the structure and that the sensors see at rest) that
         drifts as a random walk, ``df/dt`` white of spectral density `load_drift` [N^2/s] (a
         slowly varying payload load; a load of amplitude F and angular frequency w spread
-        over the n_d force directions calls for ``F^2 w / n_d``). The estimated load is fed forward with the gain that is
-        optimal for a constant load (its steady state is the least of ``z^T Q z + u^T R u``
-        over the equilibria under that load; the load states are uncontrollable, so dlqr
-        cannot give it). None (default): ``F^2 w / n_d`` of `expected_load`, unless
-        `process_noise` alone is given (then white forces only).
+        over the n_d force directions calls for ``F^2 w / n_d``). The estimated load is fed
+        forward with the gain that is optimal for a constant load (its steady state is the
+        least of ``z^T Q z + u^T R u`` over the equilibria under that load; the load states
+        are uncontrollable, so dlqr cannot give it). None (default): ``F^2 w / n_d`` of
+        `expected_load`, unless `process_noise` alone is given (then white forces only).
     cost : {"exact", "rectangle"}
         The sampled-data cost the LQR gain minimizes, as for :func:`tenscontrol.dlqr`:
         ``"exact"`` (default) the continuous cost integrated over each period under the hold
