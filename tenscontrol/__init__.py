@@ -81,7 +81,8 @@ __all__ = [
     "Design", "discrete_closed_loop", "discretize", "dlqr", "gain_margin", "hinfsyn", "lqr",
     "mpc", "place_actuators", "shape_change", "shape_path", "zoh",
     # estimation
-    "discrete_lqg", "extended_kalman", "extended_lqg", "lqg", "observability", "place_sensors",
+    "ExpectedLoad", "discrete_lqg", "extended_kalman", "extended_lqg", "lqg", "observability",
+    "place_sensors",
     # studies
     "compare_closed_loop", "compare_materials", "verify", "verify_shape_change",
     # studies on an executor
@@ -109,6 +110,7 @@ _LAZY = {
     "discrete_lqg": "estimation.lqg", "lqg": "estimation.lqg",
     "extended_kalman": "estimation.ekf", "extended_lqg": "estimation.extended_lqg",
     "observability": "estimation.observability", "place_sensors": "estimation.observability",
+    "ExpectedLoad": "estimation.tuning",
     "LQRPipeline": "studies.pipelines", "NormsPipeline": "studies.pipelines",
     "StudyFileError": "studies.files", "run_study_file": "studies.files",
 }

@@ -232,6 +232,10 @@ BUILDERS = {
     "Design": _lqr,
     "DiscreteLQGDesign": lambda c: _discrete_lqg(c),
     "ExtendedLQGDesign": lambda c: _extended_lqg(c),
+    # issue 32, item 4: the load an LQG is tuned for, and what a design used (derived)
+    "ExpectedLoad": lambda c: tc.ExpectedLoad(30.0, 1.0),
+    "NoiseTuning": lambda c: tc.lqg(_model(c), _sensors(c),
+                                    expected_load=tc.ExpectedLoad(30.0, 1.0)).tuning,
 }
 
 

@@ -31,7 +31,7 @@ RESULTS = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "Newt
 #: Values and errors: one-line repr only (an error's str() is its message).
 VALUES = ["Bar", "String", "PointMass", "Material", "Selection", "PiecewiseConstantLoads",
           "Case", "Uniform", "LogUniform", "Normal", "Choice", "NormsPipeline", "LQRPipeline",
-          "CaseResult", "CaseFailure",
+          "CaseResult", "CaseFailure", "ExpectedLoad", "NoiseTuning",
           "SimulationError", "SimulationInterrupted", "PrestressError", "StaticsError",
           "MechanismError", "StudyInterrupted", "StudyFolderError", "StudyFileError"]
 

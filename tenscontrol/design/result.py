@@ -118,10 +118,14 @@ class DiscreteLQGDesign(Design):
         then the filter error's ``Phi (I - L C_r)``, each sorted by modulus.
     spectral_radius : float
         Their largest modulus (< 1: the loop is stable).
+    tuning : NoiseTuning
+        The filter's process noise and load drift and where each came from (given, from
+        ``expected_load`` or the default load; :mod:`tenscontrol.estimation.tuning`).
     """
 
     lqr: object
     S: np.ndarray
+    tuning: object = None
 
     _returned_controller = "discrete_lqg"
 
@@ -176,7 +180,9 @@ class DiscreteLQGDesign(Design):
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
             ("trace P", f"{np.trace(self.P):.4g}"),
-            ("spectral radius", f"{self.spectral_radius:.6g}")] + self._verdict_rows())
+            ("spectral radius", f"{self.spectral_radius:.6g}")]
+            + self._verdict_rows()
+            + ([] if self.tuning is None else self.tuning.rows()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -241,7 +247,8 @@ class ExtendedLQGDesign(Design):
             ("||K||_F", f"{np.linalg.norm(self.K):.6g}"),
             ("trace P (prior)", f"{np.trace(self.P):.4g}"),
             ("linearized spectral radius", f"{self.spectral_radius:.6g}")]
-            + self._verdict_rows())
+            + self._verdict_rows()
+            + ([] if self.linear.tuning is None else self.linear.tuning.rows()))
 
 
 @dataclass(frozen=True, eq=False)

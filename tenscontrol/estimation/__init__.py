@@ -10,6 +10,7 @@ _EXPORTS = {
     "ExtendedLQG": "extended_lqg",
     "Observability": "observability", "Placement": "observability",
     "place_sensors": "observability",
+    "ExpectedLoad": "tuning", "NoiseTuning": "tuning",
 }
 # lqg, extended_lqg and observability name modules of this package: those functions are
 # tenscontrol.lqg, tenscontrol.extended_lqg and tenscontrol.observability

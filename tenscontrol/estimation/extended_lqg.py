@@ -24,14 +24,16 @@ same; the samples must then come in order, k = 0, 1, ... (a sample out of order 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from tenscontrol.control.sampled import SampledController, check_timing, sampled_table
 from tenscontrol.design.result import DiscreteLQGDesign, ExtendedLQGDesign
 from tenscontrol.estimation.ekf import ExtendedKalman, process_covariance
-from tenscontrol.estimation.lqg import discrete_lqg
+from tenscontrol.design.synthesis import lqr
+from tenscontrol.estimation.lqg import discrete_lqg, reduced_model
+from tenscontrol.estimation.tuning import check_noise, noise_tuning
 from tenscontrol import validation
 
 __all__ = ["ExtendedLQG", "extended_lqg"]
@@ -198,9 +200,9 @@ def _initial_covariance(lin: DiscreteLQGDesign, free: np.ndarray) -> np.ndarray:
     return basis @ kalman.P[:r, :r] @ basis.T
 
 
-def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=None,
+def extended_lqg(model, sensors, period, *, process_noise=None, delay=0.0, Q=None, R=None,
                  effort=1.0, order=None, seed=0, noise=True, substeps=1,
-                 cost: str = "exact") -> ExtendedLQGDesign:
+                 cost: str = "exact", expected_load=None) -> ExtendedLQGDesign:
     """A sampled controller with an extended Kalman filter on the nonlinear model and the
     discrete LQR gain of :func:`tenscontrol.discrete_lqg` (module docstring).
 
@@ -209,7 +211,10 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
     model, sensors, period, process_noise, delay, Q, R, effort, order, seed, noise
         As for :func:`tenscontrol.discrete_lqg` (rigid bars): the same gain, readings and
         white nodal-force noise; the filter's process noise is :func:`process_covariance`
-        of `model` in Cartesian coordinates.
+        of `model` in Cartesian coordinates. The EKF has no load states: a `process_noise`
+        not given is derived as :func:`tenscontrol.lqg`'s, ``F^2 / (n_d w)`` of `expected_load`.
+    expected_load : ExpectedLoad, optional
+        As for :func:`tenscontrol.lqg`; the design's ``linear.tuning`` says what was used.
     substeps : int
         Runge-Kutta steps of the prediction per held piece of the period (one or two: from
         ``t_k`` to ``t_k + delay`` and on).
@@ -228,8 +233,16 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
         raise ValueError("extended_lqg: model must be a rigid-bar LinearModel (the filter "
                          f"predicts with the rigid-bar model), got bars={model.bars!r}")
     substeps = validation.integer("extended_lqg: substeps", substeps, minimum=1)
-    lin = discrete_lqg(model, sensors, period, process_noise=process_noise, delay=delay, Q=Q,
+    w, _, load = check_noise("extended_lqg", process_noise, None, expected_load)
+    tuning = None
+    if w is None:       # the white-force rule needs the reduced model's lowest mode
+        A, _, E = reduced_model(lqr(model, Q=Q, R=R, effort=effort, order=order))
+        tuning = noise_tuning(model, A, E, expected_load=load, load_states=False)
+        w = tuning.process_noise
+    lin = discrete_lqg(model, sensors, period, process_noise=w, delay=delay, Q=Q,
                        R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost)
+    lin = lin if tuning is None else replace(lin, tuning=tuning)
+    process_noise = w
     law, r = lin.controller, lin.minimal.order
     # the gain on z = left_inverse (x - x*), the reduced coordinates the filter's basis spans
     Kx = law.K[:, :r] @ lin.minimal.left_inverse

@@ -31,13 +31,13 @@ import control as ct
 import numpy as np
 import scipy.linalg
 
-from tenscontrol import validation
 from tenscontrol.control.controllers import OutputFeedback
 from tenscontrol.control.estimators import DiscreteKalman, DiscreteLQG, SensorMeasurement
 from tenscontrol.control.sampled import check_resolution, check_timing
 from tenscontrol.design.result import Design, DiscreteLQGDesign, sorted_eigenvalues
 from tenscontrol.design.discrete import COSTS, dlqr_gain
 from tenscontrol.estimation.rank import warn_unobservable
+from tenscontrol.estimation.tuning import NoiseTuning, check_noise, noise_tuning
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.sampling import exact_hold, sampled_cost, van_loan
 from tenscontrol.design.synthesis import LQRDesign, lqr
@@ -115,6 +115,9 @@ class LQGDesign(Design):
         Process-noise (nq, nq) [N^2 s] and sensor-noise (ny, ny) [unit^2 s] spectral densities.
     h2 : float
         H2 norm of the loop (module docstring).
+    tuning : NoiseTuning
+        The process noise W and where it came from (given, from ``expected_load`` or the
+        default load).
     K, S, minimal
         The state-feedback half's (``lqr.K``, ``lqr.S``, ``lqr.minimal``).
     E : ndarray
@@ -130,6 +133,7 @@ class LQGDesign(Design):
     W: np.ndarray
     V: np.ndarray
     h2: float
+    tuning: NoiseTuning | None = None
 
     @property
     def K(self) -> np.ndarray:
@@ -161,7 +165,9 @@ class LQGDesign(Design):
             ("inputs", f"{self.lqr.K.shape[0]}"), ("H2 norm of the loop", f"{self.h2:.6g}"),
             ("||K||_F (LQR)", f"{np.linalg.norm(self.lqr.K):.6g}"),
             ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
-            ("trace P", f"{np.trace(self.P):.4g}")] + self._verdict_rows())
+            ("trace P", f"{np.trace(self.P):.4g}")]
+            + self._verdict_rows()
+            + ([] if self.tuning is None else self.tuning.rows()))
 
 
 def reduced_model(design: LQRDesign):
@@ -194,8 +200,8 @@ def kalman_gain(A, E, Cr, W, V):
     return np.asarray(L, dtype=float) * d[:, None] / v[None, :], np.asarray(P) * np.outer(d, d)
 
 
-def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
-        order=None) -> LQGDesign:
+def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=None, R=None,
+        effort=1.0, order=None) -> LQGDesign:
     """Continuous LQG: :func:`tenscontrol.lqr` and a Kalman filter on the sensors.
 
     Parameters
@@ -204,8 +210,16 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
         Linearization at an equilibrium (as for :func:`tenscontrol.lqr`).
     sensors : SensorSet
         The measured signals; every sensor needs ``std > 0``.
-    process_noise : float
-        Spectral density of the white force on every free coordinate [N^2 s].
+    process_noise : float, optional
+        Spectral density of the white force on every free coordinate [N^2 s]. Default: from
+        `expected_load`, ``W = F^2 / (n_d w)`` for a load of amplitude F [N] at w [rad/s] (its
+        power over its band, spread over the n_d force directions that move the reduced
+        model; :mod:`tenscontrol.estimation.tuning`).
+    expected_load : ExpectedLoad, optional
+        The load the filter is tuned for. Default:
+        :func:`tenscontrol.estimation.tuning.default_load`, the weakest string's tension [N]
+        at a tenth of the lowest natural frequency (quasi-static). The design's ``tuning``
+        says which was used.
     Q, R, effort, order
         As for :func:`tenscontrol.lqr`.
 
@@ -214,21 +228,21 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
     LQGDesign
     """
     _check(model, sensors, "lqg")
-    w = validation.real("lqg: process_noise", process_noise, positive=True,
-                        expected="a positive spectral density [N^2 s]")
+    w, _, load = check_noise("lqg", process_noise, None, expected_load)
     warn_unobservable(model, sensors, "lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
+    tuning = noise_tuning(model, A, E, process_noise=w, expected_load=load, load_states=False)
     Cr = meas.C @ design.minimal.basis
-    W = w * np.eye(E.shape[1])
+    W = tuning.process_noise * np.eye(E.shape[1])
     V = np.diag(noise_density(sensors, "lqg"))
     L, P = kalman_gain(A, E, Cr, W, V)
     K = design.K_reduced
     ctrl = OutputFeedback(AK=A - B @ K - L @ Cr, BK=L, CK=K, DK=np.zeros((K.shape[0], Cr.shape[0])),
                           measurement=meas, strings=design.controller.strings,
                           gamma_ref=design.controller.gamma_ref, kind=design.controller.kind)
-    return LQGDesign(ctrl, design, L, P, Cr, W, V, loop_h2(design, Cr, P, W))
+    return LQGDesign(ctrl, design, L, P, Cr, W, V, loop_h2(design, Cr, P, W), tuning)
 
 
 def closed_loop(design: LQGDesign) -> ct.StateSpace:
@@ -331,21 +345,45 @@ def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
     [N] and the signals [m, N, rad/s] span 14 decades at a 1e-3 length scale, where slycot's
     sg02ad called the pencil singular."""
     d, v = _units(Qd), np.sqrt(np.diag(V))
-    _, Pn, _ = ct.dlqe(Phi * d[None, :] / d[:, None], np.eye(d.size), Cr * d[None, :] / v[:, None],
-                       Qd / np.outer(d, d), V / np.outer(v, v))
+    scaled = (Phi * d[None, :] / d[:, None], np.eye(d.size), Cr * d[None, :] / v[:, None],
+              Qd / np.outer(d, d), V / np.outer(v, v))
+    try:
+        _, Pn, _ = ct.dlqe(*scaled)
+    except ArithmeticError:
+        # slycot's sg02ad refused its reordered Schur form (the 2 x 4-prism tower, a mode at
+        # damping ratio 5e-9, 0.87 N of expected load: spectral radius 0.99990 by SciPy's)
+        _, Pn, _ = ct.dlqe(*scaled, method="scipy")
     return np.asarray(Pn, dtype=float) * np.outer(d, d)
 
 
-def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
+def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
-                 load_drift=None, cost: str = "exact") -> DiscreteLQGDesign:
+                 load_drift=None, cost: str = "exact", expected_load=None) -> DiscreteLQGDesign:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
+
+    With no noise argument the filter is tuned from the structure and the sensors alone: the
+    sensor noise is the SensorSet's std per sample, the load is a filter state (`load_drift`)
+    and both densities follow the load the structure can take
+    (:func:`tenscontrol.estimation.tuning.default_load`); ``expected_load=`` states the load
+    instead (:mod:`tenscontrol.estimation.tuning` has the rule). The design's ``tuning`` says
+    which densities were used and where they came from.
 
     Parameters
     ----------
-    model, sensors, process_noise, Q, R, effort, order
+    model, sensors, Q, R, effort, order
         As for :func:`lqg`; the sensors are read once per period with their noise std per
         sample (a sensor whose rate is below ``1 / period`` is refused).
+    process_noise : float, optional
+        Spectral density of the white force on every free coordinate [N^2 s]. Default: from
+        `expected_load`, ``F^2 w / (n_d Omega^2)`` (F [N], w [rad/s], ``Omega = max(w, w_1)``,
+        w_1 the lowest natural frequency, n_d the force directions that move the reduced
+        model). Given alone (no `load_drift`, no `expected_load`), the
+        filter has no load states, as in 1.0.
+    expected_load : ExpectedLoad, optional
+        The load the derived densities follow: its amplitude is the magnitude of the
+        nodal-force vector, so 30 sin t N on three coordinates is
+        ``ExpectedLoad(30 * 3**0.5, 1.0)``. Default: the weakest string's tension at
+        ``w_1 / 10`` (quasi-static).
     period : float
         Sample period [s].
     delay : float
@@ -358,11 +396,12 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         Add the load as filter states: a force on every disturbance channel of the model
         (the directions that move the structure and that the sensors see at rest) that
         drifts as a random walk, ``df/dt`` white of spectral density `load_drift` [N^2/s] (a
-        slowly varying payload load; a load of amplitude F and angular frequency omega calls
-        for about ``F^2 omega``). The estimated load is fed forward with the gain that is
-        optimal for a constant load (its steady state is the least of ``z^T Q z + u^T R u``
-        over the equilibria under that load; the load states are uncontrollable, so dlqr
-        cannot give it). None (default): the forces are white noise only.
+        slowly varying payload load; a load of amplitude F and angular frequency w spread
+        over the n_d force directions calls for ``F^2 w / n_d``). The estimated load is fed
+        forward with the gain that is optimal for a constant load (its steady state is the
+        least of ``z^T Q z + u^T R u`` over the equilibria under that load; the load states
+        are uncontrollable, so dlqr cannot give it). None (default): ``F^2 w / n_d`` of
+        `expected_load`, unless `process_noise` alone is given (then white forces only).
     cost : {"exact", "rectangle"}
         The sampled-data cost the LQR gain minimizes, as for :func:`tenscontrol.dlqr`:
         ``"exact"`` (default) the continuous cost integrated over each period under the hold
@@ -392,21 +431,19 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
         raise ValueError(f"discrete_lqg: sensor {int(np.flatnonzero(slow)[0])} samples at "
                          f"{sensors.rate[slow][0]:g} Hz, slower than the controller "
                          f"(1/period = {1 / T:g} Hz); raise its rate or the period")
-    w = validation.real("discrete_lqg: process_noise", process_noise, positive=True,
-                        expected="a positive spectral density [N^2 s]")
+    w, drift, load = check_noise("discrete_lqg", process_noise, load_drift, expected_load)
     if np.any(sensors.std <= 0):
         noise_density(sensors, "discrete_lqg")
     warn_unobservable(model, sensors, "discrete_lqg")
     design = lqr(model, Q=Q, R=R, effort=effort, order=order)
     meas = sensor_measurement(model, sensors)
-    if load_drift is not None:
-        load_drift = validation.real("discrete_lqg: load_drift", load_drift, positive=True,
-                                     expected="a positive spectral density [N^2/s] or None")
     A, B, E = reduced_model(design)
     check_resolution(T, A, "discrete_lqg")
+    tuning = noise_tuning(model, A, E, process_noise=w, load_drift=drift, expected_load=load,
+                          load_states=True)
     n, nu = B.shape
-    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, w, load_drift, meas.C,
-                                               design.minimal.basis)
+    Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, tuning.process_noise,
+                                               tuning.load_drift, meas.C, design.minimal.basis)
     basis = np.hstack([design.minimal.basis, np.zeros((design.minimal.basis.shape[0], nf))])
     Cr = meas.C @ basis
     V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
@@ -416,17 +453,17 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     # the LQR on [z; u_prev], and the load states' feedforward (uncontrollable, so not dlqr's)
     Pa = np.block([[Phi[:n, :n], Gamma1[:n]], [np.zeros((nu, n + nu))]])
     Ga = np.vstack([Gamma0[:n], np.eye(nu)])
-    Qd, Rd, Nd = _lqr_weights(A, B, Qr, R, T, d, cost)
-    K, S = dlqr_gain(Pa, Ga, Qd, Rd, nu, N=Nd)
+    Qw, Rw, Nw = _lqr_weights(A, B, Qr, R, T, d, cost)
+    K, S = dlqr_gain(Pa, Ga, Qw, Rw, nu, N=Nw)
     K = np.asarray(K, float)
-    # the cross term Nd leaves the load's gain as it is without one (its x-f terms cancel at
-    # the optimal K), so only Rd enters
+    # the cross term Nw leaves the load's gain as it is without one (its x-f terms cancel at
+    # the optimal K), so only Rw enters
     Kf = _load_feedforward(Pa - Ga @ K, Ga, np.vstack([Phi[:n, n:], np.zeros((nu, nf))]),
-                           np.asarray(S, float), Rd)
+                           np.asarray(S, float), Rw)
     K = np.hstack([K[:, :n], Kf, K[:, n:]])
     kalman = DiscreteKalman(Phi, Gamma0, Gamma1, Cr, M, P, basis, meas, T, d)
     ctrl = design.controller
     law = DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
                       bool(noise))
-    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float))
+    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float), tuning)
 
