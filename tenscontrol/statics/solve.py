@@ -1142,13 +1142,22 @@ def _min_stiffness(p: _Problem, q, gamma, psi, residual: float) -> float:
         C = _stability_constraints(p, q, K, X, residual)
         w = None if C is None else spectrum.smallest_admissible_eigenvalue(K, C)
         if w is not None:
-            return w
+            return _zero_within_rounding(w, abs(K).max() if K.nnz else 0.0)
         p.counts["dense_eigen"] += 1
     K = static_tangent(p.structure, q, psi, p.bars)[np.ix_(p.free, p.free)]
     Z = _stability_basis(p, q, K, residual)
     Kr = Z.T @ K @ Z
     w = np.linalg.eigvalsh(0.5 * (Kr + Kr.T)) if Kr.size else np.zeros(1)
-    return float(w[0])
+    return _zero_within_rounding(float(w[0]), np.abs(K).max(initial=0.0))
+
+
+def _zero_within_rounding(w: float, scale: float) -> float:
+    """`w` [N/m], or 0 where it is within the mechanism window (_ZERO_STIFFNESS of K's largest
+    entry `scale`): a mechanism's zero eigenvalue comes out as +-1e-11 or so by rounding, and
+    its sign must not decide whether the equilibrium is stable (the T-bar with two slack
+    strings of the studies' as-built test read -5.8e-11 and +5.8e-11 from one change of basis
+    to the next)."""
+    return 0.0 if abs(w) <= _ZERO_STIFFNESS * scale else float(w)
 
 
 def _check_rigid_motion(p: _Problem) -> None:
