@@ -66,7 +66,7 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> MPCDesign:
+        effort=1.0, damping=None, d_scale=None) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -84,9 +84,10 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         largest is ``String.gamma_max`` (unbounded if None).
     rate_limit : float or array_like (nu,), optional
         Largest change of each command [N/m/s]; none by default.
-    Q, R, outputs, order, effort
-        The weights, outputs, design order and effort of :func:`tenscontrol.lqr` (same
-        defaults).
+    Q, R, outputs, order, effort, damping, d_scale
+        The weights, outputs, design order, effort and damping target of
+        :func:`tenscontrol.lqr` (same defaults); the tension bounds then hold the commands
+        the target asks for within ``[gamma_min, gamma_max]``.
 
     Returns
     -------
@@ -114,7 +115,7 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     horizon = check_horizon(model, horizon)
     # the rectangle-rule weights: the QP has no cross term between state and command (yet)
     design = dlqr(model, period, Q=Q, R=R, outputs=outputs, order=order, effort=effort,
-                  cost="rectangle")
+                  damping=damping, d_scale=d_scale, cost="rectangle")
     law, cont, zoh = design.controller, design.continuous, design.model
     mr, nu = cont.minimal, law.strings.size
     lo = validation.per_item("mpc: gamma_min", gamma_min, nu, "N/m", items=" (one per string)")

@@ -34,7 +34,8 @@ from tenscontrol.design import riccati
 from tenscontrol.design.riccati import RiccatiSolution
 from tenscontrol.control.controllers import Measurement, OutputFeedback, StateFeedback, measurement
 from tenscontrol.design.result import Design, sorted_eigenvalues
-from tenscontrol.design.verdict import unreachable_modes
+from tenscontrol.design.effort import EffortChoice, choose_effort, default_load
+from tenscontrol.design.verdict import unreachable_modes, verdict_rows
 from tenscontrol.design.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
 from tenscontrol.linear.reduction import MinimalRealization, minimal_realization
@@ -187,6 +188,9 @@ class LQRDesign(Design):
         The reduced Riccati solution (``X = S_r``, ``K = K_reduced``, poles in 1/s) with the
         solver that produced it, its relative residual and the solvers refused before it
         (``fallbacks``).
+    effort_choice : EffortChoice or None
+        With ``lqr(..., damping=...)``: the factor chosen on R, the least damping reached and
+        what stopped the search (:func:`tenscontrol.design.effort.choose_effort`).
     """
 
     controller: StateFeedback
@@ -199,6 +203,7 @@ class LQRDesign(Design):
     minimal: MinimalRealization
     closed_loop: ct.StateSpace
     riccati: RiccatiSolution | None = None
+    effort_choice: EffortChoice | None = None
 
     @property
     def poles(self) -> np.ndarray:
@@ -217,6 +222,14 @@ class LQRDesign(Design):
             ("slowest pole", f"{slowest:.6g} 1/s"),
             ("trace S", f"{np.trace(self.S):.6g}")] + _riccati_rows(self.riccati)
             + self._verdict_rows())
+
+    def _verdict_rows(self) -> list:
+        """The effort chosen (with a damping target) and the verdict at that target."""
+        c = self.effort_choice
+        if c is None:
+            return super()._verdict_rows()
+        return ([("damping target", c.line())]
+                + verdict_rows(self, self.damping_verdict, damping=c.target))
 
     def __repr__(self) -> str:
         slowest = self.E[np.argmax(self.E.real)]
@@ -263,7 +276,7 @@ def _riccati_gain(A, B, Q, R) -> RiccatiSolution:
 
 @sized_by
 def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> LQRDesign:
+        effort=1.0, damping=None, d_scale=None) -> LQRDesign:
     """Linear-quadratic regulator on the actuated strings (docs/theory.md, "Control on force
     densities").
 
@@ -297,7 +310,22 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         order (half of it the minimal realization, the Riccati equation by doubling: see
         :func:`tenscontrol.design.riccati.care`) and under 1 s at r = 200.
     effort : float
-        Scale of the default R (> 0); larger means gentler control.
+        Scale of the default R (> 0); larger means gentler control. With `damping`, the
+        effort the search starts from.
+    damping : float, optional
+        A least damping ratio, in (0, 1), for every lightly damped mode that a weight can
+        damp (reachable from the strings, seen by the outputs). R is scaled down from the
+        given one, half a decade at a time then by bisection, to the gentlest factor that
+        reaches it, unless the prestress stops it first: under a step `d_scale` on any one
+        disturbance coordinate no string's command may exceed its operating force density
+        (:func:`tenscontrol.design.effort.choose_effort`). The choice, the least damping
+        reached and what stopped it are in ``effort_choice`` and the summary. Default None:
+        R as given, no search.
+    d_scale : float or array_like, shape (n_d,), optional
+        Expected load [N] (as for :func:`hinfsyn`), one or one per disturbance channel (the
+        free coordinates): the step of the prestress check with `damping`. Default the mean
+        operating tension ``gamma l`` of the actuated strings (1 N for a model without
+        structure).
 
     Returns
     -------
@@ -307,11 +335,13 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     ------
     ValueError
         Bad weight shapes or definiteness, no default R available, a model off equilibrium,
-        or no stabilizing solution (an undamped mode invisible in Q).
+        or no stabilizing solution (an undamped mode invisible in Q); `damping` outside
+        (0, 1), `d_scale` not positive or without `damping`.
     """
     who = "lqr"
     effort = validation.real("lqr: effort", effort, positive=True,
                              expected="a positive number")
+    damping = _damping_target(damping, d_scale)
     p = _prepare(model, who, outputs, _design_order(order, who))
     nq, nu = np.asarray(p.model.q).size, p.B.shape[1]
     Qd, Rd = _default_weights(p, effort)
@@ -320,6 +350,16 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
                          f"default R cannot be built; pass R, a ({nu}, {nu}) matrix")
     Q = Qd if Q is None else _matrix(Q, "Q (weight on x - x* = [dq; dqd])", 2 * nq, who, False)
     R = Rd if R is None else _matrix(R, "R (weight on u)", nu, who, True)
+    choice = None
+    if damping is not None:
+        cols = _disturbance_columns(p.model, None)
+        load = np.zeros(np.asarray(p.model.q).size)
+        load[cols] = validation.per_item(
+            "lqr: d_scale", default_load(getattr(p.model, "structure", None), p.u_ref)
+            if d_scale is None else d_scale, cols.size, "N", positive=True)
+        choice = choose_effort(p.mr, Q, R, p.u_ref, damping, load,
+                               effort if R is Rd else None)
+        R = R * choice.scale
     T, L = p.mr.basis, p.mr.left_inverse
     Qr = T.T @ Q @ T
     Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
@@ -344,7 +384,22 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     ctrl = StateFeedback(K=K, q_ref=np.asarray(m.q, dtype=float), strings=p.strings,
                          gamma_ref=p.gamma_ref, kind=p.kind)
     return LQRDesign(ctrl, K, Kr, L.T @ np.asarray(Sr) @ L, poles, Q, R, p.mr, cl,
-                     dataclasses.replace(sol, poles=poles))
+                     dataclasses.replace(sol, poles=poles), choice)
+
+
+def _damping_target(damping, d_scale) -> float | None:
+    """The damping target of :func:`lqr`, checked: a ratio in (0, 1) or None; `d_scale`
+    only with it (its values are checked per channel later)."""
+    if damping is not None:
+        damping = validation.real("lqr: damping", damping, positive=True,
+                                  expected="a damping ratio in (0, 1)")
+        if damping >= 1:
+            raise ValueError(f"lqr: damping must be a damping ratio in (0, 1), got "
+                             f"{damping:g}")
+    elif d_scale is not None:
+        raise ValueError("lqr: d_scale only sets the prestress check of a damping target; "
+                         "pass damping= too")
+    return damping
 
 
 # ---- H-infinity -----------------------------------------------------------------------------

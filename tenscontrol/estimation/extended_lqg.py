@@ -200,7 +200,7 @@ def _initial_covariance(lin: DiscreteLQGDesign, free: np.ndarray) -> np.ndarray:
 
 def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=None,
                  effort=1.0, order=None, seed=0, noise=True, substeps=1,
-                 cost: str = "exact") -> ExtendedLQGDesign:
+                 cost: str = "exact", damping=None, d_scale=None) -> ExtendedLQGDesign:
     """A sampled controller with an extended Kalman filter on the nonlinear model and the
     discrete LQR gain of :func:`tenscontrol.discrete_lqg` (module docstring).
 
@@ -215,6 +215,8 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
         ``t_k`` to ``t_k + delay`` and on).
     cost : {"exact", "rectangle"}
         The sampled-data cost of the LQR gain, as for :func:`tenscontrol.discrete_lqg`.
+    damping, d_scale
+        The damping target of the gain, as for :func:`tenscontrol.lqr`.
 
     Returns
     -------
@@ -229,7 +231,8 @@ def extended_lqg(model, sensors, period, *, process_noise, delay=0.0, Q=None, R=
                          f"predicts with the rigid-bar model), got bars={model.bars!r}")
     substeps = validation.integer("extended_lqg: substeps", substeps, minimum=1)
     lin = discrete_lqg(model, sensors, period, process_noise=process_noise, delay=delay, Q=Q,
-                       R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost)
+                       R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost,
+                       damping=damping, d_scale=d_scale)
     law, r = lin.controller, lin.minimal.order
     # the gain on z = left_inverse (x - x*), the reduced coordinates the filter's basis spans
     Kx = law.K[:, :r] @ lin.minimal.left_inverse

@@ -195,7 +195,7 @@ def kalman_gain(A, E, Cr, W, V):
 
 
 def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
-        order=None) -> LQGDesign:
+        order=None, damping=None, d_scale=None) -> LQGDesign:
     """Continuous LQG: :func:`tenscontrol.lqr` and a Kalman filter on the sensors.
 
     Parameters
@@ -206,8 +206,9 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
         The measured signals; every sensor needs ``std > 0``.
     process_noise : float
         Spectral density of the white force on every free coordinate [N^2 s].
-    Q, R, effort, order
-        As for :func:`tenscontrol.lqr`.
+    Q, R, effort, order, damping, d_scale
+        As for :func:`tenscontrol.lqr` (the damping target sets the state-feedback gain; the
+        filter's poles can still lower the loop's damping).
 
     Returns
     -------
@@ -217,7 +218,7 @@ def lqg(model, sensors: SensorSet, *, process_noise, Q=None, R=None, effort=1.0,
     w = validation.real("lqg: process_noise", process_noise, positive=True,
                         expected="a positive spectral density [N^2 s]")
     warn_unobservable(model, sensors, "lqg")
-    design = lqr(model, Q=Q, R=R, effort=effort, order=order)
+    design = lqr(model, Q=Q, R=R, effort=effort, order=order, damping=damping, d_scale=d_scale)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
     Cr = meas.C @ design.minimal.basis
@@ -338,7 +339,8 @@ def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
 
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
-                 load_drift=None, cost: str = "exact") -> DiscreteLQGDesign:
+                 load_drift=None, cost: str = "exact", damping=None,
+                 d_scale=None) -> DiscreteLQGDesign:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
 
     Parameters
@@ -397,7 +399,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise, delay=0.0,
     if np.any(sensors.std <= 0):
         noise_density(sensors, "discrete_lqg")
     warn_unobservable(model, sensors, "discrete_lqg")
-    design = lqr(model, Q=Q, R=R, effort=effort, order=order)
+    design = lqr(model, Q=Q, R=R, effort=effort, order=order, damping=damping, d_scale=d_scale)
     meas = sensor_measurement(model, sensors)
     if load_drift is not None:
         load_drift = validation.real("discrete_lqg: load_drift", load_drift, positive=True,
