@@ -91,3 +91,12 @@ def test_without_damping_lqr_is_unchanged(prism):
 def test_bad_damping_and_load_are_named(prism, kwargs, error, match):
     with pytest.raises(error, match=match):
         tc.lqr(prism[1], **kwargs)
+
+
+def test_the_sampled_and_estimated_designs_pass_the_target_to_their_lqr(prism):
+    model = prism[1]
+    lqr = tc.lqr(model, damping=TARGET, d_scale=0.01).effort_choice
+    sampled = tc.dlqr(model, 0.005, damping=TARGET, d_scale=0.01).continuous.effort_choice
+    assert sampled.effort == pytest.approx(lqr.effort) and sampled.limited_by == ""
+    with pytest.raises(ValueError, match="dlqr|lqr: damping"):
+        tc.dlqr(model, 0.005, damping=2.0)

@@ -1,0 +1,101 @@
+"""Designs with defaults against a damping target (issue 32, item 3): peak, least force
+density, slack time.
+
+3-prism: ``catalog.prism(3, damping=1.0)``, ``equilibrium(gamma_min=10)``, outputs nodes 3-5, a
+20 N doublet on node 3 along x with the 1 s half period of issue 32 (``bench_modal.py``; the
+twist's period is 0.74 s, so the doublet's second edge falls near its resonance), 10 s
+simulated. The same on a 2-stage 4-prism tower (``catalog.prism_tower(2, n=4, damping=1.0)``,
+gamma_min 20, outputs the top nodes, the doublet on the first top node along x).
+
+Rows: open loop; ``lqr(model)``; ``lqr(model, damping=0.02)`` (default d_scale: the mean string
+tension); ``hinfsyn(model)``; ``mpc(model, 0.01)`` and ``mpc(model, 0.01, damping=0.02)`` when
+OSQP is importable. Columns: peak output deflection [mm], its reduction against open loop
+[%], the least force density applied to a commanded string over the run [N/m], the longest
+time a string was slack [s] (and how many were), and what limits the design: the effort
+choice for a damping target, else the first mode its damping verdict leaves below 2 %.
+
+Issue 32's target: every design with defaults reduces the peak by at least 30 % with no slack
+string, or its report says which mode limits it and why.
+
+Run: ``python benchmarks/bench_defaults.py`` (a few minutes on 2 busy cores; ``--prism``
+runs only the 3-prism).
+"""
+
+import sys
+import time
+
+import numpy as np
+
+import tenscontrol as tc
+
+TARGET = 0.02            # the damping target of the damping= rows (tc.modes' default)
+HALF_PERIOD = 1.0        # [s], issue 32's doublet (bench_modal.py)
+AMPLITUDE = 20.0         # [N]
+T_FINAL = 10.0           # [s]
+PERIOD = 0.01            # [s], the MPC's sample period in issue 32
+
+
+def _designs(model):
+    yield "lqr(model)", lambda: tc.lqr(model)
+    yield f"lqr(model, damping={TARGET:g})", lambda: tc.lqr(model, damping=TARGET)
+    yield "hinfsyn(model)", lambda: tc.hinfsyn(model)
+    try:
+        import osqp  # noqa: F401   (the MPC rows need it)
+    except ImportError:
+        return
+    yield f"mpc(model, {PERIOD:g})", lambda: tc.mpc(model, PERIOD)
+    yield f"mpc(model, {PERIOD:g}, damping={TARGET:g})", lambda: tc.mpc(model, PERIOD,
+                                                                         damping=TARGET)
+
+
+def _limit(design) -> str:
+    """What limits the design: its effort choice, else its verdict's first mode."""
+    lqr = getattr(design, "effort_choice", None) and design
+    for path in ("continuous", "dlqr"):
+        inner = getattr(design, path, None)
+        if getattr(inner, "effort_choice", None) is not None:
+            lqr = inner
+        if getattr(getattr(inner, "continuous", None), "effort_choice", None) is not None:
+            lqr = inner.continuous
+    if lqr:
+        return lqr.effort_choice.line()
+    lines = design.damping_verdict(TARGET).lines()
+    return lines[0] if lines else f"every mode at {TARGET:g} or more"
+
+
+def _row(name, figures, open_peak, control, seconds, limit) -> str:
+    slack = figures.slack_time
+    least = float(np.min(control.applied)) if control is not None else np.nan
+    slack_text = f"{max(slack.values()):.2f} ({len(slack)})" if slack else "0"
+    reduction = 100 * (1 - figures.peak / open_peak)
+    return (f"{name:34s} {1e3 * figures.peak:8.1f} {reduction:7.1f} {least:9.3g} "
+            f"{slack_text:>10s} {seconds:6.1f}  {limit}")
+
+
+def table(title, structure, outputs, node) -> None:
+    model = tc.linearize(structure, outputs=outputs)
+    loads = tc.doublet(structure, tc.Selection(node, "x"), AMPLITUDE, HALF_PERIOD)
+    print(f"\n== {title}: {AMPLITUDE:g} N doublet on node {node} along x, half period "
+          f"{HALF_PERIOD:g} s, {T_FINAL:g} s")
+    print(f"{'design':34s} {'peak mm':>8s} {'red. %':>7s} {'min g N/m':>9s} "
+          f"{'slack s (n)':>10s} {'CPU s':>6s}  limited by")
+    open_done = False
+    for name, make in _designs(model):
+        start = time.process_time()
+        design = make()
+        report = tc.verify(structure, design, loads, T_FINAL, outputs=outputs)
+        seconds = time.process_time() - start
+        if not open_done:
+            print(_row("open loop", report.open, report.open.peak, None, 0.0, ""))
+            open_done = True
+        print(_row(name, report.closed, report.open.peak, report.closed_loop.control, seconds,
+                   _limit(design)), flush=True)
+
+
+if __name__ == "__main__":
+    s = tc.equilibrium(tc.catalog.prism(3, damping=1.0), gamma_min=10.0).structure
+    table("3-prism", s, tc.Selection(nodes=[3, 4, 5]), 3)
+    if "--prism" not in sys.argv:
+        t = tc.equilibrium(tc.catalog.prism_tower(2, n=4, damping=1.0), gamma_min=20.0).structure
+        top = list(range(t.n_nodes - 4, t.n_nodes))
+        table("2-stage 4-prism tower", t, tc.Selection(nodes=top), top[0])
