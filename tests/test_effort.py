@@ -51,6 +51,9 @@ def test_the_prestress_stops_the_search_and_the_design_says_so(prism):
     horizon = 2 * 2 * np.pi / c.frequency
     K = redesigned_gain(mr, design.Q, design.R * 10 ** -0.25)
     assert peak_command(mr, K, u_ref, c.load, horizon) > 1.0
+    # from a control that is already too strong the search goes up to the same bound
+    raised = tc.lqr(model, effort=1e-6, damping=TARGET).effort_choice
+    assert raised.limited_by == "bounds" and raised.effort == pytest.approx(c.effort, rel=0.05)
     text = str(design)
     assert "stopped by the prestress" in text and "8.475 rad/s" in text
     assert "modes below 2 % damping" in text
@@ -100,3 +103,23 @@ def test_the_sampled_and_estimated_designs_pass_the_target_to_their_lqr(prism):
     assert sampled.effort == pytest.approx(lqr.effort) and sampled.limited_by == ""
     with pytest.raises(ValueError, match="dlqr|lqr: damping"):
         tc.dlqr(model, 0.005, damping=2.0)
+
+
+def test_hinfsyn_scales_rho_to_the_prestress_and_says_so(prism):
+    s, model = prism
+    gamma = np.asarray(model.gamma)[s.actuated_strings]
+    # the default rho 0.1 asks 58 times the prestress under a 11.7 N step: rho is raised
+    design = tc.hinfsyn(model, damping=TARGET, d_scale=11.7)
+    c = design.effort_choice
+    assert c.limited_by == "bounds" and c.weight == "rho^2" and c.scale > 1.0
+    assert c.command_ratio <= 1.0 and c.frequency == pytest.approx(8.475, abs=0.01)
+    Kr = design.controller.K @ design.minimal.basis
+    assert peak_command(design.minimal, Kr, gamma, 11.7, 2 * 2 * np.pi / c.frequency) \
+        == pytest.approx(c.command_ratio, rel=1e-6)
+    assert "rho" in str(design) and "stopped by the prestress" in str(design)
+    # with a tiny load the target decides, and tc.modes confirms it on every mode
+    small = tc.hinfsyn(model, damping=TARGET, d_scale=0.01)
+    assert small.effort_choice.limited_by == ""
+    assert np.nanmin(tc.modes(model, small).closed_damping) >= TARGET
+    with pytest.raises(ValueError, match="hinfsyn: damping must be a damping ratio"):
+        tc.hinfsyn(model, damping=1.5)

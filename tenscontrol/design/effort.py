@@ -1,18 +1,18 @@
 """The control effort that damps what can be damped, within the prestress (issue 32, item 3).
 
-:func:`choose_effort` scales the LQR's input weight R down from the one given, half a decade at
-a time (the damping verdict's sweep, :data:`tenscontrol.design.verdict.SWEEP`, one Riccati
+:func:`choose_effort` scales the control weight (an LQR's R, an H-infinity design's rho^2)
+down from the one given, half a decade at a time (the damping verdict's sweep, :data:`tenscontrol.design.verdict.SWEEP`, one Riccati
 solve per factor), until every dampable mode (open-loop damping below the target, reachable
 from the commanded strings and seen by the outputs: the modes the verdict would call
 "effort") reaches the target in closed loop, then bisects the last half decade for the
 gentlest factor that does. Two things stop it first:
 
 - the prestress: under a step load ``d_scale_j`` [N] on any one disturbance coordinate j the
-  command
-``|u_i|`` of some string would exceed its operating force density ``gamma_ref_i`` (its
-  margin before slack, control-notes 5); the factor is then bisected to the largest
-  command within the margin, and the choice names the mode left below the target with its
-  damping;
+  command ``|u_i|`` of some string would exceed its operating force density
+  ``gamma_ref_i`` (its margin before slack, control-notes 5); the factor is then bisected to
+  the largest command within the margin, and the choice names the mode left below the
+  target with its damping. If the given weight already asks more, the factor is raised
+  half a decade at a time until the command fits, then bisected back to the bound;
 - the end of the sweep (R times 1e-6): the weights do not ask for the mode.
 
 The command is estimated on the reduced closed loop ``x' = (A - B K) x + E d``, ``u = -K x``,
@@ -32,7 +32,8 @@ from tenscontrol.design.verdict import (SWEEP, closed_loop_damping, dampable_mod
 from tenscontrol.linear.modal import modal_analysis
 from tenscontrol.linear.sampling import exact_hold
 
-__all__ = ["BISECTIONS", "EffortChoice", "choose_effort", "default_load", "peak_command"]
+__all__ = ["BISECTIONS", "EffortChoice", "choose_effort", "default_load", "lqr_gain",
+           "peak_command"]
 
 #: Bisection steps on log10 of the factor inside the last half decade: 0.5 / 2^6 = 0.008
 #: decade, a 2 % step in R, finer than the damping target is worth.
@@ -70,6 +71,8 @@ class EffortChoice:
         strings taut).
     load : float
         The largest step load of the command estimate [N] (``d_scale``).
+    weight : str
+        The weight scaled: "effort" (an LQR's R) or "rho^2" (hinfsyn's control weight).
     """
 
     target: float
@@ -80,11 +83,14 @@ class EffortChoice:
     limited_by: str
     command_ratio: float
     load: float
+    weight: str = "effort"
 
     def line(self) -> str:
         """One sentence: the effort chosen and why (the design's summary row)."""
-        what = (f"effort {self.effort:.3g}" if self.effort is not None
+        what = (f"{self.weight} {self.effort:.3g}" if self.effort is not None
                 else f"R times {self.scale:.3g}")
+        if self.weight == "rho^2" and self.effort is not None:
+            what = f"rho {np.sqrt(self.effort):.3g}"
         cmd = (f"peak command {self.command_ratio:.2g} of the prestress under a "
                f"{self.load:.3g} N step")
         if np.isnan(self.least_damping):
@@ -133,10 +139,10 @@ def peak_command(minimal, K_reduced, u_ref, load, horizon: float) -> float:
     return peak
 
 
-def _evaluate(minimal, Q, R, scale, fig, idx, u_ref, load, horizon):
-    """(least damping of the dampable modes, its index, command ratio) at R times `scale`;
-    None where the Riccati equation fails."""
-    K = redesigned_gain(minimal, Q, R * scale)
+def _evaluate(minimal, gain, scale, fig, idx, u_ref, load, horizon):
+    """(least damping of the dampable modes, its index, command ratio) of ``gain(scale)``;
+    None where the synthesis fails."""
+    K = gain(scale)
     if K is None:
         return None
     z = closed_loop_damping(minimal, K, fig)[idx]
@@ -144,19 +150,26 @@ def _evaluate(minimal, Q, R, scale, fig, idx, u_ref, load, horizon):
     return float(z[worst]), int(idx[worst]), peak_command(minimal, K, u_ref, load, horizon)
 
 
-def choose_effort(minimal, Q, R, u_ref, damping: float, load: float,
-                  effort: float | None) -> EffortChoice:
-    """The factor on `R` that damps every dampable mode of `minimal` to `damping` within
-    the prestress (module docstring).
+def lqr_gain(minimal, Q, R):
+    """``gain(scale)`` of :func:`choose_effort` for an LQR: the reduced gain with R times
+    `scale` (:func:`tenscontrol.design.verdict.redesigned_gain`)."""
+    R = np.asarray(R, dtype=float)
+    return lambda scale: redesigned_gain(minimal, Q, R * scale)
+
+
+def choose_effort(minimal, gain, u_ref, damping: float, load,
+                  effort: float | None, weight: str = "effort") -> EffortChoice:
+    """The factor on the control weight that damps every dampable mode of `minimal` to
+    `damping` within the prestress (module docstring).
 
     Parameters
     ----------
     minimal : MinimalRealization
         The design model (inputs: the commanded strings, then the disturbances).
-    Q : ndarray, shape (2nq, 2nq)
-        Cartesian state weight.
-    R : ndarray, shape (nu, nu)
-        The given input weight [m^2/N^2]; the factor scales it.
+    gain : callable
+        ``gain(scale) -> K_reduced`` (nu, r), ``u = -K_reduced x_r``, or None where the
+        synthesis fails: the design with its control weight (R, or rho^2) times `scale`
+        (:func:`lqr_gain`).
     u_ref : ndarray, shape (nu,)
         Each string's margin before slack, its operating force density [N/m], > 0.
     damping : float
@@ -164,7 +177,10 @@ def choose_effort(minimal, Q, R, u_ref, damping: float, load: float,
     load : ndarray, shape (nq,)
         Step load of the command estimate on each coordinate [N] (0 on fixed ones).
     effort : float or None
-        The effort of a default R (reported times the factor), None for a user R.
+        The effort of a default R (reported times the factor), None for a user R; rho^2
+        for hinfsyn.
+    weight : str
+        "effort" or "rho^2": what `effort` is.
 
     Returns
     -------
@@ -172,13 +188,12 @@ def choose_effort(minimal, Q, R, u_ref, damping: float, load: float,
     """
     fig = modal_analysis(minimal.elastic)
     idx = dampable_modes(fig, damping)
-    R = np.asarray(R, dtype=float)
 
     def choice(scale, z, i, ratio, limited):
         return EffortChoice(float(damping), float(scale),
                             None if effort is None else float(effort * scale), z,
                             float(fig["frequency"][i]) if idx.size else np.nan, limited,
-                            ratio, float(np.max(load)))
+                            ratio, float(np.max(load)), weight)
 
     if not idx.size:
         return choice(1.0, np.nan, 0, np.nan, "")
@@ -188,32 +203,55 @@ def choose_effort(minimal, Q, R, u_ref, damping: float, load: float,
     def ok(res):   # (reaches the target, within the prestress)
         return res[0] >= damping, res[2] <= 1.0
 
-    last = None                               # (scale, result) of the last gentle factor
-    for scale in np.concatenate([[1.0], SWEEP]):
-        res = _evaluate(minimal, Q, R, scale, fig, idx, u_ref, load, horizon)
+    def evaluate(scale):
+        return _evaluate(minimal, gain, scale, fig, idx, u_ref, load, horizon)
+
+    first = evaluate(1.0)
+    if first is not None and not ok(first)[1]:
+        return _gentler(evaluate, first, damping, choice)
+    last = None if first is None else (1.0, first)   # the last factor within the margin
+    if last is not None and ok(first)[0]:
+        return choice(1.0, *first, "")
+    for scale in SWEEP:
+        res = evaluate(scale)
         if res is None:
             continue
         reached, within = ok(res)
         if (reached or not within) and last is not None:
-            return _bisect(minimal, Q, R, fig, idx, u_ref, load, horizon, last,
-                           (scale, res), damping, choice)
-        if not within:                        # the given weights already exceed the margin
-            return choice(scale, res[0], res[1], res[2], "" if reached else "bounds")
+            return _bisect(evaluate, last, (scale, res), damping, choice)
+        if not within:
+            return choice(scale, *res, "bounds")
         if reached:
             return choice(scale, *res, "")
         last = (scale, res)
     if last is None:
-        raise ValueError("lqr: no factor on R gives a stabilizing Riccati solution")
+        raise ValueError("no factor on the control weight gives a stabilizing design")
     return choice(last[0], *last[1], "weights")
 
 
-def _bisect(minimal, Q, R, fig, idx, u_ref, load, horizon, good, bad, damping, choice):
+def _gentler(evaluate, first, damping, choice):
+    """The given weights already ask more than the prestress: raise the factor half a decade
+    at a time to the first within the margin, then bisect back to the bound."""
+    bad = (1.0, first)
+    for scale in 1.0 / SWEEP:
+        res = evaluate(scale)
+        if res is None:
+            continue
+        if res[2] <= 1.0:
+            if res[0] >= damping:             # gentler still reaches the target
+                return choice(scale, *res, "")
+            return _bisect(evaluate, (scale, res), bad, damping, choice)
+        bad = (scale, res)
+    return choice(bad[0], *bad[1], "bounds")
+
+
+def _bisect(evaluate, good, bad, damping, choice):
     """Bisect log10 of the factor between `good` (below target, within the margin) and `bad`
     (reaches the target, or exceeds the margin): the gentlest factor reaching the target
     within the margin, or the cheapest within the margin."""
     for _ in range(BISECTIONS):
         scale = float(np.sqrt(good[0] * bad[0]))
-        res = _evaluate(minimal, Q, R, scale, fig, idx, u_ref, load, horizon)
+        res = evaluate(scale)
         if res is None:
             break
         reached, within = res[0] >= damping, res[2] <= 1.0

@@ -78,8 +78,14 @@ class Design(Presentable):
         return cache[key]
 
     def _verdict_rows(self) -> list:
-        """The summary rows of :meth:`damping_verdict` at the default target."""
-        return verdict_rows(self, self.damping_verdict)
+        """The summary rows of :meth:`damping_verdict` at the default target, or, for a design
+        given a damping target (its ``effort_choice``), the weight chosen and the verdict at
+        that target."""
+        choice = getattr(self, "effort_choice", None)
+        if choice is None:
+            return verdict_rows(self, self.damping_verdict)
+        return ([("damping target", choice.line())]
+                + verdict_rows(self, self.damping_verdict, damping=choice.target))
 
 
 def sorted_eigenvalues(values: np.ndarray, discrete: bool) -> np.ndarray:
