@@ -31,6 +31,7 @@ from tenscontrol.design.verdict import (SWEEP, closed_loop_damping, dampable_mod
                                         redesigned_gain)
 from tenscontrol.linear.modal import modal_analysis
 from tenscontrol.linear.sampling import exact_hold
+from tenscontrol.model.tables import Presentable, summary_table
 
 __all__ = ["BISECTIONS", "EffortChoice", "choose_effort", "default_load", "lqr_gain",
            "peak_command"]
@@ -48,7 +49,7 @@ _PERIODS = 2.0
 
 
 @dataclass(frozen=True)
-class EffortChoice:
+class EffortChoice(Presentable):
     """How :func:`tenscontrol.lqr` chose its effort for a damping target.
 
     Attributes
@@ -85,12 +86,34 @@ class EffortChoice:
     load: float
     weight: str = "effort"
 
+    def _weight(self) -> str:
+        if self.effort is None:
+            return f"R times {self.scale:.3g}"
+        if self.weight == "rho^2":
+            return f"rho {np.sqrt(self.effort):.3g}"
+        return f"{self.weight} {self.effort:.3g}"
+
+    def __repr__(self) -> str:
+        return (f"EffortChoice(target={self.target:g}, {self._weight().replace(' ', '=', 1)}, "
+                f"least_damping={self.least_damping:.2g}, limited_by={self.limited_by!r}, "
+                f"command_ratio={self.command_ratio:.2g})")
+
+    def summary(self) -> str:
+        """The choice as a table (what ``print()`` shows)."""
+        mode = ("none below the target" if np.isnan(self.least_damping) else
+                f"{self.frequency:.4g} rad/s, zeta {self.least_damping:.2g}")
+        return "EffortChoice\n" + summary_table([
+            ("damping target", f"{self.target:g}"),
+            ("weight chosen", self._weight()),
+            ("least damped mode", mode),
+            ("stopped by", {"": "nothing: target reached", "bounds": "the prestress",
+                            "weights": "the end of the sweep"}[self.limited_by]),
+            ("peak command", f"{self.command_ratio:.2g} of the prestress under a "
+                             f"{self.load:.3g} N step")])
+
     def line(self) -> str:
         """One sentence: the effort chosen and why (the design's summary row)."""
-        what = (f"{self.weight} {self.effort:.3g}" if self.effort is not None
-                else f"R times {self.scale:.3g}")
-        if self.weight == "rho^2" and self.effort is not None:
-            what = f"rho {np.sqrt(self.effort):.3g}"
+        what = self._weight()
         cmd = (f"peak command {self.command_ratio:.2g} of the prestress under a "
                f"{self.load:.3g} N step")
         if np.isnan(self.least_damping):
