@@ -37,8 +37,8 @@ from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, 
 from tenscontrol.model.tables import Presentable, html_table
 
 __all__ = ["DampingVerdict", "SUMMARY_MAX_STATES", "SWEEP", "SWEEP_MAX_ORDER", "UNREACHABLE",
-           "closed_loop_damping", "damping_verdict", "dampable_modes", "redesigned_gain",
-           "unreachable_modes"]
+           "closed_loop_damping", "damping_verdict", "dampable_modes", "lqr_behind",
+           "redesigned_gain", "unreachable_modes"]
 
 #: A mode whose authority (relative to the best-reached mode) is below this is unreachable from
 #: the commanded strings: its generalized force is at the rounding level of the others'.
@@ -122,8 +122,9 @@ def _z(z: float) -> str:
     return "-" if np.isnan(z) else f"{z:.2g}"
 
 
-def _weights(design):
-    """(the LQR design behind `design` or None, its R or None): the effort's handle."""
+def lqr_behind(design):
+    """The LQR design behind `design` (itself, its ``lqr``, ``continuous``,
+    ``dlqr.continuous`` or ``linear.lqr``), or None: the effort's handle."""
     for path in ((), ("lqr",), ("continuous",), ("dlqr", "continuous"), ("linear", "lqr")):
         d = design
         for name in path:
@@ -200,7 +201,7 @@ class _Sweep:
     """The effort sweep of a design, computed on first use (only a mode that needs it pays)."""
 
     def __init__(self, design, fig):
-        self.lqr = _weights(design)
+        self.lqr = lqr_behind(design)
         self.fig = fig
         self._damping = None
 
