@@ -128,3 +128,5 @@ def test_hinfsyn_scales_rho_to_the_prestress_and_says_so(prism):
     assert np.nanmin(tc.modes(model, small).closed_damping) >= TARGET
     with pytest.raises(ValueError, match="hinfsyn: damping must be a damping ratio"):
         tc.hinfsyn(model, damping=1.5)
+    with pytest.raises(ValueError, match="hinfsyn: damping needs state feedback"):
+        tc.hinfsyn(model, measurements=tc.Selection(nodes=[3, 4, 5]), damping=TARGET)
