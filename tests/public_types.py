@@ -166,6 +166,7 @@ BUILDERS = {
     "MinimalRealization": lambda c: tc.minimal_realization(_model(c)),
     "ModalView": lambda c: tc.modes(_model(c), _lqr(c)),
     "DampingVerdict": lambda c: _lqr(c).damping_verdict(),
+    "EffortChoice": lambda c: tc.lqr(_model(c), damping=0.02).effort_choice,
     "LQRDesign": _lqr,
     "RiccatiSolution": lambda c: _lqr(c).riccati,
     "HinfDesign": _hinf,

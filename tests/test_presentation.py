@@ -15,6 +15,7 @@ from tenscontrol.model.tables import Presentable, summary_html, summary_table, v
 RESULTS = ["Structure", "FormFinding", "Equilibrium", "StaticEquilibrium", "NewtonHistory",
            "Compliance", "Trajectory", "SimulationStats", "ControlRecord", "LinearModel",
            "ElasticModel", "MinimalRealization", "RiccatiSolution", "LQRDesign", "HinfDesign",
+           "EffortChoice",
            "Controller", "StateFeedback", "OutputFeedback", "Measurement", "ClosedLoopReport",
            "ClosedLoopFigures", "MaterialComparison", "MaterialFigures", "ClosedLoopComparison",
            "ClosedLoopMaterialFigures", "StudyResult",

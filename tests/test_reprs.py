@@ -272,6 +272,8 @@ def _figures(name, obj) -> list:
                 f"{obj.closed_damping[0]:.2g}", "zeta closed"]
     if name == "DampingVerdict":
         return [f"{len(obj)} of {obj.n_modes} modes below {obj.target:g}"]
+    if name == "EffortChoice":
+        return [f"{obj.target:g}", f"{obj.effort:.3g}", f"{obj.command_ratio:.2g} of the prestress"]
     raise AssertionError(f"{name} has summary(): list the figures it must show in _figures")
 
 

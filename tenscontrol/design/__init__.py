@@ -15,7 +15,7 @@ _EXPORTS = {
     "discretize": "discrete", "dlqr": "discrete", "gain_margin": "discrete", "zoh": "discrete",
     "mpc": "predictive",
     "ActuatorPlacement": "placement", "place_actuators": "placement",
-    "DampingVerdict": "verdict",
+    "DampingVerdict": "verdict", "EffortChoice": "effort",
     "ShapeChange": "shape", "ShapePath": "shape", "shape_change": "shape", "shape_path": "shape",
 }
 __all__ = sorted(_EXPORTS)

@@ -267,8 +267,8 @@ def sampled_weights(A, B, Q, R, model: ZOHModel, cost: str) -> tuple:
 
 
 def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
-         outputs: Selection | None = None, order=None, effort=1.0,
-         cost: str = "exact") -> DiscreteLQRDesign:
+         outputs: Selection | None = None, order=None, effort=1.0, damping=None,
+         d_scale=None, cost: str = "exact") -> DiscreteLQRDesign:
     """Discrete LQR on the zero-order-hold model of the minimal realization.
 
     Minimizes the continuous cost of :func:`lqr`, ``int z^T Q_r z + u^T R u dt``, over the
@@ -282,8 +282,10 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
         Sample period [s].
     delay : float
         Computation delay [s], ``0 <= delay < period``.
-    Q, R, outputs, order, effort
-        As for :func:`tenscontrol.lqr` (same defaults).
+    Q, R, outputs, order, effort, damping, d_scale
+        As for :func:`tenscontrol.lqr` (same defaults): with `damping` the effort is chosen
+        on the continuous LQR (``continuous.effort_choice``); the sampled loop's damping can
+        fall short of it near the Nyquist frequency (its damping verdict says "sampling").
     cost : {"exact", "rectangle"}
         ``"exact"`` (default): the continuous cost integrated exactly over each period under
         the hold (Van Loan's integrals, :func:`tenscontrol.linear.sampling.sampled_cost`:
@@ -301,7 +303,8 @@ def dlqr(model, period: float, *, delay: float = 0.0, Q=None, R=None,
     if cost not in COSTS:
         raise ValueError(f"dlqr: cost must be 'exact' (the sampled-data cost, Van Loan) or "
                          f"'rectangle' (Q T, R T), got {cost!r}")
-    cont = lqr(model, Q=Q, R=R, outputs=outputs, order=order, effort=effort)
+    cont = lqr(model, Q=Q, R=R, outputs=outputs, order=order, effort=effort, damping=damping,
+               d_scale=d_scale)
     mr, ctrl = cont.minimal, cont.controller
     nu = ctrl.strings.size
     A, B = np.asarray(mr.sys.A), np.asarray(mr.sys.B)[:, :nu]

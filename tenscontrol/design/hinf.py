@@ -495,6 +495,9 @@ class HinfDesign(Design):
     bisection : str or None
         How gamma was bisected (:attr:`BisectionResult.method`): "sb10fd", "riccati",
         "riccati, then sb10fd" (output feedback), "care" or "doubling" (state feedback).
+    effort_choice : EffortChoice or None
+        With ``hinfsyn(..., damping=...)``: the rho chosen, the least damping reached and what
+        stopped the search (:func:`tenscontrol.design.effort.choose_effort`).
     E : ndarray
         Closed-loop eigenvalues [1/s] (of ``closed_loop``), sorted by real part.
     K : ndarray or None
@@ -515,6 +518,7 @@ class HinfDesign(Design):
     minimal: object
     full_closed_loop_norm: float | None = None
     bisection: str | None = None
+    effort_choice: object = None
 
     @property
     def E(self) -> np.ndarray:

@@ -72,7 +72,8 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
-        effort=1.0, delay: float = 0.0, time_limit: float | None = None) -> MPCDesign:
+        effort=1.0, delay: float = 0.0, time_limit: float | None = None, damping=None,
+        d_scale=None) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -90,9 +91,10 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         largest is ``String.gamma_max`` (unbounded if None).
     rate_limit : float or array_like (nu,), optional
         Largest change of each command [N/m/s]; none by default.
-    Q, R, outputs, order, effort
-        The weights, outputs, design order and effort of :func:`tenscontrol.lqr` (same
-        defaults).
+    Q, R, outputs, order, effort, damping, d_scale
+        The weights, outputs, design order, effort and damping target of
+        :func:`tenscontrol.lqr` (same defaults); the tension bounds then hold the commands
+        the target asks for within ``[gamma_min, gamma_max]``.
     delay : float
         Computation delay [s], ``0 <= delay < period``: the command computed from the sample
         at t_k acts from ``t_k + delay`` to ``t_{k+1} + delay`` (the last one until then), in
@@ -145,7 +147,7 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     horizon = check_horizon(model, horizon)
     # the rectangle-rule weights: the QP has no cross term between state and command (yet)
     design = dlqr(model, period, delay=delay, Q=Q, R=R, outputs=outputs, order=order,
-                  effort=effort, cost="rectangle")
+                  effort=effort, damping=damping, d_scale=d_scale, cost="rectangle")
     law, cont, zoh = design.controller, design.continuous, design.model
     mr, nu = cont.minimal, law.strings.size
     lo = validation.per_item("mpc: gamma_min", gamma_min, nu, "N/m", items=" (one per string)")

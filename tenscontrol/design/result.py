@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tenscontrol.design.verdict import DampingVerdict, damping_verdict, verdict_rows
+from tenscontrol.design.verdict import DampingVerdict, damping_verdict, lqr_behind, verdict_rows
 from tenscontrol.linear.modal import DEFAULT_DAMPING
 from tenscontrol.model.tables import Presentable, titled_table, value_range
 
@@ -78,8 +78,16 @@ class Design(Presentable):
         return cache[key]
 
     def _verdict_rows(self) -> list:
-        """The summary rows of :meth:`damping_verdict` at the default target."""
-        return verdict_rows(self, self.damping_verdict)
+        """The summary rows of :meth:`damping_verdict` at the default target, or, for a design
+        given a damping target (its ``effort_choice``), the weight chosen and the verdict at
+        that target."""
+        choice = getattr(self, "effort_choice", None)
+        if choice is None:          # an LQG, DLQR or MPC: its LQR's
+            choice = getattr(lqr_behind(self), "effort_choice", None)
+        if choice is None:
+            return verdict_rows(self, self.damping_verdict)
+        return ([("damping target", choice.line())]
+                + verdict_rows(self, self.damping_verdict, damping=choice.target))
 
 
 def sorted_eigenvalues(values: np.ndarray, discrete: bool) -> np.ndarray:

@@ -34,6 +34,7 @@ from tenscontrol.design import riccati
 from tenscontrol.design.riccati import RiccatiSolution
 from tenscontrol.control.controllers import Measurement, OutputFeedback, StateFeedback, measurement
 from tenscontrol.design.result import Design, sorted_eigenvalues
+from tenscontrol.design.effort import EffortChoice, choose_effort, default_load, lqr_gain
 from tenscontrol.design.verdict import unreachable_modes
 from tenscontrol.design.hinf import HinfDesign
 from tenscontrol.linear.norms import h2_norm, hinf_norm, is_hurwitz
@@ -187,6 +188,9 @@ class LQRDesign(Design):
         The reduced Riccati solution (``X = S_r``, ``K = K_reduced``, poles in 1/s) with the
         solver that produced it, its relative residual and the solvers refused before it
         (``fallbacks``).
+    effort_choice : EffortChoice or None
+        With ``lqr(..., damping=...)``: the factor chosen on R, the least damping reached and
+        what stopped the search (:func:`tenscontrol.design.effort.choose_effort`).
     """
 
     controller: StateFeedback
@@ -199,6 +203,7 @@ class LQRDesign(Design):
     minimal: MinimalRealization
     closed_loop: ct.StateSpace
     riccati: RiccatiSolution | None = None
+    effort_choice: EffortChoice | None = None
 
     @property
     def poles(self) -> np.ndarray:
@@ -263,7 +268,7 @@ def _riccati_gain(A, B, Q, R) -> RiccatiSolution:
 
 @sized_by
 def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
-        effort=1.0) -> LQRDesign:
+        effort=1.0, damping=None, d_scale=None) -> LQRDesign:
     """Linear-quadratic regulator on the actuated strings (docs/theory.md, "Control on force
     densities").
 
@@ -297,7 +302,22 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
         order (half of it the minimal realization, the Riccati equation by doubling: see
         :func:`tenscontrol.design.riccati.care`) and under 1 s at r = 200.
     effort : float
-        Scale of the default R (> 0); larger means gentler control.
+        Scale of the default R (> 0); larger means gentler control. With `damping`, the
+        effort the search starts from.
+    damping : float, optional
+        A least damping ratio, in (0, 1), for every lightly damped mode that a weight can
+        damp (reachable from the strings, seen by the outputs). R is scaled down from the
+        given one, half a decade at a time then by bisection, to the gentlest factor that
+        reaches it, unless the prestress stops it first: under a step `d_scale` on any one
+        disturbance coordinate no string's command may exceed its operating force density
+        (:func:`tenscontrol.design.effort.choose_effort`). The choice, the least damping
+        reached and what stopped it are in ``effort_choice`` and the summary. Default None:
+        R as given, no search.
+    d_scale : float or array_like, shape (n_d,), optional
+        Expected load [N] (as for :func:`hinfsyn`), one or one per disturbance channel (the
+        free coordinates): the step of the prestress check with `damping`. Default the mean
+        operating tension ``gamma l`` of the actuated strings (1 N for a model without
+        structure).
 
     Returns
     -------
@@ -307,11 +327,13 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     ------
     ValueError
         Bad weight shapes or definiteness, no default R available, a model off equilibrium,
-        or no stabilizing solution (an undamped mode invisible in Q).
+        or no stabilizing solution (an undamped mode invisible in Q); `damping` outside
+        (0, 1), `d_scale` not positive or without `damping`.
     """
     who = "lqr"
     effort = validation.real("lqr: effort", effort, positive=True,
                              expected="a positive number")
+    damping = _damping_target(damping, d_scale, "lqr")
     p = _prepare(model, who, outputs, _design_order(order, who))
     nq, nu = np.asarray(p.model.q).size, p.B.shape[1]
     Qd, Rd = _default_weights(p, effort)
@@ -320,6 +342,16 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
                          f"default R cannot be built; pass R, a ({nu}, {nu}) matrix")
     Q = Qd if Q is None else _matrix(Q, "Q (weight on x - x* = [dq; dqd])", 2 * nq, who, False)
     R = Rd if R is None else _matrix(R, "R (weight on u)", nu, who, True)
+    choice = None
+    if damping is not None:
+        cols = _disturbance_columns(p.model, None)
+        load = np.zeros(np.asarray(p.model.q).size)
+        load[cols] = validation.per_item(
+            "lqr: d_scale", default_load(getattr(p.model, "structure", None), p.u_ref)
+            if d_scale is None else d_scale, cols.size, "N", positive=True)
+        choice = choose_effort(p.mr, lqr_gain(p.mr, Q, R), p.u_ref, damping, load,
+                               effort if R is Rd else None)
+        R = R * choice.scale
     T, L = p.mr.basis, p.mr.left_inverse
     Qr = T.T @ Q @ T
     Qr = 0.5 * (Qr + Qr.T)                  # exactly symmetric: ct.lqr checks it strictly
@@ -344,7 +376,22 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
     ctrl = StateFeedback(K=K, q_ref=np.asarray(m.q, dtype=float), strings=p.strings,
                          gamma_ref=p.gamma_ref, kind=p.kind)
     return LQRDesign(ctrl, K, Kr, L.T @ np.asarray(Sr) @ L, poles, Q, R, p.mr, cl,
-                     dataclasses.replace(sol, poles=poles))
+                     dataclasses.replace(sol, poles=poles), choice)
+
+
+def _damping_target(damping, d_scale, who: str) -> float | None:
+    """The damping target of :func:`lqr` or :func:`hinfsyn`, checked: a ratio in (0, 1) or
+    None; lqr's `d_scale` only with it (its values are checked per channel later)."""
+    if damping is not None:
+        damping = validation.real(f"{who}: damping", damping, positive=True,
+                                  expected="a damping ratio in (0, 1)")
+        if damping >= 1:
+            raise ValueError(f"{who}: damping must be a damping ratio in (0, 1), got "
+                             f"{damping:g}")
+    elif d_scale is not None:
+        raise ValueError("lqr: d_scale only sets the prestress check of a damping target; "
+                         "pass damping= too")
+    return damping
 
 
 # ---- H-infinity -----------------------------------------------------------------------------
@@ -420,7 +467,7 @@ def _ss(arrays, inputs, outputs) -> ct.StateSpace:
 @sized_by
 def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection | None = None,
             measurements=None, d_scale=1.0, y_scale=1.0, u_scale=None, rho=0.1, eps=0.01,
-            tol=1e-3, order=None, backoff=1.0) -> HinfDesign:
+            tol=1e-3, order=None, backoff=1.0, damping=None) -> HinfDesign:
     """H-infinity design on the actuated strings (docs/theory.md, "Control on force densities").
 
     Generalized plant on the minimal realization of ``model.actuated().with_outputs(outputs)``
@@ -466,6 +513,13 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
         found (>= 1; see :func:`tenscontrol.hinf.hinf_output_feedback`). Near-optimal H-inf
         controllers have very fast poles; 1.1-1.5 gives much slower ones for a slightly
         larger gamma.
+    damping : float, optional
+        State feedback only: a least damping ratio, in (0, 1), for every lightly damped mode
+        a weight can damp, reached by scaling ``rho^2`` as :func:`lqr` scales R (down from
+        the given rho to the gentlest that reaches it), unless a step `d_scale` on one
+        disturbance channel would ask a string for more than its operating force density
+        (if the given rho already does, rho is raised until it does not). The choice is in
+        ``effort_choice`` and the summary. Default None: rho as given.
 
     Returns
     -------
@@ -508,6 +562,10 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
     Cm = None if meas is None else meas.C @ p.mr.basis
     _hinf.check_axis_modes(p.A, Bd, p.B, Cz, Cm, "hinfsyn")
     C2 = np.eye(r) if Cm is None else Cm
+    choice = None
+    if damping is not None:
+        choice = _hinf_damping(p, Bd, Cz, rho, us, tol, cols, ds, damping, meas)
+        rho = rho * np.sqrt(choice.scale)
     arrays = _generalized_plant(p.A, Bd, p.B, Cz, C2, rho, us, None if Cm is None else eps)
     _, B1, _, C1, _, _, D12, _ = arrays
     w_names = [m.disturbance_names[c] for c in cols] + (
@@ -545,7 +603,32 @@ def hinfsyn(model, *, disturbances: Selection | None = None, outputs: Selection 
         h2 = h2_norm(ct.ss(*_hinf.closed_loop(arrays, (AK, BK, us[:, None] * CK,
                                                         us[:, None] * DK))))
     return HinfDesign(ctrl, res.gamma, res.gamma_lower, norm, closed, plant, res.iterations,
-                      elapsed, res.rcond, h2, p.mr, full, res.method)
+                      elapsed, res.rcond, h2, p.mr, full, res.method, choice)
+
+
+def _hinf_damping(p: _Plant, Bd, Cz, rho, us, tol, cols, ds, damping, meas) -> EffortChoice:
+    """The rho of a state-feedback :func:`hinfsyn` for a damping target: its control weight
+    rho^2 scaled by :func:`tenscontrol.design.effort.choose_effort`, the step loads its
+    d_scale."""
+    damping = _damping_target(damping, None, "hinfsyn")
+    if meas is not None:
+        raise ValueError("hinfsyn: damping needs state feedback (measurements=None): the "
+                         "search closes the loop without the controller's states")
+    n = p.A.shape[0]
+
+    def gain(scale):
+        arrays = _generalized_plant(p.A, Bd, p.B, Cz, np.eye(n), rho * np.sqrt(scale), us,
+                                    None)
+        _, _, _, C1, _, _, D12, _ = arrays
+        try:
+            res = _hinf.hinf_state_feedback(p.A, Bd, p.B * us, C1, D12 * us, tol=tol)
+        except (ValueError, RuntimeError, np.linalg.LinAlgError):
+            return None
+        return us[:, None] * res.K[0]
+
+    load = np.zeros(np.asarray(p.model.q).size)
+    load[cols] = ds
+    return choose_effort(p.mr, gain, p.u_ref, damping, load, rho ** 2, weight="rho^2")
 
 
 def _full_loop_norm(p: _Plant, cols, ds, ys, us, rho, eps, meas, K) -> float:

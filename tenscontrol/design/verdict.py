@@ -37,7 +37,8 @@ from tenscontrol.linear.modal import (DEFAULT_DAMPING, closed_loop_eigenvalues, 
 from tenscontrol.model.tables import Presentable, html_table
 
 __all__ = ["DampingVerdict", "SUMMARY_MAX_STATES", "SWEEP", "SWEEP_MAX_ORDER", "UNREACHABLE",
-           "damping_verdict", "unreachable_modes"]
+           "closed_loop_damping", "damping_verdict", "dampable_modes", "lqr_behind",
+           "redesigned_gain", "unreachable_modes"]
 
 #: A mode whose authority (relative to the best-reached mode) is below this is unreachable from
 #: the commanded strings: its generalized force is at the rounding level of the others'.
@@ -121,8 +122,9 @@ def _z(z: float) -> str:
     return "-" if np.isnan(z) else f"{z:.2g}"
 
 
-def _weights(design):
-    """(the LQR design behind `design` or None, its R or None): the effort's handle."""
+def lqr_behind(design):
+    """The LQR design behind `design` (itself, its ``lqr``, ``continuous``,
+    ``dlqr.continuous`` or ``linear.lqr``), or None: the effort's handle."""
     for path in ((), ("lqr",), ("continuous",), ("dlqr", "continuous"), ("linear", "lqr")):
         d = design
         for name in path:
@@ -144,36 +146,62 @@ def _effort_now(lqr_design):
     return float(e[0]) if np.allclose(e, e[0], rtol=1e-9) else None
 
 
+def redesigned_gain(minimal, Q, R):
+    """The reduced LQR gain (nu, r) of `minimal` with Cartesian weight `Q` (2nq, 2nq) and
+    input weight `R` (nu, nu), or None where the Riccati equation fails: the one Riccati solve
+    of the effort sweep and of :func:`tenscontrol.design.effort.choose_effort`."""
+    A, Bw = (np.asarray(X, dtype=float) for X in (minimal.sys.A, minimal.sys.B))
+    R = np.asarray(R, dtype=float)
+    B = Bw[:, :R.shape[0]]
+    Qr = minimal.basis.T @ Q @ minimal.basis
+    Qr = 0.5 * (Qr + Qr.T)
+    w = max(float(np.abs(np.linalg.eigvals(A)).max(initial=0.0)), 1.0)   # time scaling
+    try:
+        X = scipy.linalg.solve_continuous_are(A / w, B / w, Qr / w, R / w)
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    return np.linalg.solve(R, B.T @ X)
+
+
+def closed_loop_damping(minimal, K_reduced, fig) -> np.ndarray:
+    """Closed-loop damping ratio (m,) of each open-loop mode of `fig` (modal_analysis of
+    ``minimal.elastic``) under ``u = -K_reduced left_inverse (x - x*)``, the loop closed on
+    the elastic model."""
+    em = minimal.elastic
+    lam, V = scipy.linalg.eig(em.A - em.B @ K_reduced @ minimal.left_inverse @ em.T)
+    return damping_ratios(match_modes(fig["lam"], fig["V"], lam, V, em.n_e, em.M_e),
+                          fig["static"])
+
+
 def _damping_sweep(lqr_design, fig) -> np.ndarray:
     """Closed-loop damping (len(SWEEP), m) of every open-loop mode under the LQR redesigned
     with R times each of :data:`SWEEP` (nan where the Riccati equation fails): one Riccati
     solve on the reduced model per scale, the loop closed on the elastic model."""
-    mr = lqr_design.minimal
-    A, Bw = (np.asarray(X, dtype=float) for X in (mr.sys.A, mr.sys.B))
-    B = Bw[:, :lqr_design.K.shape[0]]
-    Q = mr.basis.T @ lqr_design.Q @ mr.basis
-    Q = 0.5 * (Q + Q.T)
-    w = max(float(np.abs(np.linalg.eigvals(A)).max(initial=0.0)), 1.0)   # time scaling
-    em = mr.elastic
     out = np.full((SWEEP.size, fig["lam"].size), np.nan)
     for k, scale in enumerate(SWEEP):
-        R = np.asarray(lqr_design.R, dtype=float) * scale
-        try:
-            X = scipy.linalg.solve_continuous_are(A / w, B / w, Q / w, R / w)
-        except (np.linalg.LinAlgError, ValueError):
-            continue
-        K = np.linalg.solve(R, B.T @ X) @ mr.left_inverse
-        lam, V = scipy.linalg.eig(em.A - em.B @ K @ em.T)
-        out[k] = damping_ratios(match_modes(fig["lam"], fig["V"], lam, V, em.n_e, em.M_e),
-                                fig["static"])
+        K = redesigned_gain(lqr_design.minimal, lqr_design.Q,
+                            np.asarray(lqr_design.R, dtype=float) * scale)
+        if K is not None:
+            out[k] = closed_loop_damping(lqr_design.minimal, K, fig)
     return out
+
+
+def dampable_modes(fig, damping: float) -> np.ndarray:
+    """Indices of the modes of `fig` (modal_analysis) below `damping` open loop that a
+    weight can damp: reachable from the commanded strings (:data:`UNREACHABLE`) and seen by
+    the outputs (:data:`UNOBSERVED`), the modes the verdict would call "effort"."""
+    vis = fig["visibility"].max(axis=1) if fig["visibility"].size else np.zeros(
+        fig["lam"].size)
+    vis_ref = max(float(vis[np.isfinite(vis)].max(initial=0.0)), np.finfo(float).tiny)
+    return np.flatnonzero(~(fig["damping"] >= damping) & (fig["authority"] >= UNREACHABLE)
+                          & (vis >= UNOBSERVED * vis_ref))
 
 
 class _Sweep:
     """The effort sweep of a design, computed on first use (only a mode that needs it pays)."""
 
     def __init__(self, design, fig):
-        self.lqr = _weights(design)
+        self.lqr = lqr_behind(design)
         self.fig = fig
         self._damping = None
 

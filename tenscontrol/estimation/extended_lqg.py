@@ -202,7 +202,8 @@ def _initial_covariance(lin: DiscreteLQGDesign, free: np.ndarray) -> np.ndarray:
 
 def extended_lqg(model, sensors, period, *, process_noise=None, delay=0.0, Q=None, R=None,
                  effort=1.0, order=None, seed=0, noise=True, substeps=1,
-                 cost: str = "exact", expected_load=None) -> ExtendedLQGDesign:
+                 cost: str = "exact", expected_load=None, damping=None,
+                 d_scale=None) -> ExtendedLQGDesign:
     """A sampled controller with an extended Kalman filter on the nonlinear model and the
     discrete LQR gain of :func:`tenscontrol.discrete_lqg` (module docstring).
 
@@ -220,6 +221,8 @@ def extended_lqg(model, sensors, period, *, process_noise=None, delay=0.0, Q=Non
         ``t_k`` to ``t_k + delay`` and on).
     cost : {"exact", "rectangle"}
         The sampled-data cost of the LQR gain, as for :func:`tenscontrol.discrete_lqg`.
+    damping, d_scale
+        The damping target of the gain, as for :func:`tenscontrol.lqr`.
 
     Returns
     -------
@@ -240,7 +243,8 @@ def extended_lqg(model, sensors, period, *, process_noise=None, delay=0.0, Q=Non
         tuning = noise_tuning(model, A, E, expected_load=load, load_states=False)
         w = tuning.process_noise
     lin = discrete_lqg(model, sensors, period, process_noise=w, delay=delay, Q=Q,
-                       R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost)
+                       R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost,
+                       damping=damping, d_scale=d_scale)
     lin = lin if tuning is None else replace(lin, tuning=tuning)
     process_noise = w
     law, r = lin.controller, lin.minimal.order

@@ -201,7 +201,7 @@ def kalman_gain(A, E, Cr, W, V):
 
 
 def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=None, R=None,
-        effort=1.0, order=None) -> LQGDesign:
+        effort=1.0, order=None, damping=None, d_scale=None) -> LQGDesign:
     """Continuous LQG: :func:`tenscontrol.lqr` and a Kalman filter on the sensors.
 
     Parameters
@@ -220,8 +220,9 @@ def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=
         :func:`tenscontrol.estimation.tuning.default_load`, the weakest string's tension [N]
         at a tenth of the lowest natural frequency (quasi-static). The design's ``tuning``
         says which was used.
-    Q, R, effort, order
-        As for :func:`tenscontrol.lqr`.
+    Q, R, effort, order, damping, d_scale
+        As for :func:`tenscontrol.lqr` (the damping target sets the state-feedback gain; the
+        filter's poles can still lower the loop's damping).
 
     Returns
     -------
@@ -230,7 +231,7 @@ def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=
     _check(model, sensors, "lqg")
     w, _, load = check_noise("lqg", process_noise, None, expected_load)
     warn_unobservable(model, sensors, "lqg")
-    design = lqr(model, Q=Q, R=R, effort=effort, order=order)
+    design = lqr(model, Q=Q, R=R, effort=effort, order=order, damping=damping, d_scale=d_scale)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
     tuning = noise_tuning(model, A, E, process_noise=w, expected_load=load, load_states=False)
@@ -358,7 +359,8 @@ def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
 
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay=0.0, Q=None,
                  R=None, effort=1.0, order=None, seed=0, noise=True,
-                 load_drift=None, cost: str = "exact", expected_load=None) -> DiscreteLQGDesign:
+                 load_drift=None, cost: str = "exact", expected_load=None, damping=None,
+                 d_scale=None) -> DiscreteLQGDesign:
     """A sampled LQG controller: Kalman filter and LQR on the exact zero-order-hold model.
 
     With no noise argument the filter is tuned from the structure and the sensors alone: the
@@ -370,7 +372,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
 
     Parameters
     ----------
-    model, sensors, Q, R, effort, order
+    model, sensors, Q, R, effort, order, damping, d_scale
         As for :func:`lqg`; the sensors are read once per period with their noise std per
         sample (a sensor whose rate is below ``1 / period`` is refused).
     process_noise : float, optional
@@ -435,7 +437,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
     if np.any(sensors.std <= 0):
         noise_density(sensors, "discrete_lqg")
     warn_unobservable(model, sensors, "discrete_lqg")
-    design = lqr(model, Q=Q, R=R, effort=effort, order=order)
+    design = lqr(model, Q=Q, R=R, effort=effort, order=order, damping=damping, d_scale=d_scale)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
     check_resolution(T, A, "discrete_lqg")
