@@ -101,10 +101,10 @@ def test_reprs_stay_short_with_extreme_numbers(instances):
             continue
         check_repr(worst, f"{name} with extreme numbers")
     # they validate their fields on construction (DiscreteFeedback: period > 0; DiscreteLQG,
-    # ExtendedKalman and ExtendedLQG: delay)
+    # ExtendedKalman and ExtendedLQG: delay; ExpectedLoad: a finite positive amplitude)
     assert refused == {"Structure", "Selection", "Uniform", "LogUniform", "Normal",
                        "ShapeTracking", "DiscreteFeedback", "DiscreteLQG", "ExtendedKalman",
-                       "ExtendedLQG"}
+                       "ExtendedLQG", "ExpectedLoad"}
 
 
 def test_compressible_closed_loop_trajectory_repr(instances):
