@@ -358,7 +358,7 @@ def discrete_closed_loop(minimal: MinimalRealization, controller,
     A, Bfull = np.asarray(minimal.sys.A), np.asarray(minimal.sys.B)
     check_resolution(controller.period, A, "discrete_closed_loop")
     C = np.asarray(minimal.sys.C)
-    n, nd = A.shape[0], Bfull.shape[1] - nu
+    nd = Bfull.shape[1] - nu
     plant = zoh(A, Bfull, controller.period, controller.delay)
     P0u, P1u = plant.Gamma0[:, :nu], plant.Gamma1[:, :nu]
     Ed = plant.Gamma0[:, nu:] + plant.Gamma1[:, nu:]           # d held over the whole period
