@@ -43,21 +43,13 @@ import numpy as np
 import tenscontrol as tc
 from tenscontrol.estimation.rank import observed_rank, scaled_elastic
 
+from bench_estimation import sine_load   # the loads of issue 23's must-show, one definition
+
 PERIOD = 0.005       # s: 200 Hz, the sensors' rate
 STD = 1e-3           # m: the length sensors' noise per sample
 EFFORT = 0.01        # the LQG tutorial's (docs/tutorials/tbar_lqg.md)
 T_FINAL = 10.0       # s: ten radians of the 1 rad/s loads
 TARGET = 1.25        # the issue's bound on LQG / full-state LQR
-
-
-def sine_load(n_nodes, amplitude, entries):
-    """``amplitude sin(t)`` [N] on the (node, axis) entries, as catalog.ball_load."""
-    def force(t, q=None, qd=None):
-        f = np.zeros((n_nodes, 3))
-        for node, axis in entries:
-            f[node, axis] = amplitude * np.sin(t)
-        return f
-    return force
 
 
 def top_entries(s, count=3):
