@@ -31,19 +31,25 @@ def tbar():
     return s, tc.linearize(s, kind="passive", outputs=tc.Selection(nodes=[2, 3], axes="xz"))
 
 
+
+def _near(s, rng, position, velocity):
+    """Positions and velocities (3n,) near the structure's nodes at rest: normal draws of std
+    `position` [m] and `velocity` [m/s] on its free coordinates."""
+    free = s.free_coordinates
+    q = s.nodes.reshape(-1).copy()
+    q[free] += position * rng.normal(size=free.size)
+    qd = np.zeros_like(q)
+    qd[free] = velocity * rng.normal(size=free.size)
+    return q, qd
+
 def test_without_active_bounds_the_first_move_is_the_discrete_lqr(tbar):
     s, model = tbar
     T = 0.005
     m = tc.mpc(model, T, horizon=15, gamma_min=0.0, effort=1e-2).controller
     d = tc.dlqr(model, T, effort=1e-2, cost="rectangle")   # the MPC's weights
     rng = np.random.default_rng(1)
-    free = s.free_coordinates
     for _ in range(3):
-        dq = np.zeros(s.nodes.size)
-        dq[free] = 1e-4 * rng.normal(size=free.size)
-        q = s.nodes.reshape(-1) + dq
-        qd = np.zeros_like(q)
-        qd[free] = 1e-3 * rng.normal(size=free.size)
+        q, qd = _near(s, rng, 1e-4, 1e-3)
         u, x_next = m.update(0, 0.0, q, qd, m.initial_state())
         u_lqr, _ = d.controller.update(0, 0.0, q, qd, np.zeros(0))
         assert m.sample_info()["status"] == 1
@@ -298,13 +304,8 @@ def test_with_a_delay_and_no_active_bound_the_first_move_is_the_delayed_dlqr(tba
     lqr = tc.dlqr(model, T, effort=1e-2, cost="rectangle", delay=d).controller
     assert m.delay == d and m.n_states == 4
     rng = np.random.default_rng(2)
-    free = s.free_coordinates
     for _ in range(3):
-        dq = np.zeros(s.nodes.size)
-        dq[free] = 1e-3 * rng.normal(size=free.size)
-        q = s.nodes.reshape(-1) + dq
-        qd = np.zeros_like(q)
-        qd[free] = 1e-2 * rng.normal(size=free.size)
+        q, qd = _near(s, rng, 1e-3, 1e-2)
         held = 1e-2 * rng.normal(size=4)            # the last command, acting until t + d
         m.initial_state()
         u, _ = m.update(0, 0.0, q, qd, held)
