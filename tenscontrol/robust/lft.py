@@ -65,6 +65,9 @@ class UncertainLoop(Presentable):
     T : ndarray, shape (2 nq, n_x)
         ``blkdiag(Z, Z)``: Cartesian deviation ``x - x* = T x``.
     disturbance_names, output_names : tuple of str
+    ignored : tuple of str
+        Parameters left out because they cannot move the elastic model (members on fixed
+        nodes only).
     """
 
     A: np.ndarray
@@ -81,6 +84,7 @@ class UncertainLoop(Presentable):
     T: np.ndarray
     disturbance_names: tuple
     output_names: tuple
+    ignored: tuple = ()
 
     def __post_init__(self):
         for name in ("A", "B_w", "C_z", "D_zw", "B_d", "D_zd", "C_y", "gamma", "T"):
@@ -104,6 +108,8 @@ class UncertainLoop(Presentable):
         for kind, (n, size, w) in kinds.items():
             spreads = ", ".join(f"+-{100 * s:.3g} %" for s in sorted(w))
             rows.append((kind, f"{n} parameters, {size} channels, {spreads}"))
+        if self.ignored:
+            rows.append(("ignored (fixed nodes)", ", ".join(self.ignored)))
         rows += [("disturbances, outputs", f"{self.B_d.shape[1]}, {self.C_y.shape[0]}")]
         return titled_table("UncertainLoop", rows)
 
@@ -177,10 +183,11 @@ def _check_delta(delta, n: int) -> np.ndarray:
     return d
 
 
-def _low_rank(S: np.ndarray) -> tuple:
-    """(L, R) with S = L R, L (n, r), R (r, n), r the numerical rank of symmetric S."""
+def _low_rank(S: np.ndarray, scale: float) -> tuple:
+    """(L, R) with S = L R, L (n, r), R (r, n), r the rank of symmetric S relative to `scale`
+    (the norm of the nominal matrix S perturbs: a string between fixed nodes has rank 0)."""
     lam, U = np.linalg.eigh(0.5 * (S + S.T))
-    keep = np.abs(lam) > _RANK_RTOL * max(np.abs(lam).max(initial=0.0), np.finfo(float).tiny)
+    keep = np.abs(lam) > _RANK_RTOL * scale
     return U[:, keep] * lam[keep], U[:, keep].T
 
 
@@ -268,7 +275,17 @@ def uncertain_loop(model, controller, parameters, *,
     Kq, Kv = ctrl.K[:, :model.q.size] @ Z, ctrl.K[:, model.q.size:] @ Z
     Gq, Gv = -(em.K_e + Fu @ Kq), -(em.D_e + Fu @ Kv)
     Fd = Z.T[:, rows]
-    parts = [_low_rank(S) for S in contributions(st, model.q, model.gamma, Z, params)]
+    scale = {"string_stiffness": np.linalg.norm(em.K_e, 2), "point_mass": np.linalg.norm(Mq, 2)}
+    parts = [_low_rank(S, scale[p.kind]) for p, S in
+             zip(params, contributions(st, model.q, model.gamma, Z, params))]
+    # a parameter that cannot move the elastic model (a string between fixed nodes, a mass on a
+    # fixed node) has an empty block: it is left out, and named in `ignored`
+    ignored = tuple(p.name for p, (L, _) in zip(params, parts) if L.shape[1] == 0)
+    params = tuple(p for p, (L, _) in zip(params, parts) if L.shape[1])
+    parts = [lr for lr in parts if lr[0].shape[1]]
+    if not params:
+        raise ValueError(f"uncertain_loop: none of the parameters moves the elastic model of "
+                         f"{st.name} ({', '.join(ignored)}: members on fixed nodes only)")
     blocks = tuple(L.shape[1] for L, _ in parts)
     L = np.hstack([L for L, _ in parts])
     cho = scipy.linalg.cho_factor(Mq)
@@ -290,4 +307,4 @@ def uncertain_loop(model, controller, parameters, *,
     return UncertainLoop(A, B_w, np.vstack(C_z), np.vstack(D_zw), B_d, np.vstack(D_zd),
                          np.asarray(model.C) @ em.T, blocks, params, st, np.asarray(model.gamma),
                          em.T, tuple(model.disturbance_names[r] for r in rows),
-                         tuple(model.output_names))
+                         tuple(model.output_names), ignored)

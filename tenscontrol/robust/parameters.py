@@ -58,11 +58,11 @@ class Uncertainty:
             raise ValueError(f"Uncertainty {self.kind}: members is empty; name at least one "
                              "string or point mass")
         object.__setattr__(self, "members", members)
-        w = float(self.spread)
+        w = float(self.spread) if np.ndim(self.spread) == 0 else np.nan
         # a relative range of 1 or more lets a stiffness or a mass reach zero or turn negative,
         # which no physical structure has (and the mass matrix loses definiteness)
         if not np.isfinite(w) or not 0.0 < w < 1.0:
-            raise ValueError(f"Uncertainty {self.kind} {list(members)}: spread (relative "
+            raise ValueError(f"Uncertainty {self.name}: spread (relative "
                              f"half-range, p = p0 (1 + spread delta)) must be in (0, 1), got "
                              f"{self.spread!r}; e.g. spread=0.2 for +-20 %")
         object.__setattr__(self, "spread", w)
