@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+import control as ct
 import numpy as np
 import pytest
 import scipy.optimize
@@ -193,3 +194,16 @@ def test_delta_outside_the_physical_range_is_refused(tbar):
         loop.perturbed([-1.99, 0.0, 0.0])
     with pytest.raises(ValueError, match="delta must be 3 finite real numbers"):
         loop.closed_loop([0.0, 1.0])
+
+
+def test_worst_case_gain_covers_the_samples(tbar_stability):
+    loop, r = tbar_stability
+    scale = 0.9 * r.margin
+    mc = robust.monte_carlo(loop, 30, scale=scale, seed=5)
+    w = robust.worst_case_gain(loop, scale)
+    assert w.gain >= mc.gains.max() * (1 - 1e-6) and w.gain >= w.nominal
+    assert np.abs(w.delta).max() <= scale * (1 + 1e-12)
+    A, B, C = loop.performance(w.delta)
+    assert w.gain == pytest.approx(tc.hinf_norm(ct.ss(A, B, C, 0)), rel=1e-5)
+    with pytest.raises(ValueError, match="scale must be a positive number"):
+        robust.worst_case_gain(loop, -1.0)
