@@ -37,6 +37,9 @@ GRID_MODES = 24
 REFINE_EVALUATIONS = 14
 #: Relative accuracy of the sampled H-infinity gains (slycot ab13dd through tc.hinf_norm).
 GAIN_RTOL = 1e-6
+#: Local peaks of the upper bound where the power iteration proposes a direction, and the
+#: number of best crossings polished.
+SEED_PEAKS, POLISHED = 3, 3
 #: Closed-loop eigenvalues whose sensitivity signs seed the lower bound (lightest damped).
 SEED_MODES = 6
 
@@ -171,11 +174,16 @@ def _refine(loop, w, mu):
     return extra
 
 
-def _seeds(loop, w_peak):
-    """Directions to start the destabilizing search from: the power iteration at the peak,
-    the sensitivity signs of the lightest-damped and the slowest eigenvalues, all +-1."""
-    q, _ = power_iteration(loop.response(w_peak), loop.blocks)
-    seeds = [np.sign(q), -np.sign(q)]
+def _seeds(loop, w, mu):
+    """Directions to start the destabilizing search from: the power iteration at the upper
+    bound's highest local peaks, the sensitivity signs of the lightest-damped and the slowest
+    eigenvalues, all +-1."""
+    peaks = [k for k in range(w.size) if mu[k] >= mu[max(k - 1, 0)]
+             and mu[k] >= mu[min(k + 1, w.size - 1)]]
+    seeds = []
+    for k in sorted(peaks, key=lambda k: -mu[k])[:SEED_PEAKS]:
+        q, _ = power_iteration(loop.response(w[k]), loop.blocks)
+        seeds += [np.sign(q), -np.sign(q)]
     lam, vl, vr = scipy.linalg.eig(loop.A, left=True, right=True)
     damping = -lam.real / np.maximum(np.abs(lam), np.finfo(float).tiny)
     order = list(np.argsort(damping)[:SEED_MODES]) + [int(np.argmin(np.abs(lam)))]
@@ -245,17 +253,18 @@ def robust_stability(loop: UncertainLoop, *, frequencies=None) -> RobustStabilit
     start = 1.0 / peak if peak > 0 else 0.0       # every smaller perturbation is stable
     best = None
     # one parameter: the directions are +-1 and the crossing scan is the exact margin
-    seeds = _seeds(loop, w[k]) if loop.n_parameters > 1 else [np.ones(1), -np.ones(1)]
-    for seed in seeds:
-        c = crossing(loop, seed, 0.999 * start)
-        if c is not None and (best is None or c.size < best.size):
-            best = c
+    seeds = _seeds(loop, w, mu) if loop.n_parameters > 1 else [np.ones(1), -np.ones(1)]
+    found = [c for c in (crossing(loop, seed, 0.999 * start) for seed in seeds) if c is not None]
+    if found:
+        best = min(found, key=lambda c: c.size)
     if best is None:
         raise ValueError(f"robust_stability: no destabilizing perturbation found (mu upper bound "
                          f"{peak:.4g} at {w[k]:.4g} rad/s): the loop may be stable far beyond "
                          "the ranges; widen the spreads to find where it fails")
-    if loop.n_parameters > 1:
-        best = polished_crossing(loop, best, 0.999 * start)
+    if loop.n_parameters > 1:    # polish the few best: they may end at different crossings
+        polished = [polished_crossing(loop, c, 0.999 * start)
+                    for c in sorted(found, key=lambda c: c.size)[:POLISHED]]
+        best = min(polished, key=lambda c: c.size)
     wc = abs(best.eigenvalue.imag)
     # the crossing frequency belongs on the grid: the upper bound there must cover the lower
     if not np.any(np.isclose(w, wc, rtol=1e-12, atol=0.0)):
