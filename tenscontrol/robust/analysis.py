@@ -21,8 +21,7 @@ from tenscontrol.linear.norms import hinf_norm
 from tenscontrol.model.structure import Structure
 from tenscontrol.model.tables import Presentable, titled_table
 from tenscontrol.robust.lft import UncertainLoop
-from tenscontrol.robust.mu import (crossing, mu_upper, polished_crossing, power_iteration,
-                                   sensitivities)
+from tenscontrol.robust.mu import crossing, mu_upper, polished_crossing, power_iteration
 
 __all__ = ["MonteCarlo", "RobustStability", "WorstCaseGain", "monte_carlo", "robust_stability",
            "worst_case_gain"]
@@ -237,7 +236,8 @@ def robust_stability(loop: UncertainLoop, *, frequencies=None) -> RobustStabilit
     top = np.linalg.eigvals(loop.A).real.max()
     if top >= 0:
         raise ValueError(f"robust_stability: the nominal loop is unstable (max Re(eig) = "
-                         f"{top:.3g} 1/s); mu measures the distance to instability of a stable loop")
+                         f"{top:.3g} 1/s); mu measures the distance to instability of a "
+                         "stable loop")
     t0 = time.process_time()
     w = frequency_grid(loop) if frequencies is None else np.unique(np.abs(np.asarray(
         frequencies, dtype=float)))

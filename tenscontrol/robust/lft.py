@@ -28,7 +28,7 @@ from tenscontrol.mechanics.geometry import member_columns
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.structure import PointMass, Structure
 from tenscontrol.model.tables import Presentable, titled_table
-from tenscontrol.robust.parameters import Uncertainty, resolve
+from tenscontrol.robust.parameters import resolve
 
 __all__ = ["UncertainLoop", "uncertain_loop"]
 
@@ -124,7 +124,8 @@ class UncertainLoop(Presentable):
         return np.repeat(delta, self.blocks)
 
     def closed_loop(self, delta) -> np.ndarray:
-        """Closed-loop state matrix at `delta` (n_parameters,), ``A + B_w D (I - D_zw D)^-1 C_z``."""
+        """Closed-loop state matrix at `delta` (n_parameters,): ``A + B_w D (I - D_zw D)^-1 C_z``
+        with D = diag(expand(delta)) [1/s]."""
         d = self.expand(delta)
         return self.A + (self.B_w * d) @ np.linalg.solve(np.eye(d.size) - self.D_zw * d,
                                                           self.C_z)

@@ -215,7 +215,8 @@ def sensitivities(loop, delta) -> np.ndarray:
     k = int(np.argmax(lam.real))
     u, v = vr[:, k], vl[:, k]
     eye = np.eye(d.size)
-    left = np.linalg.solve((eye - d[:, None] * loop.D_zw).T, loop.B_w.T @ v.conj())  # row v^H B (I-DD)^-1
+    # the row v^H B_w (I - Delta D_zw)^-1, transposed
+    left = np.linalg.solve((eye - d[:, None] * loop.D_zw).T, loop.B_w.T @ v.conj())
     right = np.linalg.solve(eye - loop.D_zw * d, loop.C_z @ u)
     per_channel = left * right / (v.conj() @ u)
     edges = np.cumsum(np.r_[0, loop.blocks])

@@ -85,7 +85,8 @@ def _indices(which, count: int, what: str, who: str) -> list:
         return list(range(count))
     idx = np.atleast_1d(np.asarray(which)).ravel()
     if idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
-        raise ValueError(f"{who}: {what} must be a non-empty list of integer indices, got {which!r}")
+        raise ValueError(f"{who}: {what} must be a non-empty list of integer indices, got "
+                         f"{which!r}")
     bad = [int(i) for i in idx if not 0 <= i < count]
     if bad:
         raise ValueError(f"{who}: {what} {bad} out of range; the structure has {count}")
