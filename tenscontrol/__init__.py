@@ -10,7 +10,8 @@ Quick start::
 What a user calls first is here (``tc.simulate``, ``tc.lqr``, ``tc.Structure``, ...); the rest,
 mostly the result types those return, lives in the subpackages named for what they hold:
 ``tc.statics``, ``tc.control`` (the runtime laws the simulator calls), ``tc.simulation``,
-``tc.linear`` (the analysis), ``tc.design`` (the synthesis), ``tc.estimation`` and
+``tc.linear`` (the analysis), ``tc.design`` (the synthesis), ``tc.robust`` (uncertain
+parameters and mu), ``tc.estimation`` and
 ``tc.studies`` (e.g. ``tc.design.LQRDesign``). docs/api.md lists every name with one line each;
 pyproject.toml's import-linter contracts keep the subpackages' import direction. A name that
 left the top level still works here, with a DeprecationWarning naming its new place.
@@ -56,7 +57,7 @@ from tenscontrol.studies.cases import Case, Choice, LogUniform, Normal, Uniform,
 from tenscontrol.studies.results import StudyInterrupted
 from tenscontrol.studies.runner import process_pool, run_study
 from tenscontrol.studies.store import StudyFolderError
-from tenscontrol import control, design, estimation, linear, simulation, statics, studies
+from tenscontrol import control, design, estimation, linear, robust, simulation, statics, studies
 from tenscontrol.exports import lazy_exports
 
 __all__ = [
@@ -90,7 +91,7 @@ __all__ = [
     "StudyFolderError", "StudyInterrupted", "Uniform", "grid", "process_pool", "run_study",
     "run_study_file", "samples",
     # the subpackages that hold the rest
-    "control", "design", "estimation", "linear", "simulation", "statics", "studies",
+    "control", "design", "estimation", "linear", "robust", "simulation", "statics", "studies",
 ]
 __version__ = "1.0.0"
 

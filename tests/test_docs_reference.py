@@ -10,7 +10,8 @@ import tenscontrol as tc
 
 REFERENCE = Path(__file__).resolve().parents[1] / "docs" / "reference" / "index.rst"
 MODULES = {"catalog", "materials", "plotting"}  # modules, documented on pages of their own
-SUBPACKAGES = ("control", "design", "estimation", "linear", "simulation", "statics", "studies")
+SUBPACKAGES = ("control", "design", "estimation", "linear", "robust", "simulation", "statics",
+               "studies")
 
 
 def listed_names(text: str) -> dict:

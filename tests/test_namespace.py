@@ -12,7 +12,8 @@ import pytest
 
 import tenscontrol as tc
 
-SUBPACKAGES = ("control", "design", "estimation", "linear", "simulation", "statics", "studies")
+SUBPACKAGES = ("control", "design", "estimation", "linear", "robust", "simulation", "statics",
+               "studies")
 
 
 @pytest.mark.parametrize("name", sorted(tc._MOVED))
