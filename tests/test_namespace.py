@@ -41,7 +41,8 @@ def test_the_top_level_is_grouped():
     # 136 names before the grouping; the result types left for their subpackages; 96 with
     # place_actuators (issue 32); 97 with ExpectedLoad (issue 32, item 4)
     public = [n for n in tc.__all__ if n not in SUBPACKAGES]
-    assert len(public) == 98    # then modes (issue 32: the first call of a modal analysis) and ExpectedLoad
+    # then modes (issue 32: the first call of a modal analysis) and ExpectedLoad
+    assert len(public) == 98
     assert {"simulate", "lqr", "Structure", "linearize", "equilibrium", "dlqr", "lqg",
             "Design", "Trajectory", "verify"} <= set(public)
     with pytest.raises(AttributeError, match="has no attribute 'LQRDesigns'"):
