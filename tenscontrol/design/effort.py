@@ -4,8 +4,8 @@
 down from the one given, half a decade at a time (the damping verdict's sweep,
 :data:`tenscontrol.design.verdict.SWEEP`, one Riccati solve per factor), until every dampable
 mode (open-loop damping below the target, reachable from the commanded strings and seen by
-the outputs: the modes the verdict would call "effort") reaches the target in closed loop, then bisects the last half decade for the
-gentlest factor that does. Two things stop it first:
+the outputs: the modes the verdict would call "effort") reaches the target in closed loop,
+then bisects the last half decade for the gentlest factor that does. Two things stop it first:
 
 - the prestress: under a step load ``d_scale_j`` [N] on any one disturbance coordinate j the
   command ``|u_i|`` of some string would exceed its operating force density
