@@ -77,3 +77,14 @@ def test_the_runtime_laws_design_and_estimation_are_their_own_packages():
     assert not (PACKAGE / "feedback").exists()
     assert not any((PACKAGE / "linear" / f"{m}.py").exists()
                    for m in ("synthesis", "ekf", "estimation", "extended_lqg", "predictive"))
+
+
+def test_every_package_is_installed():
+    # pyproject.toml lists the packages setuptools puts in the wheel; one left out installs
+    # without it, and `import tenscontrol` fails outside the checkout (tenscontrol.robust did:
+    # the tests passed from the source tree, the examples run by the installed package failed)
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+                 ["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(PACKAGE.parent).parts)
+             for p in PACKAGE.rglob("__init__.py") if "__pycache__" not in p.parts}
+    assert found <= listed, f"add to [tool.setuptools] packages: {sorted(found - listed)}"
