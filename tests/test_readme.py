@@ -61,3 +61,16 @@ def test_studies_block_runs(tmp_path, monkeypatch):
     scope = run_block(4, "studies", tmp_path, monkeypatch)
     assert len(scope["table"]) == 4 and not scope["result"].failures
     assert len(list((tmp_path / "study" / "cases").glob("*.json"))) == 4
+
+
+def test_where_things_live_names_every_package():
+    # the README's table is the map of the folder tree: a package missing from it is a part
+    # of the architecture a reader cannot find (tenscontrol/robust/ was, for one stop)
+    text = README.read_text()
+    table = text[text.index("## Where things live"):]
+    root = README.parent / "tenscontrol"
+    packages = sorted(p.parent.relative_to(README.parent).as_posix()
+                      for p in root.rglob("__init__.py") if "__pycache__" not in p.parts)
+    missing = [p for p in packages if p != "tenscontrol" and f"`{p}/`" not in table
+               and f"{p.rsplit('/', 1)[-1]}/" not in table]
+    assert not missing, f"README's 'Where things live' does not name {missing}"
