@@ -48,7 +48,17 @@ at ``t_k + d + tau_j`` (``tau_j = j T / M``, j = 1..M, M = ``HOLD_POINTS`` = 4 o
 exact hold of the continuous design model (without delay ``gamma_0 + G (Phi(tau_j) - I) z_0 +
 (I + G Gamma(tau_j)) u_0``),
 with the law's first-order change taken from the sampled velocities exactly (``law_rate``)
-rather than from the linear model (which misses the geometry's change at large motion). A
+rather than from the linear model (which misses the geometry's change at large motion), and its
+second-order change corrected from the plant: the nonlinear accelerations at the sample
+(:meth:`PredictiveController.accelerations`, the structure's own, with the command acting
+and the operating loads) less the design model's, held as a forcing over the hold and
+answered by the design model's exact hold (a fast mode swings, boundedly, rather than
+growing with tau^2 / 2 as a Taylor term would: the Taylor form kept the 3-prism's floor as
+well but took the ball's peak from 0.105 to 0.166 m), plus the law's own curvature in the
+string's velocity. On the 3-prism at 0.1 m the design model alone put the law 8-18 N/m too
+high within 3/4 of a period, and a string went slack there
+(``benchmarks/bench_mpc_floor_gap.py``; :meth:`PredictiveController.hold_prediction` gives
+the prediction). A
 string whose own law undoes most of its command within the period (``authority``, the least
 share ``1 + (G Gamma(tau_j))_ss`` of its command left in it, below 0.5: the period is too
 long for it) gets no bound inside the hold: bounding it would take commands without limit
@@ -60,18 +70,20 @@ is constant over each hold, so every commanded string is within its bounds over 
 run, exactly (the first move is projected onto its bounds; before the first command, u = 0).
 ``kind="passive"``: (1) at each sample instant (without delay), exactly, with the
 nonlinear law at the sampled state; with a delay d, where the command starts acting
-(``t_k + d``) in the design model, and the interval from ``t_k`` to ``t_k + d`` by the
+(``t_k + d``) in the prediction, and the interval from ``t_k`` to ``t_k + d`` by the
 previous sample's rows; (2) inside each hold, for the strings of ``held_over_period``, at the M
-points in the design model (to OSQP's tolerance, and by a projection of the first move;
+points in the prediction (to OSQP's tolerance, and by a projection of the first move;
 4 points give the same least value as 8 on the T-bar and the 3-prism): on the nonlinear
-plant the floor there holds up to the design model's error of the law's second-order change
-over one period (an unmodeled load, a large motion; no margin covers it: one fed by the
-law's observed prediction error ran the ball away, peak 4.5 m); (3) between
-samples, the strings not in ``held_over_period``: nothing. Measured (``python
-benchmarks/bench_mpc.py floor``, gamma_min 5 N/m, 20 points per period): the T-bar under
-twice its LQR's slackening doublet keeps 4.9991 N/m (4.8192 with the samples bounded only);
-on the 3-prism a string still goes slack between samples at its large motion (0.036 s of
-2.5 s below the floor, 0.156 s before).
+plant the floor there holds up to the prediction's error over one period, which is the
+unknown load's share (the MPC has no model of the disturbance: the doublet's onset and its
+held value; a margin fed by the law's observed prediction error ran the ball away, peak
+4.5 m) and the law's change beyond second order; (3) between samples, the strings not in
+``held_over_period``: nothing (the ball's 24 fastest strings go slack under its 200 N
+doublet). Measured (``python benchmarks/bench_mpc.py floor``, gamma_min 5 N/m, 20 points per
+period and the end of every hold): the T-bar under twice its LQR's slackening doublet keeps
+4.9984 N/m (the doublet's share, 1.3e-3 N/m); the 3-prism 2.4273 N/m (0 before the
+curvature correction: a string went slack), below the floor 0.076 s of 2.5 s, every hold
+below it explained by the doublet to 0.26 N/m (``benchmarks/bench_mpc_floor_gap.py``).
 
 OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
@@ -222,6 +234,12 @@ class PredictiveController(SampledController):
         Computation delay [s], ``0 <= delay < period``: u_k acts from ``t_k + delay``.
     start : ndarray, shape (r, nw), or None
         ``z(t_i + delay) = start w_i`` (``[Phi(delay), Gamma(delay)]``; None without delay).
+    plant : tuple or None
+        (``accelerations(q, qd, f) -> qdd`` (3n,) of the nonlinear plant at loads f (3n,) [N],
+        the operating loads (3n,) [N], the design model's accelerations on ``[z; u]`` (3n, r +
+        nu), the law's response at the first hold's start and its points to an acceleration
+        held from the sample (M + 1, nu, 3n)): the curvature correction inside the hold
+        (``kind="passive"``; None: none).
 
     Attributes
     ----------
@@ -433,8 +451,9 @@ class PredictiveController(SampledController):
 
     def accelerations(self, q, qd, u):
         """The plant's nonlinear accelerations qdd (3n,) [m/s^2] at positions q and velocities
-        qd (3n,) with the command u (nu,) [N/m] added to the commanded strings' elastic laws
-        (the operating point's loads, no others: the MPC does not know the disturbance;
+        qd (3n,) with the command u (nu,) [N/m] added to the commanded strings' elastic laws,
+        unclipped as in the QP's prediction (the operating point's loads, no others: the MPC
+        does not know the disturbance;
         kind="passive", built by :func:`tenscontrol.mpc`)."""
         if self._plant is None:
             raise ValueError("PredictiveController.accelerations needs the plant: a "
