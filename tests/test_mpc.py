@@ -175,6 +175,9 @@ def test_the_ball_stays_near_its_shape_under_its_doublet():
     b = tc.equilibrium(tc.catalog.ball(damping=1.0), gamma_min=40.0).structure
     model = tc.linearize(b, kind="passive", outputs=tc.Selection(nodes=[12]))
     m = tc.mpc(model, 0.005, horizon=5, gamma_min=1.0, effort=1e-2).controller
+    # the strings left unbounded inside the hold are named, with their authority
+    first = int(m.strings[np.flatnonzero(~m.held_over_period)[0]])
+    assert f"at the samples only: string {first} (authority" in m.summary()
     load = tc.doublet(b, tc.Selection(12, "z"), 200.0, 0.5)
     run = tc.simulate(b, 1.5, loads=load, controller=m, t_eval=np.linspace(0.0, 1.5, 301),
                       max_step=5e-3)

@@ -135,6 +135,8 @@ _MAX_PASSES = 80
 # more. Below this share the period is too long for the string: its floor holds at the
 # samples only
 _MIN_AUTHORITY = 0.5
+# the unguarded strings named in the summary (the ball has 24)
+_LISTED = 6
 # a slack counts as active above this, in units of its string's gamma_ref (OSQP's
 # tolerance, 1e-6 in these units, leaves inactive slacks near 1e-6)
 _ACTIVE = 1e-4
@@ -357,8 +359,15 @@ class PredictiveController(SampledController):
         if not self.hold_points:
             return ("not needed (gamma_ref + u constant over the hold)" if self.law is None
                     else "none")
-        return (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
+        text = (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
                 f"{self.hold_points} points (authority >= {_MIN_AUTHORITY:g})")
+        open_ = np.flatnonzero(~self.held_over_period)
+        if open_.size:
+            # the strings whose floor holds at the samples only, and why
+            text += "; at the samples only: " + ", ".join(
+                f"string {int(self.strings[a])} (authority {self.authority[a]:.2g})"
+                for a in open_[:_LISTED]) + (", ..." if open_.size > _LISTED else "")
+        return text
 
     def elastic_law(self, q: np.ndarray) -> np.ndarray:
         """What u adds to at positions q (3n,): the elastic law's force densities (passive)
