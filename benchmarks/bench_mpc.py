@@ -24,9 +24,10 @@ along z) and the 3-prism (``catalog.prism(3, damping=1.0)`` brought to equilibri
 then ``mpc(model, 0.005, horizon=10, gamma_min=5, effort=1e-2)`` without delay and with a
 computation delay of half a period in the model, under the doublet of 2 a*, 2.5 s. Output on
 20 points per period, so that "least" is the least applied force density of any commanded
-string over the whole run, between the samples too ("at samples": at the sample instants
-only; "below": the time any string spends below gamma_min [s]); QP: OSQP's run time (wall
-clock) median and max [ms], with "late" the QPs that took longer than the delay (the time the
+string over the whole run, between the samples too, and at each switching instant with the
+hold that ends there as well as the one that starts ("at samples": at the sample instants,
+the command that starts there; "below": the time any string spends below gamma_min [s]);
+QP: OSQP's run time (wall clock) median and max [ms], with "late" the QPs that took longer than the delay (the time the
 command has; no time limit is set, so the run does not depend on the machine); soft: the
 share of samples with a soft row (moves 2..N) relaxed; then the statuses by name.
 
@@ -135,17 +136,31 @@ def critical(s, model, where):
     return hi
 
 
+def held_to_the_end(run):
+    """The applied force density (nt, nu) [N/m] with the command of the instant just before
+    each output time: at a switching instant the hold that ends there (the record has the
+    command that starts there). ``commanded - u`` is what u adds to (the elastic law from
+    the simulated lengths, or gamma_ref)."""
+    c, t = run.control, run.t
+    starts = c.sample_times + c.delay
+    before = np.maximum(np.searchsorted(starts, t - 1e-12, side="right") - 1, 0)
+    held = np.where((starts[0] < t)[:, None], c.sample_u[before], 0.0)
+    return np.clip(c.commanded - c.u + held, 0.0, None)
+
+
 def floor_row(name, kind, amplitude, delay, run):
     c, t = run.control, run.t
     phase = (t / PERIOD) % 1
     at_samples = np.isclose(phase, 0, atol=1e-6) | np.isclose(phase, 1, atol=1e-6)
-    below = (c.applied < FLOOR - 1e-9).any(axis=1).sum() * (t[1] - t[0])
+    # least over the run: at every output time, with the hold that ends there too
+    applied = np.minimum(c.applied, held_to_the_end(run))
+    below = (applied < FLOOR - 1e-9).any(axis=1).sum() * (t[1] - t[0])
     info = c.sample_info
     qp = 1e3 * info["solve_time"]
     late = int(np.count_nonzero(info["solve_time"] > delay)) if delay else "-"
     soft = 100 * (info["soft_active"] > 0).mean()
     statuses = ", ".join(f"{k}: {v}" for k, v in status_counts(info["status"]).items())
-    print(f"{name:>8} {kind:>8} {amplitude:>7.2f} {1e3 * delay:>6.2f} {c.applied.min():>8.4f} "
+    print(f"{name:>8} {kind:>8} {amplitude:>7.2f} {1e3 * delay:>6.2f} {applied.min():>8.4f} "
           f"{FLOOR:>6g} {c.applied[at_samples].min():>8.4f} {below:>7.4f} {np.median(qp):>7.3f} "
           f"{qp.max():>7.3f} {late!s:>5} {soft:>5.1f}%  {statuses}")
 

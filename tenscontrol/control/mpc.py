@@ -48,7 +48,17 @@ at ``t_k + d + tau_j`` (``tau_j = j T / M``, j = 1..M, M = ``HOLD_POINTS`` = 4 o
 exact hold of the continuous design model (without delay ``gamma_0 + G (Phi(tau_j) - I) z_0 +
 (I + G Gamma(tau_j)) u_0``),
 with the law's first-order change taken from the sampled velocities exactly (``law_rate``)
-rather than from the linear model (which misses the geometry's change at large motion). A
+rather than from the linear model (which misses the geometry's change at large motion), and its
+second-order change corrected from the plant: the nonlinear accelerations at the sample
+(:meth:`PredictiveController.accelerations`, the structure's own, with the command acting
+and the operating loads) less the design model's, held as a forcing over the hold and
+answered by the design model's exact hold (a fast mode swings, boundedly, rather than
+growing with tau^2 / 2 as a Taylor term would: the Taylor form kept the 3-prism's floor as
+well but took the ball's peak from 0.105 to 0.166 m), plus the law's own curvature in the
+string's velocity. On the 3-prism at 0.1 m the design model alone put the law 8-18 N/m too
+high within 3/4 of a period, and a string went slack there
+(``benchmarks/bench_mpc_floor_gap.py``; :meth:`PredictiveController.hold_prediction` gives
+the prediction). A
 string whose own law undoes most of its command within the period (``authority``, the least
 share ``1 + (G Gamma(tau_j))_ss`` of its command left in it, below 0.5: the period is too
 long for it) gets no bound inside the hold: bounding it would take commands without limit
@@ -60,18 +70,20 @@ is constant over each hold, so every commanded string is within its bounds over 
 run, exactly (the first move is projected onto its bounds; before the first command, u = 0).
 ``kind="passive"``: (1) at each sample instant (without delay), exactly, with the
 nonlinear law at the sampled state; with a delay d, where the command starts acting
-(``t_k + d``) in the design model, and the interval from ``t_k`` to ``t_k + d`` by the
+(``t_k + d``) in the prediction, and the interval from ``t_k`` to ``t_k + d`` by the
 previous sample's rows; (2) inside each hold, for the strings of ``held_over_period``, at the M
-points in the design model (to OSQP's tolerance, and by a projection of the first move;
+points in the prediction (to OSQP's tolerance, and by a projection of the first move;
 4 points give the same least value as 8 on the T-bar and the 3-prism): on the nonlinear
-plant the floor there holds up to the design model's error of the law's second-order change
-over one period (an unmodeled load, a large motion; no margin covers it: one fed by the
-law's observed prediction error ran the ball away, peak 4.5 m); (3) between
-samples, the strings not in ``held_over_period``: nothing. Measured (``python
-benchmarks/bench_mpc.py floor``, gamma_min 5 N/m, 20 points per period): the T-bar under
-twice its LQR's slackening doublet keeps 4.9991 N/m (4.8192 with the samples bounded only);
-on the 3-prism a string still goes slack between samples at its large motion (0.036 s of
-2.5 s below the floor, 0.156 s before).
+plant the floor there holds up to the prediction's error over one period, which is the
+unknown load's share (the MPC has no model of the disturbance: the doublet's onset and its
+held value; a margin fed by the law's observed prediction error ran the ball away, peak
+4.5 m) and the law's change beyond second order; (3) between samples, the strings not in
+``held_over_period``: nothing (the ball's 24 fastest strings go slack under its 200 N
+doublet). Measured (``python benchmarks/bench_mpc.py floor``, gamma_min 5 N/m, 20 points per
+period and the end of every hold): the T-bar under twice its LQR's slackening doublet keeps
+4.9984 N/m (the doublet's share, 1.3e-3 N/m); the 3-prism 2.4273 N/m (0 before the
+curvature correction: a string went slack), below the floor 0.076 s of 2.5 s, every hold
+below it explained by the doublet to 0.26 N/m (``benchmarks/bench_mpc_floor_gap.py``).
 
 OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
@@ -123,6 +135,8 @@ _MAX_PASSES = 80
 # more. Below this share the period is too long for the string: its floor holds at the
 # samples only
 _MIN_AUTHORITY = 0.5
+# the unguarded strings named in the summary (the ball has 24)
+_LISTED = 6
 # a slack counts as active above this, in units of its string's gamma_ref (OSQP's
 # tolerance, 1e-6 in these units, leaves inactive slacks near 1e-6)
 _ACTIVE = 1e-4
@@ -222,6 +236,12 @@ class PredictiveController(SampledController):
         Computation delay [s], ``0 <= delay < period``: u_k acts from ``t_k + delay``.
     start : ndarray, shape (r, nw), or None
         ``z(t_i + delay) = start w_i`` (``[Phi(delay), Gamma(delay)]``; None without delay).
+    plant : tuple or None
+        (``accelerations(q, qd, f) -> qdd`` (3n,) of the nonlinear plant at loads f (3n,) [N],
+        the operating loads (3n,) [N], the design model's accelerations on ``[z; u]`` (3n, r +
+        nu), the law's response at the first hold's start and its points to an acceleration
+        held from the sample (M + 1, nu, 3n)): the curvature correction inside the hold
+        (``kind="passive"``; None: none).
 
     Attributes
     ----------
@@ -237,7 +257,7 @@ class PredictiveController(SampledController):
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None, hold=(),
-                 rate_gradient=None, delay=0.0, start=None):
+                 rate_gradient=None, delay=0.0, start=None, plant=None):
         require_osqp()
         self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
@@ -258,6 +278,9 @@ class PredictiveController(SampledController):
         # the hold's points as times from the sample
         self._taus = self.delay + np.array([h[0] for h in hold[:self.hold_points]])
         self._rate_gradient = rate_gradient
+        # (accelerations(q, qd, f) -> qdd, operating loads f*, the design model's law
+        # acceleration on z and on the acting command, G A A and G A B)
+        self._plant = plant
         # u_0's effect on its own rows inside the hold, G Gamma_j (for the projection)
         self._coupling = extra[:, :nu] - np.tile(np.eye(nu), (self.hold_points, 1))
         # the share of a string's own command left in its applied force density at the
@@ -336,8 +359,15 @@ class PredictiveController(SampledController):
         if not self.hold_points:
             return ("not needed (gamma_ref + u constant over the hold)" if self.law is None
                     else "none")
-        return (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
+        text = (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
                 f"{self.hold_points} points (authority >= {_MIN_AUTHORITY:g})")
+        open_ = np.flatnonzero(~self.held_over_period)
+        if open_.size:
+            # the strings whose floor holds at the samples only, and why
+            text += "; at the samples only: " + ", ".join(
+                f"string {int(self.strings[a])} (authority {self.authority[a]:.2g})"
+                for a in open_[:_LISTED]) + (", ..." if open_.size > _LISTED else "")
+        return text
 
     def elastic_law(self, q: np.ndarray) -> np.ndarray:
         """What u adds to at positions q (3n,): the elastic law's force densities (passive)
@@ -366,18 +396,8 @@ class PredictiveController(SampledController):
         """(lower, upper) [N/m] of the QP's constraint rows (tension, then rate) at the
         sample: q, qd (3n,) the sampled positions and velocities, u_prev (nu,) the last
         command."""
-        z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
-        base = self.elastic_law(q)
-        shift = self._shift @ self.prediction_start(z0, u_prev)
+        base, shift = self._law_change(q, qd, u_prev)
         N, nu, reps = self.horizon, base.size, self._n_tension // base.size
-        if self.hold_points:
-            # the law's rate at the sample, exact from the sampled velocities, in place of the
-            # design model's (linear in z_0, wrong by the geometry's change at large motion):
-            # the first-order term of the law's change from the sample to the hold's points
-            # (and to the first hold's start, with a delay)
-            error = self.law_rate(q, qd) - self._rate_gradient @ z0
-            shift[N * nu:] += np.repeat(self._taus, nu) * np.tile(error, self.hold_points)
-            shift[:nu] += self.delay * error
         lo = np.tile(self.gamma_min - base, reps) - shift
         hi = np.tile(self.gamma_max - base, reps) - shift
         if self.hold_points:
@@ -389,6 +409,104 @@ class PredictiveController(SampledController):
             first = np.concatenate([u_prev, np.zeros((N - 1) * u_prev.size)])
             lo, hi = np.concatenate([lo, first - step]), np.concatenate([hi, first + step])
         return lo, hi
+
+    def _law_change(self, q, qd, u_prev):
+        """(base (nu,), shift (rows,)) [N/m]: the elastic law at the sample, and its predicted
+        change to every tension row's instant with no command from this sample on."""
+        z0 = self.left_inverse @ np.concatenate([q - self.q_ref, qd])
+        base = self.elastic_law(q)
+        shift = self._shift @ self.prediction_start(z0, u_prev)
+        if self.hold_points:
+            # the law's rate at the sample, exact from the sampled velocities, in place of the
+            # design model's (linear in z_0, wrong by the geometry's change at large motion):
+            # the first-order term of the law's change from the sample to the hold's points
+            # (and to the first hold's start, with a delay)
+            N, nu = self.horizon, base.size
+            error = self.law_rate(q, qd) - self._rate_gradient @ z0
+            taus = np.repeat(self._taus, nu)
+            shift[N * nu:] += taus * np.tile(error, self.hold_points)
+            shift[:nu] += self.delay * error
+            if self._plant is not None:
+                shift += self._curvature(q, qd, u_prev, z0)
+        return base, shift
+
+    def _curvature(self, q, qd, u_prev, z0):
+        """The tension rows' correction (rows,) [N/m] for the design model's error in the law's
+        second-order change: the plant's accelerations at the sample less the design
+        model's, held as a forcing over the hold through the design model's exact hold (a
+        fast mode answers it with a bounded swing, not with tau^2 / 2), plus the law's
+        own curvature in the string's velocity, ``k l0 (|v|^2 - 3 l'^2) / l^3`` times tau^2
+        / 2. The linear model's curvature is wrong by far more than its rate at large motion
+        (the 3-prism at 0.1 m: 8-18 N/m over 3/4 of a period, benchmarks/
+        bench_mpc_floor_gap.py). The command acting at the sample: the last one with a
+        delay, none without."""
+        N, nu = self.horizon, self.strings.size
+        acting = u_prev if self.delay else np.zeros(nu)
+        _, _, design_acc, response = self._plant
+        residual = self.accelerations(q, qd, acting) - design_acc @ np.concatenate([z0, acting])
+        pairs, k, l0, spring = self.law
+        Nq, V = q.reshape(-1, 3), qd.reshape(-1, 3)
+        d, dv = Nq[pairs[:, 1]] - Nq[pairs[:, 0]], V[pairs[:, 1]] - V[pairs[:, 0]]
+        length = np.linalg.norm(d, axis=1)
+        rate = np.einsum("ij,ij->i", d, dv) / length
+        own = np.where(spring | (length > l0), k * l0 * (np.einsum("ij,ij->i", dv, dv)
+                                                         - 3.0 * rate**2) / length**3, 0.0)
+        times = np.concatenate([[self.delay], self._taus])         # the first hold's start too
+        out = response @ residual + 0.5 * times[:, None] ** 2 * own    # (M + 1, nu)
+        rows = np.zeros(self._n_tension)
+        rows[:nu] = out[0]
+        rows[N * nu:] = out[1:].reshape(-1)
+        return rows
+
+    def accelerations(self, q, qd, u):
+        """The plant's nonlinear accelerations qdd (3n,) [m/s^2] at positions q and velocities
+        qd (3n,) with the command u (nu,) [N/m] added to the commanded strings' elastic laws,
+        unclipped as in the QP's prediction (the operating point's loads, no others: the MPC
+        does not know the disturbance;
+        kind="passive", built by :func:`tenscontrol.mpc`)."""
+        if self._plant is None:
+            raise ValueError("PredictiveController.accelerations needs the plant: a "
+                             "kind='passive' controller built by tenscontrol.mpc")
+        accelerations, loads, _, _ = self._plant
+        pairs = self.law[0]
+        N = q.reshape(-1, 3)
+        d = N[pairs[:, 1]] - N[pairs[:, 0]]
+        # the command's nodal forces: a force density u pulls node i toward node j
+        F = loads.reshape(-1, 3).copy()
+        np.add.at(F, pairs[:, 0], u[:, None] * d)
+        np.add.at(F, pairs[:, 1], -u[:, None] * d)
+        return accelerations(q, qd, F.reshape(-1))
+
+    def law_acceleration(self, q, qd, u):
+        """The elastic law's second derivative in time at positions q and velocities qd (3n,)
+        with the command u (nu,) [N/m] acting, ``k l0 (l'' / l^2 - 2 l'^2 / l^3)`` while taut
+        [N/m/s^2], shape (nu,), from the plant's :meth:`accelerations`."""
+        pairs, k, l0, spring = self.law
+        N, V = q.reshape(-1, 3), qd.reshape(-1, 3)
+        Acc = self.accelerations(q, qd, u).reshape(-1, 3)
+        d = N[pairs[:, 1]] - N[pairs[:, 0]]
+        dv, da = V[pairs[:, 1]] - V[pairs[:, 0]], Acc[pairs[:, 1]] - Acc[pairs[:, 0]]
+        length = np.linalg.norm(d, axis=1)
+        rate = np.einsum("ij,ij->i", d, dv) / length
+        second = (np.einsum("ij,ij->i", dv, dv) + np.einsum("ij,ij->i", d, da) - rate**2) / length
+        law = k * l0 * (second / length**2 - 2.0 * rate**2 / length**3)
+        return np.where(spring | (length > l0), law, 0.0)
+
+    def hold_prediction(self, q, qd, u_prev, u):
+        """What the QP predicts for the first hold: the instants inside it, (M,) [s] after the
+        sample (``delay + tau_j``), and the applied force density there of every commanded
+        string, (M, nu) [N/m], for the command u (nu,) computed from the sample (q, qd (3n,)
+        with the last command u_prev) -- the strings outside :attr:`held_over_period` too,
+        whose rows the QP leaves open. Empty (0,), (0, nu) for ``kind="control"`` (its applied
+        density is constant over the hold)."""
+        nu, M, N = self.strings.size, self.hold_points, self.horizon
+        if not M:
+            return np.zeros(0), np.zeros((0, nu))
+        base, shift = self._law_change(np.asarray(q, float), np.asarray(qd, float),
+                                       np.asarray(u_prev, float))
+        u = np.asarray(u, float)
+        change = shift[N * nu:].reshape(M, nu) + u + (self._coupling @ u).reshape(M, nu)
+        return self._taus.copy(), base + change
 
     def prediction_start(self, z0: np.ndarray, u_prev: np.ndarray) -> np.ndarray:
         """w_0: z_0 (r,), or ``[z_0; u_prev]`` (r + nu,) with a computation delay (the last

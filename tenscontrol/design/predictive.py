@@ -18,6 +18,7 @@ from tenscontrol.control.sampled import check_timing
 from tenscontrol.design.result import MPCDesign
 from tenscontrol.design.discrete import dlqr, dlqr_gain
 from tenscontrol.linear.sampling import exact_hold
+from tenscontrol.mechanics import dynamics
 from tenscontrol.model.selection import Selection
 
 __all__ = ["HOLD_POINTS", "MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
@@ -68,6 +69,22 @@ def _law_gradient(structure, q, strings, basis) -> tuple[np.ndarray, tuple]:
     slope = np.where(spring | (length > l0), k * l0 / length**2, 0.0)   # d gamma / d l
     law = (meas.string_nodes.copy(), k.astype(float), l0.astype(float), spring.astype(bool))
     return slope[:, None] * (meas.C @ basis), law
+
+
+def _plant(model, A, B, G, basis, left_inverse, taus, delay) -> tuple:
+    """What the MPC needs of the nonlinear plant to correct its design model's curvature
+    inside the hold: ``accelerations(q, qd, f) -> qdd`` (3n,) [m/s^2] of the model's structure
+    and bar model at loads f (3n,) [N]; the operating loads (3n,) [N]; the design model's
+    accelerations on ``[z; u]``, (3n, r + nu); and the law's response at the first hold's
+    start and at `taus` [s] to an acceleration held from the sample, (M + 1, nu, 3n)."""
+    structure, bars, nq = model.structure, model.bars, model.q.size
+
+    def accelerations(q, qd, f):
+        return dynamics.accelerations(structure, q, qd, loads=f, bars=bars)[0]
+    design = (basis @ np.hstack([A, B]))[nq:]
+    forcing = left_inverse[:, nq:]          # an acceleration a moves z as left_inverse [0; a]
+    response = np.array([G @ exact_hold(A, forcing, t)[1] for t in (delay, *taus)])
+    return accelerations, np.asarray(model.loads, float), design, response
 
 
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
@@ -177,10 +194,11 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         taus = period * np.arange(1, HOLD_POINTS + 1) / HOLD_POINTS
         hold = [(tau, *exact_hold(A, B, tau)) for tau in taus]
         rate = G @ A            # the law's rate on z in the design model (G B = 0)
+        plant = _plant(model, A, B, G, T, mr.left_inverse, zoh.delay + taus, zoh.delay)
     else:
-        G, data, hold, rate = np.zeros((nu, T.shape[1])), None, (), None
+        G, data, hold, rate, plant = np.zeros((nu, T.shape[1])), None, (), None, None
     ctrl = PredictiveController(Aw, Bw, mr.left_inverse, Qw, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
                                 lo, hi, horizon, rates, data, time_limit, hold, rate,
-                                zoh.delay, start)
+                                zoh.delay, start, plant)
     return MPCDesign(ctrl, design, P, Qw, Rd)
