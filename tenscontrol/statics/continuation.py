@@ -91,6 +91,7 @@ def continuation(p: Problem, q0, tol, max_iterations, log: Log, stable=None, sta
         stable = True
     if stable:
         route = PATH if start is None else UNLOADED_PATH
+        p.budget.route = route
         q, t, fold = _follow_path(p, q0, r0, tol, max_iterations, log)
         if log.unstable is not None:
             raise _buckling_error(p, r0, tol, max_iterations, log, route)
@@ -102,6 +103,7 @@ def continuation(p: Problem, q0, tol, max_iterations, log: Log, stable=None, sta
             raise _limit_point(p, t, path_stiffness(p, q, t, r0), log)
         log.outcome(route, f"steps failed at {t:.4g} of the load")
         dt = 1.0 - t
+    p.budget.route = LOAD_STEPS
     q_end, reached, dt = _load_steps(p, q, t, dt, r0, tol, max_iterations, log)
     if q_end is not None:
         log.outcome(LOAD_STEPS, "answered")
@@ -121,6 +123,7 @@ def unloaded_start(p: Problem, q0, tol, max_iterations, log: Log):
     there is none (not found, or unstable)."""
     if not (p.rigid or not p.structure.n_bars):
         return None
+    p.budget.route = UNLOADED_PATH
     unloaded = replace(p, load=np.zeros_like(p.load))
     zero = np.zeros(p.free.size)
     ok, q = equilibrium_at(unloaded, q0, 0.0, zero, max(tol, STAGE_RTOL * load_scale(p, q0, True)),
@@ -221,6 +224,7 @@ def _corrector(p: Problem, q, t, start, tangent, ds, r0, tol, scale, log: Log):
         if res <= tol:
             log.rows.append((t, res, 0.0, 0.0, 0, 0))
             return True, q, t
+        p.budget.spend(p, t, log)
         worse = 0 if res < last else worse + 1
         if worse == 2:
             break

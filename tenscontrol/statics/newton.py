@@ -66,6 +66,7 @@ def newton(p: Problem, q, t, offset, tol, max_iterations, log: Log, energy=False
         if res <= tol:
             log.rows.append((t, res, 0.0, 0.0, 0, 0))  # the converged iterate: no step
             return True, q
+        p.budget.spend(p, t, log)
         K = tangent_terms(p, q, gamma, psi)
         mu_scale = max(np.abs(p.mats.diagonal(*K)).max(initial=0.0), 1e-12 * p.stiffness)
         trials = p.counts["trials"]

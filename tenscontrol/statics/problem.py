@@ -12,6 +12,7 @@ the stability tests: :mod:`~tenscontrol.statics.stability`; the driver:
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -25,10 +26,10 @@ from tenscontrol.mechanics.rigid.model import gravity_vector
 from tenscontrol.mechanics.scales import force_rounding, structure_scales
 from tenscontrol.model.structure import Structure
 from tenscontrol.statics.linalg import BarGram, MemberMatrices, kkt_factor
-from tenscontrol.statics.result import NewtonHistory
+from tenscontrol.statics.result import NewtonHistory, StaticsError
 from tenscontrol.statics.stiffness import rigid_fields, string_activity
 
-__all__ = ["BAR_MODELS", "NEWTON", "PATH", "UNLOADED_PATH", "LOAD_STEPS", "Log", "Problem",
+__all__ = ["BAR_MODELS", "Budget", "default_limits", "NEWTON", "PATH", "UNLOADED_PATH", "LOAD_STEPS", "Log", "Problem",
            "bar_lengths", "build_problem", "check_arguments", "forces", "bar_gram", "kkt_solver",
            "kkt_step", "law_gamma", "load_at", "load_scale", "members", "project",
            "rounding_floor", "tangent_terms"]
@@ -47,6 +48,48 @@ _PROJECTED = 4e-16
 #: ... or when a fresh factor's Newton iteration stalls within this fraction (its quadratic
 #: phase has ended in rounding; a few hundred eps of the squared lengths).
 _PROJECTION_ROUNDING = 1e-13
+
+# The default budget of a solve (:func:`default_limits`), scaled by its free coordinates n:
+# the path on the 768-bar steel tower (4,600 free coordinates) took about a thousand
+# iterations and 10-13 s of CPU to its buckling load, so these leave room for several times
+# that at every size, and stop a solve that runs away long before a user gives up on it.
+#: Iterations (Newton and corrector steps, every route together): this plus n.
+_BASE_ITERATIONS = 1000
+#: CPU time [s]: this plus _CPU_PER_FREE times n.
+_BASE_CPU, _CPU_PER_FREE = 30.0, 0.02
+
+
+def default_limits(n_free: int) -> tuple[float, int]:
+    """(CPU time [s], iterations) a solve with `n_free` free coordinates may spend by default."""
+    return _BASE_CPU + _CPU_PER_FREE * n_free, _BASE_ITERATIONS + n_free
+
+
+class Budget:
+    """The CPU time and iterations a solve may spend, what it has spent, and the route that
+    spends them (mutable, one per solve, shared by every route: :meth:`spend` before each
+    Newton or corrector iteration)."""
+
+    def __init__(self, time_limit: float = np.inf, iteration_limit: float = np.inf):
+        self.time_limit, self.iteration_limit = time_limit, iteration_limit
+        self.start, self.iterations, self.route = time.process_time(), 0, NEWTON
+
+    def spend(self, p: Problem, t: float, log: Log) -> None:
+        """Count one iteration at load factor t; raise a StaticsError naming the route and the
+        limit when the iterations or the CPU time since the start exceed their limit."""
+        self.iterations += 1
+        cpu = time.process_time() - self.start
+        if self.iterations > self.iteration_limit:
+            reason = f"{self.iterations - 1} iterations reached iteration_limit"
+        elif cpu > self.time_limit:
+            reason = f"{cpu:.3g} s of CPU passed time_limit = {self.time_limit:.3g} s"
+        else:
+            return
+        log.outcome(self.route, f"stopped at {t:.4g} of the load ({reason})")
+        raise StaticsError(
+            f"{p.structure.name}: static_equilibrium stopped on the route {self.route!r} at "
+            f"{t:.4g} of the load: {reason} (time_limit={self.time_limit:.3g} s, "
+            f"iteration_limit={self.iteration_limit}). Raise the limit to let it go on, or give "
+            "a starting configuration q nearer the loaded shape", log.frozen())
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +110,8 @@ class Problem:
     mats: MemberMatrices  # the sparse matrices' fixed patterns, refilled at each point
     # linear solves that left the sparse path ("dense_bar": BarGram, "dense_kkt": kkt_solve)
     counts: Counter = field(default_factory=Counter)
+    # what the solve may spend and has spent (unlimited outside static_equilibrium)
+    budget: Budget = field(default_factory=Budget)
 
     @property
     def rigid(self) -> bool:

@@ -40,9 +40,10 @@ from tenscontrol.model.structure import Structure
 from tenscontrol.statics.continuation import continuation, path_tangent, unloaded_start
 from tenscontrol.statics.linalg import MemberMatrices
 from tenscontrol.statics.newton import equilibrium_at, newton
-from tenscontrol.statics.problem import (NEWTON, Log, Problem, bar_lengths, build_problem,
-                                         check_arguments, forces, kkt_solver, load_scale,
-                                         members, project, rounding_floor, tangent_terms)
+from tenscontrol.statics.problem import (NEWTON, Budget, Log, Problem, bar_lengths,
+                                         build_problem, check_arguments, default_limits, forces,
+                                         kkt_solver, load_scale, members, project,
+                                         rounding_floor, tangent_terms)
 from tenscontrol.statics.result import StaticEquilibrium
 from tenscontrol.statics.stability import (check_rigid_motion, mechanism, min_stiffness,
                                            negative_count, path_stiffness, sparse_tangent,
@@ -71,7 +72,9 @@ _mechanism, _rounding_floor = mechanism, rounding_floor
 
 
 def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid", q=None,
-                       rtol: float = 1e-12, max_iterations: int = 50) -> StaticEquilibrium:
+                       rtol: float = 1e-12, max_iterations: int = 50,
+                       time_limit: float | None = None,
+                       iteration_limit: int | None = None) -> StaticEquilibrium:
     """The configuration near q where gravity, loads, strings, springs and bars balance.
 
     The rest lengths are the structure's; only the configuration changes.
@@ -96,6 +99,13 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
         largest coordinate |q|), when that is larger (compressible bars, tall stiff towers).
     max_iterations : int
         Newton steps per load step.
+    time_limit : float, optional
+        CPU time [s] (``time.process_time``, the whole process) the solve may spend, every
+        route together; past it, a StaticsError names the route and the load factor reached.
+        Default: 30 s plus 20 ms per free coordinate (122 s for the 768-bar prism tower).
+    iteration_limit : int, optional
+        Newton and corrector iterations the solve may take, every route together (the same
+        error past it). Default: 1000 plus the number of free coordinates.
 
     Returns
     -------
@@ -119,6 +129,8 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
         before the full load (the structure buckles: the message gives the load fraction,
         bracketed to 0.5 %) or turns back (a limit point: it snaps; the message gives the
         load factor and the reduced stiffness there).
+        Also when the solve passes `time_limit` or `iteration_limit` (the message names the
+        route, the load factor reached and the limit; ``error.route`` is that route).
     ValueError, TypeError
         For invalid arguments (the message names them).
 
@@ -147,11 +159,12 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
                                         minimum=1)
     check_arguments("static_equilibrium", structure, bars, loads=loads, q=q)
     p = build_problem(structure, loads, bars)
+    budget = _budget(p.free.size, time_limit, iteration_limit)
     q0 = project(p, nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1)))
     # the gauge holds only the motions the loads leave rigid; the KKT pattern carries it
     gauge = loaded_rigid_fields(structure, q0, p.load, bars=bars)[p.free]
     p = replace(p, gauge=gauge, mats=MemberMatrices(structure.string_nodes, structure.bar_nodes,
-                                                     p.index, gauge, p.rigid))
+                                                     p.index, gauge, p.rigid), budget=budget)
     check_rigid_motion(p)
     log = Log([], [], [])
     tol = max(rtol * load_scale(p, q0, members=True), rounding_floor(p))
@@ -176,6 +189,18 @@ def static_equilibrium(structure: Structure, *, loads=None, bars: str = "rigid",
     return result
 
 
+def _budget(n_free: int, time_limit, iteration_limit) -> Budget:
+    """The solve's Budget: the given limits, validated, or the defaults for `n_free`."""
+    cpu, iterations = default_limits(n_free)
+    if time_limit is not None:
+        cpu = validation.real("static_equilibrium: time_limit", time_limit, positive=True,
+                              what="a number of seconds")
+    if iteration_limit is not None:
+        iterations = validation.integer("static_equilibrium: iteration_limit",
+                                        iteration_limit, minimum=1)
+    return Budget(cpu, iterations)
+
+
 def _full_load(p: Problem, q0, tol, max_iterations, log: Log):
     """(converged, q, whether the start is stable or None if not tested, the stable unloaded
     start or None, whether Newton at the full load was tried).
@@ -192,6 +217,7 @@ def _full_load(p: Problem, q0, tol, max_iterations, log: Log):
         log.outcome(NEWTON, "answered" if ok else f"failed after {max_iterations} iterations")
         return ok, q, None, None, True
     start = _loading_start(p, q0, tol, max_iterations, log)
+    p.budget.route = NEWTON
     if start is not None:
         log.outcome(NEWTON, "skipped (the start is unstable under the loads, stable without)")
         return False, q0, False, start, False
