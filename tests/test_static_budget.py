@@ -45,7 +45,8 @@ def test_time_limit_stops_newton_at_its_first_iteration():
 def test_the_budget_does_not_change_an_answer():
     s = _steel_tower_under_30g()
     r = tc.static_equilibrium(s)
-    limited = tc.static_equilibrium(s, iteration_limit=r.history.iterations + 5,
+    # the budget also counts iterations whose step the line search gave up (no step row)
+    limited = tc.static_equilibrium(s, iteration_limit=2 * r.history.iterations,
                                     time_limit=600.0)
     assert (limited.q == r.q).all() and limited.history.iterations == r.history.iterations
 

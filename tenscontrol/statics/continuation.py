@@ -146,11 +146,12 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
     scale = max(float(np.abs(slope).max(initial=0.0)), 1e-9 * p.size)  # [m] per unit load
     tangent, slope = path_tangent(p, q0, 0.0, r0, scale)
     q, t, ds, grow = q0, 0.0, 0.5, True  # the full step already failed
+    behind = None  # the path point before (q, t), for the predictor's curvature
     stable, untested = (q0, 0.0), 0  # the last point tested stable, and steps since
     while ds >= _SMALLEST_ARC:
         if t + ds * tangent[1] >= 1.0:  # the full load is within reach: Newton at t = 1
             ok, q_end = equilibrium_at(p, project(p, q + (1.0 - t) * slope), 1.0, zero, tol,
-                               max_iterations, log)
+                                       max_iterations, log)
             if ok and unstable(p, q_end, 1.0, r0):
                 # buckled between the last stable test and the full load
                 log.unstable = (stable[::-1], (1.0, q_end))
@@ -163,9 +164,9 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
             continue
         stage = max(tol, STAGE_RTOL * load_scale(p, q, True))
         rows = len(log.rows)
-        ok, q_new, t_new = _corrector(p, project(p, q + ds * scale * tangent[0]),
-                                      t + ds * tangent[1], (q, t), tangent, ds, r0, stage,
-                                      scale, log)
+        q_guess, t_guess = _predict(q, t, tangent, ds, scale, behind)
+        ok, q_new, t_new = _corrector(p, project(p, q_guess), t_guess, (q, t), tangent, ds,
+                                      r0, stage, scale, log)
         if not ok:
             # no mechanism test here (dense: 20 of the 32 s of the 768-bar tower's path): a
             # loaded mechanism fails every step, and the load steps after them test it
@@ -184,7 +185,7 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
             stable, untested = (q_new, float(t_new)), 0
         if new[1] <= 0.0:
             return q_new, t_new, (q_new, t_new)
-        q, t, tangent, slope = q_new, float(t_new), new, new_slope
+        behind, (q, t, tangent, slope) = (q, t), (q_new, float(t_new), new, new_slope)
         log.load_steps.append(t)
         ds *= 2.0 if grow and len(log.rows) - rows <= _QUICK else 1.0
         grow = True
@@ -192,6 +193,24 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
         log.unstable = (stable[::-1], (t, q))
         return stable[0], stable[1], None
     return q, t, None
+
+
+def _predict(q, t, tangent, ds, scale: float, behind):
+    """(q, t) predicted at arc length ds along the path from (q, t): on the quadratic with the
+    path's unit tangent there that passes through the point `behind` (the path point before,
+    None at the start: the tangent line). In the scaled units x = (q / scale, t) it is
+    ``x + ds T + ds^2 c`` with ``c = (x_behind - x + h T) / h^2``, h the arc to x_behind: the
+    tangent line's error grows as ds^2 times the path's curvature, and on stiff string
+    systems it stretches strings (the projection onto the bar lengths moves them) into a
+    residual a thousand times the corrector's tolerance, which costs a corrector iteration."""
+    tq, tt = tangent
+    if behind is None:
+        return q + ds * scale * tq, t + ds * tt
+    qb, tb = behind
+    h = float(np.sqrt(np.sum(((qb - q) / scale) ** 2) + (tb - t) ** 2))
+    w = (ds / h) ** 2
+    return (q + ds * scale * tq + w * (qb - q + h * scale * tq),
+            t + ds * tt + w * (tb - t + h * tt))
 
 
 def path_tangent(p: Problem, q, t, r0, scale: float, previous=None):
@@ -224,10 +243,10 @@ def _corrector(p: Problem, q, t, start, tangent, ds, r0, tol, scale, log: Log):
         if res <= tol:
             log.rows.append((t, res, 0.0, 0.0, 0, 0))
             return True, q, t
-        p.budget.spend(p, t, log)
         worse = 0 if res < last else worse + 1
         if worse == 2:
             break
+        p.budget.spend(p, t, log)
         last = res
         # unguarded: a step from an ill-conditioned system shows in the next residual
         solve = kkt_solver(p, tangent_terms(p, q, gamma, psi), 0.0, guarded=False)
