@@ -32,7 +32,8 @@ def test_iteration_limit_stops_the_path_and_names_it():
 
 def test_time_limit_stops_newton_at_its_first_iteration():
     # a pendulum out of equilibrium: Newton at the full load, stopped before its first step
-    s = tc.Structure(nodes=[[0, 0, 0], [1, 0, 0]], bars=[tc.Bar((0, 1), radius=0.01, material="aluminium")],
+    s = tc.Structure(nodes=[[0, 0, 0], [1, 0, 0]],
+                     bars=[tc.Bar((0, 1), radius=0.01, material="aluminium")],
                      fixed={0: "xyz"}, gravity=(0, 0, -9.806))
     with pytest.raises(tc.StaticsError, match=r"stopped on the route 'newton' at 1 of the "
                        r"load: .* s of CPU passed time_limit = 1e-09 s") as info:

@@ -162,7 +162,7 @@ def _bend(p: Problem, q, dq) -> np.ndarray:
     """The second-order correction c (3n,) of a step dq that keeps the rigid bars' lengths
     (``X^T dq = 0``): their squared lengths change by ``alpha^2 |Dd_b|^2`` along q + alpha dq,
     and by O(alpha^3) along q + alpha dq + alpha^2 c. The projection of a trial point then
-    starts nearer the bar lengths (11 chord iterations a trial on the towers before)."""
+    starts nearer the bar lengths (without it, 11 chord iterations a trial on the towers)."""
     c = np.zeros_like(q)
     if p.rigid and p.mats.nba:
         dd = p.mats.differences(dq)[p.structure.n_strings:][p.mats.bar_active]

@@ -29,10 +29,10 @@ from tenscontrol.statics.linalg import BarGram, MemberMatrices, kkt_factor
 from tenscontrol.statics.result import NewtonHistory, StaticsError
 from tenscontrol.statics.stiffness import rigid_fields, string_activity
 
-__all__ = ["BAR_MODELS", "Budget", "default_limits", "NEWTON", "PATH", "UNLOADED_PATH", "LOAD_STEPS", "Log", "Problem",
-           "bar_lengths", "build_problem", "check_arguments", "forces", "bar_gram", "kkt_solver",
-           "kkt_step", "law_gamma", "load_at", "load_scale", "members", "project",
-           "rounding_floor", "tangent_terms"]
+__all__ = ["BAR_MODELS", "Budget", "LOAD_STEPS", "Log", "NEWTON", "PATH", "Problem",
+           "UNLOADED_PATH", "bar_gram", "bar_lengths", "build_problem", "check_arguments",
+           "default_limits", "forces", "kkt_solver", "kkt_step", "law_gamma", "load_at",
+           "load_scale", "members", "project", "rounding_floor", "tangent_terms"]
 
 BAR_MODELS = ("rigid", "compressible")
 

@@ -65,7 +65,8 @@ __all__ = ["static_equilibrium", "unbalanced_force", "static_tangent"]
 _LINEAR_TURN = 1.0
 
 # The solver's pieces under the names the tests that probe them use (tests/test_static_*.py).
-_problem, _forces, _tangent, _Log, _solve = build_problem, forces, tangent_terms, Log, equilibrium_at
+_problem, _forces, _tangent, _Log = build_problem, forces, tangent_terms, Log
+_solve = equilibrium_at
 _path_tangent, _sparse_tangent, _stability_constraints = (path_tangent, sparse_tangent,
                                                           stability_constraints)
 _mechanism, _rounding_floor = mechanism, rounding_floor
@@ -208,9 +209,10 @@ def _full_load(p: Problem, q0, tol, max_iterations, log: Log):
     The route is decided from the start: a start out of equilibrium and unstable under the
     loads with a stable unloaded equilibrium near it (:func:`_loading_start`) goes to the path
     from there; a stable start whose linear response to the full load is far from linear
-    (:func:`_far_from_linear`) to the path from the start; only the rest try :func:`equilibrium_at` at
-    the full load, and from a stable start without the |r| Newton after the potential's has
-    failed (the path from there finds the loaded equilibrium on the loading path)."""
+    (:func:`_far_from_linear`) to the path from the start; only the rest try
+    :func:`~tenscontrol.statics.newton.equilibrium_at` at the full load, and from a stable
+    start without the |r| Newton after the potential's has failed (the path from there finds
+    the loaded equilibrium on the loading path)."""
     zero = np.zeros(p.free.size)
     if not (p.rigid or not p.structure.n_bars):
         ok, q = newton(p, q0, 1.0, zero, tol, max_iterations, log)

@@ -53,7 +53,8 @@ _NO_RESULTANT = 1e-12
 
 
 def static_tangent(structure: Structure, q, psi, bars: str = "rigid") -> np.ndarray:
-    """``K_t = -dR/dq`` (3n, 3n) [N/m] with the rigid bars' psi held (the law's for compressible)."""
+    """``K_t = -dR/dq`` (3n, 3n) [N/m] with the rigid bars' psi held (the law's for
+    compressible bars)."""
     check_arguments("static_tangent", structure, bars, q=q, psi=psi)
     q = nodal_vector(structure.n_nodes, "q", q)
     psi = validation.per_item("static_tangent: psi", psi, structure.n_bars, "N/m",
@@ -90,7 +91,7 @@ def path_stiffness(p: Problem, q, t, r0) -> float:
 
 def unstable(p: Problem, q, t, r0) -> bool:
     """Whether the path's point (q, t) is unstable: the sparse inertia count (one LDL^T, no
-    eigenvalue; at every size, the dense test per path step was a quarter of the 96-bar
+    eigenvalue, at every size: a dense test per path step costs a quarter of the 96-bar
     tower's solve) rules it stable, and a negative or untrusted count is confirmed by the
     reduced stiffness (a nylon tower's 3e-5 N/m is 1e-10 of its strings' stiffness, at the
     rounding of the unpivoted factor)."""
