@@ -6,7 +6,7 @@ With rigid bars (or none) the loads are constant and the strings store the energ
     Pi(q) = sum_taut 1/2 k (l - l0)^2 - load^T q + offset^T q_free,
 
 so that ``dPi/dq = -R`` on the free coordinates up to the bar forces, which do no work along
-motions that keep the bar lengths (``offset`` is the homotopy's, see statics.solve). A stable
+motions that keep the bar lengths (``offset`` is the homotopy's, see statics.continuation). A stable
 equilibrium is a minimum of Pi on the bar-length manifold: a line search that asks Pi to
 decrease cannot be trapped where |R| has a local minimum that is no equilibrium, the failure
 of the |R| merit on soft slender towers.
