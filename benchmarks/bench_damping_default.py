@@ -6,8 +6,7 @@ Rows per structure: the open loop, ``lqr(model)`` against ``lqr(model, damping=0
 output's peak [mm] and its ratio to the open loop, the longest slack time of a commanded
 string [s] (and how many), the design's CPU time [s] (the damping target sweeps the effort)
 and its verdict's least closed-loop damping ratio (the dampable modes). The MPC is not here:
-``bench_defaults.py`` measured ``mpc(model, 0.01, damping=0.02)`` on the 3-prism at 286.6 mm
-against 135.9 mm without the target.
+``bench_defaults.py --prism`` runs it on the 3-prism.
 
 Structures and loads (each structure's benchmark): the T-bar (``equilibrium(gamma_min=10)``,
 10 sin t N at its tip along x, outputs nodes 2, 3); the 3-prism of issue 32 (20 N doublet on
