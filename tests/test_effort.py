@@ -9,6 +9,7 @@ import pytest
 import tenscontrol as tc
 from tenscontrol.design.effort import peak_command
 from tenscontrol.design.verdict import redesigned_gain
+from tenscontrol.estimation import lqg as est
 
 TARGET = 0.02
 
@@ -130,3 +131,23 @@ def test_hinfsyn_scales_rho_to_the_prestress_and_says_so(prism):
         tc.hinfsyn(model, damping=1.5)
     with pytest.raises(ValueError, match="hinfsyn: damping needs state feedback"):
         tc.hinfsyn(model, measurements=tc.Selection(nodes=[3, 4, 5]), damping=TARGET)
+
+
+def test_every_report_states_the_least_damping_reached_and_the_target_to_set(prism):
+    model = prism[1]
+    plain = tc.lqr(model)
+    v = plain.damping_verdict()
+    # oracle: the reduced closed loop's own eigenvalues (A_r - B_r K_r), every mode of the
+    # 3-prism reachable and seen; the least damping ratio is the twist's (9.4e-5, measured)
+    A, B, _ = est.reduced_model(plain)
+    lam = np.linalg.eigvals(A - B @ plain.K_reduced)
+    lam = lam[np.abs(lam) > 1e-6 * np.abs(lam).max()]
+    assert v.least_damping == pytest.approx((-lam.real / np.abs(lam)).min(), rel=1e-4)
+    assert v.least_frequency == pytest.approx(8.475, rel=1e-3)     # the twist, open loop
+    text = plain.summary()
+    assert f"zeta {v.least_damping:.2g} at 8.475 rad/s" in text
+    assert "damping=0.02 asks the design for 0.02" in text
+    # a design given the target says what it reached, not what to set
+    targeted = tc.lqr(model, damping=TARGET).summary()
+    assert "least damping" in targeted and "asks the design" not in targeted
+    assert "damping=0.02 asks" in tc.hinfsyn(model).summary()

@@ -207,6 +207,14 @@ def test_verify_verdict_worse_and_better():
     _, causes = verdict(-0.1, -0.1, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan,
                         [(237.0, 0.01, 0.01)], None, 3.0)
     assert causes[0].startswith("no cause is visible")
+    # a noisy loop whose command is mostly noise (the icosahedron's default LQG: 6.82 times
+    # the noiseless prediction's RMS command); at the ball's 1.04 the noise is no cause
+    _, causes = verdict(-0.3, -0.05, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan, [],
+                        None, 10.0, command_ratio=6.82)
+    assert causes[0].startswith("sensor noise fed back: the RMS command is 6.82 times")
+    _, causes = verdict(-0.3, -0.05, ClosedLoopFigures(1, 1, 1, 1, {}, {}, 0, 0), np.nan, [],
+                        None, 10.0, command_ratio=1.04)
+    assert causes[0].startswith("no cause is visible")
 
 
 def test_verify_says_when_the_loop_is_worse_and_the_plot_title_too(prism):

@@ -46,13 +46,11 @@ import numpy as np
 from tenscontrol import validation
 from tenscontrol.design.synthesis import lqr
 from tenscontrol.linear.greedy import greedy_subset
+from tenscontrol.linear.modal import eigenspaces
 from tenscontrol.model.tables import Presentable, titled_table
 
 __all__ = ["ActuatorPlacement", "place_actuators"]
 
-#: Eigenvalues within this fraction of ||A_r|| are one eigenspace of the modal index (as in the
-#: observability rank's clusters): a symmetric structure's double modes split only by round-off.
-_CLUSTER = 1e-6
 #: Directions of an eigenspace whose reach from every candidate is below this fraction of the
 #: largest are reached by no candidate set; they are left out of the index (no choice helps).
 _UNREACHED = 1e-12
@@ -216,15 +214,10 @@ def _modal_spaces(design, candidates) -> list:
     inputs = np.asarray(sys.B, dtype=float)[:, :nu] / np.sqrt(np.diag(design.R))[None, :]
     col = {k: i for i, k in enumerate(sorted(candidates))}   # the design's input order
     B = inputs[:, [col[k] for k in candidates]]
-    lam, V = np.linalg.eig(A)
+    _, V, groups = eigenspaces(A)
     W = np.linalg.inv(V)
-    radius, done = _CLUSTER * np.linalg.norm(A), np.zeros(lam.size, dtype=bool)
     spaces = []
-    for i in range(lam.size):
-        if done[i]:
-            continue
-        idx = np.flatnonzero(~done & (np.abs(lam - lam[i]) <= radius))
-        done[idx] = True
+    for idx in groups:
         G = W[idx] @ B
         mu, U = np.linalg.eigh(G @ G.conj().T)
         spaces.append((mu, U, G))

@@ -85,7 +85,7 @@ class Design(Presentable):
         if choice is None:          # an LQG, DLQR or MPC: its LQR's
             choice = getattr(lqr_behind(self), "effort_choice", None)
         if choice is None:
-            return verdict_rows(self, self.damping_verdict)
+            return verdict_rows(self, self.damping_verdict, hint=True)
         return ([("damping target", choice.line())]
                 + verdict_rows(self, self.damping_verdict, damping=choice.target))
 

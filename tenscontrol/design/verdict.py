@@ -75,6 +75,11 @@ class DampingVerdict(Presentable):
         Elastic modes of the design model.
     note : str
         How the closed loop was formed.
+    least_damping : float
+        The least closed-loop damping ratio [-] over the modes a weight can damp (the
+        commanded strings reach them and the outputs see them); nan if there is none.
+    least_frequency : float
+        That mode's natural frequency [rad/s] (nan if none).
     """
 
     target: float
@@ -85,6 +90,8 @@ class DampingVerdict(Presentable):
     details: tuple
     n_modes: int
     note: str
+    least_damping: float = float("nan")
+    least_frequency: float = float("nan")
 
     def __len__(self) -> int:
         return self.frequency.size
@@ -302,9 +309,15 @@ def damping_verdict(design, damping: float = DEFAULT_DAMPING) -> DampingVerdict:
             detail += "; active tension bounds lower it further"
         rows.append((w, zo[i], zc[i], reason, detail))
     cols = list(zip(*rows)) if rows else [(), (), (), (), ()]
+    # the modes a weight can damp: reached, seen and not static
+    able = np.flatnonzero((fig["authority"] >= UNREACHABLE) & (vis >= UNOBSERVED * vis_ref)
+                          & np.isfinite(zc))
+    least = able[np.argmin(zc[able])] if able.size else None
     return DampingVerdict(float(damping), np.array(cols[0], dtype=float),
                           np.array(cols[1], dtype=float), np.array(cols[2], dtype=float),
-                          tuple(cols[3]), tuple(cols[4]), int(zo.size), note)
+                          tuple(cols[3]), tuple(cols[4]), int(zo.size), note,
+                          float("nan") if least is None else float(zc[least]),
+                          float("nan") if least is None else float(fig["frequency"][least]))
 
 
 def unreachable_modes(em, damping: float = DEFAULT_DAMPING) -> str:
@@ -323,10 +336,13 @@ def unreachable_modes(em, damping: float = DEFAULT_DAMPING) -> str:
             "command other strings, or add damping")
 
 
-def verdict_rows(design, verdict=None, damping: float = DEFAULT_DAMPING) -> list:
-    """Summary rows of a design's damping verdict: ("modes below 2 %", ...) per mode; a row
-    saying why it could not be formed if the analysis fails. `verdict` is the function that
-    gives it (the design's cached ``damping_verdict``; :func:`damping_verdict` by default)."""
+def verdict_rows(design, verdict=None, damping: float = DEFAULT_DAMPING,
+                 hint: bool = False) -> list:
+    """Summary rows of a design's damping verdict: ("modes below 2 %", ...) per mode, then
+    the least damping ratio reached; a row saying why it could not be formed if the analysis
+    fails. `verdict` is the function that gives it (the design's cached ``damping_verdict``;
+    :func:`damping_verdict` by default); `hint`: the design was given no damping target, so
+    the last row names the one a user could set."""
     minimal = getattr(design, "minimal", None)
     states = getattr(getattr(minimal, "elastic", None), "A", np.zeros((0, 0))).shape[0]
     if states > SUMMARY_MAX_STATES and "_verdicts" not in vars(design):
@@ -337,7 +353,12 @@ def verdict_rows(design, verdict=None, damping: float = DEFAULT_DAMPING) -> list
     except (ValueError, TypeError, np.linalg.LinAlgError, AttributeError) as exc:
         return [("damping verdict", f"not available ({exc})")]
     label = f"modes below {100 * damping:g} % damping"
-    if not len(v):
-        return [(label, f"none of {v.n_modes}")]
-    lines = v.lines()
-    return [(label, f"{len(v)} of {v.n_modes}")] + [("", line) for line in lines]
+    rows = ([(label, f"none of {v.n_modes}")] if not len(v) else
+            [(label, f"{len(v)} of {v.n_modes}")] + [("", line) for line in v.lines()])
+    if np.isnan(v.least_damping):
+        return rows
+    least = f"zeta {v.least_damping:.2g} at {v.least_frequency:.4g} rad/s (modes it can damp)"
+    if hint and v.least_damping < damping:
+        least += (f"; damping={damping:g} asks the design for {damping:g} on every one, "
+                  "within the prestress")
+    return rows + [("least damping", least)]

@@ -32,7 +32,7 @@ from tenscontrol.control.sampled import SampledController, check_timing, sampled
 from tenscontrol.design.result import DiscreteLQGDesign, ExtendedLQGDesign
 from tenscontrol.estimation.ekf import ExtendedKalman, process_covariance
 from tenscontrol.design.synthesis import lqr
-from tenscontrol.estimation.lqg import discrete_lqg, reduced_model
+from tenscontrol.estimation.lqg import discrete_lqg, reduced_model, sensor_measurement, with_reach
 from tenscontrol.estimation.tuning import check_noise, noise_tuning
 from tenscontrol import validation
 
@@ -239,8 +239,12 @@ def extended_lqg(model, sensors, period, *, process_noise=None, delay=0.0, Q=Non
     w, _, load = check_noise("extended_lqg", process_noise, None, expected_load)
     tuning = None
     if w is None:       # the white-force rule needs the reduced model's lowest mode
-        A, _, E = reduced_model(lqr(model, Q=Q, R=R, effort=effort, order=order))
-        tuning = noise_tuning(model, A, E, expected_load=load, load_states=False)
+        behind = lqr(model, Q=Q, R=R, effort=effort, order=order)
+        A, _, E = reduced_model(behind)
+        tuning = noise_tuning(model, A, E, behind.minimal.basis, expected_load=load,
+                              load_states=False)
+        tuning = with_reach(tuning, behind, sensor_measurement(model, sensors).C
+                            @ behind.minimal.basis, sensors)
         w = tuning.process_noise
     lin = discrete_lqg(model, sensors, period, process_noise=w, delay=delay, Q=Q,
                        R=R, effort=effort, order=order, seed=seed, noise=noise, cost=cost,

@@ -25,7 +25,7 @@ with S_r the LQR Riccati solution, P the filter's error covariance, w = [d; v] n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import control as ct
 import numpy as np
@@ -37,7 +37,7 @@ from tenscontrol.control.sampled import check_resolution, check_timing
 from tenscontrol.design.result import Design, DiscreteLQGDesign, sorted_eigenvalues
 from tenscontrol.design.discrete import COSTS, dlqr_gain
 from tenscontrol.estimation.rank import warn_unobservable
-from tenscontrol.estimation.tuning import NoiseTuning, check_noise, noise_tuning
+from tenscontrol.estimation.tuning import NoiseTuning, check_noise, load_reach, noise_tuning
 from tenscontrol.linear.norms import h2_norm
 from tenscontrol.linear.sampling import exact_hold, sampled_cost, van_loan
 from tenscontrol.design.synthesis import LQRDesign, lqr
@@ -45,7 +45,7 @@ from tenscontrol.mechanics.sensors import SensorSet
 from tenscontrol.model.tables import titled_table
 
 __all__ = ["LQGDesign", "closed_loop", "discrete_lqg", "kalman_gain", "lqg", "loop_h2",
-           "loop_h2_direct", "noise_density", "reduced_model", "sensor_measurement"]
+           "loop_h2_direct", "noise_density", "reduced_model", "sensor_measurement", "with_reach"]
 
 
 def _sqrtm(X: np.ndarray) -> np.ndarray:
@@ -170,6 +170,20 @@ class LQGDesign(Design):
             + ([] if self.tuning is None else self.tuning.rows()))
 
 
+def with_reach(tuning: NoiseTuning, design: LQRDesign, Cr, sensors: SensorSet) -> NoiseTuning:
+    """`tuning` with its :class:`tenscontrol.estimation.tuning.LoadReach`: what its load lets
+    `design`'s full-state gain gain, and its signal in the sensors (Cr on the reduced
+    coordinates); unchanged without a load."""
+    if tuning.load is None:
+        return tuning
+    A, B, E = reduced_model(design)
+    Qr, _ = _weights(design)
+    std = sensors.std[sensors.signal_sensor]
+    r = Cr.shape[1]
+    return replace(tuning, reach=load_reach(A, B, design.K_reduced, _sqrtm(Qr), Cr[:, :r],
+                                            std, tuning.load, E))
+
+
 def reduced_model(design: LQRDesign):
     """(A_r, B_r, E_r) of an LQR design's minimal realization [1/s, ...]."""
     sys, nu = design.minimal.sys, design.K.shape[0]
@@ -217,9 +231,10 @@ def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=
         model; :mod:`tenscontrol.estimation.tuning`).
     expected_load : ExpectedLoad, optional
         The load the filter is tuned for. Default:
-        :func:`tenscontrol.estimation.tuning.default_load`, the weakest string's tension [N]
-        at a tenth of the lowest natural frequency (quasi-static). The design's ``tuning``
-        says which was used.
+        :func:`tenscontrol.estimation.tuning.default_load`, the largest load that keeps every
+        string taut [N] at a tenth of the lowest natural frequency (quasi-static). The
+        design's ``tuning`` says which was used, and its ``reach`` what that load lets the
+        loop gain.
     Q, R, effort, order, damping, d_scale
         As for :func:`tenscontrol.lqr` (the damping target sets the state-feedback gain; the
         filter's poles can still lower the loop's damping).
@@ -234,8 +249,10 @@ def lqg(model, sensors: SensorSet, *, process_noise=None, expected_load=None, Q=
     design = lqr(model, Q=Q, R=R, effort=effort, order=order, damping=damping, d_scale=d_scale)
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
-    tuning = noise_tuning(model, A, E, process_noise=w, expected_load=load, load_states=False)
+    tuning = noise_tuning(model, A, E, design.minimal.basis, process_noise=w, expected_load=load,
+                          load_states=False)
     Cr = meas.C @ design.minimal.basis
+    tuning = with_reach(tuning, design, Cr, sensors)
     W = tuning.process_noise * np.eye(E.shape[1])
     V = np.diag(noise_density(sensors, "lqg"))
     L, P = kalman_gain(A, E, Cr, W, V)
@@ -384,8 +401,8 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
     expected_load : ExpectedLoad, optional
         The load the derived densities follow: its amplitude is the magnitude of the
         nodal-force vector, so 30 sin t N on three coordinates is
-        ``ExpectedLoad(30 * 3**0.5, 1.0)``. Default: the weakest string's tension at
-        ``w_1 / 10`` (quasi-static).
+        ``ExpectedLoad(30 * 3**0.5, 1.0)``. Default: the largest load that keeps every
+        string taut at ``w_1 / 10`` (quasi-static).
     period : float
         Sample period [s].
     delay : float
@@ -441,8 +458,8 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
     meas = sensor_measurement(model, sensors)
     A, B, E = reduced_model(design)
     check_resolution(T, A, "discrete_lqg")
-    tuning = noise_tuning(model, A, E, process_noise=w, load_drift=drift, expected_load=load,
-                          load_states=True)
+    tuning = noise_tuning(model, A, E, design.minimal.basis, process_noise=w, load_drift=drift,
+                          expected_load=load, load_states=True)
     n, nu = B.shape
     Phi, Gamma0, Gamma1, Qd, nf = _load_states(A, B, E, T, d, tuning.process_noise,
                                                tuning.load_drift, meas.C, design.minimal.basis)
@@ -467,5 +484,6 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
     ctrl = design.controller
     law = DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
                       bool(noise))
+    tuning = with_reach(tuning, design, meas.C @ design.minimal.basis, sensors)
     return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float), tuning)
 

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from tenscontrol.linear.modal import eigenspaces
 from tenscontrol.linear.reduction import elastic_model
 from tenscontrol.mechanics.sensors import SensorSet
 
@@ -42,18 +43,15 @@ def scaled_elastic(model, sensors: SensorSet, who: str):
 
 
 def observed_rank(A, C, rows) -> int:
-    """Observable modes: per eigenvalue cluster (1e-6 ||A||), the rank of C V (V its
-    orthonormal eigenvectors, C's rows divided by their Cartesian size) at 1e-9."""
+    """Observable modes: per eigenspace (:func:`tenscontrol.linear.modal.eigenspaces`), the
+    rank of C V (V its orthonormal eigenvectors, C's rows divided by their Cartesian size) at
+    1e-9."""
     if A.shape[0] == 0:
         return 0
     Cn = C / np.where(rows > 0, rows, 1.0)[:, None]
-    lam, V = np.linalg.eig(A)
-    radius, rank, done = 1e-6 * np.linalg.norm(A), 0, np.zeros(lam.size, dtype=bool)
-    for i in range(lam.size):
-        if done[i]:
-            continue
-        idx = np.flatnonzero(~done & (np.abs(lam - lam[i]) <= radius))
-        done[idx] = True
+    _, V, groups = eigenspaces(A)
+    rank = 0
+    for idx in groups:
         Q = np.linalg.qr(V[:, idx])[0]
         sv = np.linalg.svd(Cn @ Q, compute_uv=False)
         rank += int(np.sum(sv > _RANK_TOL))

@@ -27,9 +27,16 @@ Spreading the power matters: with F^2 on every direction (24 on the ball) the ba
 the open loop's cost ``z^T Q z + u^T R u`` (the noise fed back), spread 2.35 mm at 0.53; the
 icosahedron on a face 2.94 mm at 14.9 times, spread 2.64 mm at 2.9 (linear sampled loop).
 
-Nothing given: :func:`default_load`, the load of the size of the weakest string's tension
-(the largest load the linear model can take: more slackens a string), quasi-static: a decade
-below the lowest natural frequency.
+Nothing given: :func:`default_load`, the largest load the linear model can take (in its worst
+direction a larger one slackens a string: :func:`slackening_load`, at most the weakest
+string's tension), quasi-static: a decade below the lowest natural frequency. The weakest
+tension alone (1.1's rule) was 14 times the 0.5 N that moves the soft 2 x 4-prism tower by
+5.8 mm; its LQG trusted the readings so much that the nonlinear loop diverged.
+
+What the load lets a loop gain (:class:`LoadReach`, in every LQG design's summary): the
+full-state LQR's reduction of the response to it and its signal in the sensors. Where full
+state gains little (the icosahedron on a face: 1.2 %), no filter makes up for the noise it
+feeds back, and the summary says so.
 """
 
 from __future__ import annotations
@@ -40,8 +47,9 @@ import numpy as np
 
 from tenscontrol import validation
 
-__all__ = ["ExpectedLoad", "NoiseTuning", "check_noise", "default_load", "force_directions",
-           "lowest_frequency", "noise_tuning"]
+__all__ = ["ExpectedLoad", "LITTLE_REACH", "LoadReach", "NoiseTuning", "check_noise",
+           "default_load", "force_directions", "load_reach", "lowest_frequency", "noise_tuning",
+           "slackening_load"]
 
 #: Eigenvalue moduli below this fraction of the largest are rigid or constraint round-off
 #: (control-notes 2: split as +-sqrt(eps ||A||), 1e-11 to 5e-5 relative), not a natural frequency.
@@ -53,6 +61,14 @@ _RIGID = 1e-6
 #: peaked at 3.23 mm with 1.65 times the open loop's cost at ratio 1, 2.52 mm and 0.72 at 10
 #: (open loop 5.68 mm); the fed-back noise grows with the load's band.
 QUASI_STATIC = 10.0
+
+#: Below this fraction, full-state control barely lowers the response to the expected load, and
+#: the sensor noise an output-feedback loop feeds back can cost more than it gains. Measured
+#: (string lengths at 1 mm, 200 Hz, effort 0.01, default load): the 2 x 4-prism tower 0.0 %
+#: and the icosahedron on a face 1.2 %, whose default LQGs were worse than the open loop or
+#: diverged with 1.0's default load; the ball 25 % and the T-bar 37 %, whose LQGs halve the
+#: open loop's peak.
+LITTLE_REACH = 0.05
 
 
 
@@ -89,6 +105,79 @@ class ExpectedLoad:
 
 
 @dataclass(frozen=True)
+class LoadReach:
+    """What the expected load lets a loop gain: the full-state LQR's reduction of its response
+    and its signal in the sensors, at the load's frequency and in its worst direction.
+
+    Attributes
+    ----------
+    frequency : float
+        The load's angular frequency [rad/s] the figures are taken at.
+    reduction : float
+        ``1 - |Q^1/2 H_c E| / |Q^1/2 H_o E|`` [-]: how much the design's full-state LQR lowers
+        the weighted outputs' response to the worst force direction (largest singular value;
+        ``H = (jw I - A)^-1``, closed loop ``A - B K``). The most an output-feedback loop on
+        the same weights can expect.
+    signal_to_noise : float
+        The expected load's largest sensor signal (amplitude, worst direction, the
+        best-placed sensor) over that sensor's noise std per sample [-].
+    """
+
+    frequency: float
+    reduction: float
+    signal_to_noise: float
+
+    def __repr__(self) -> str:
+        return (f"LoadReach(frequency={self.frequency:.4g} rad/s, reduction="
+                f"{100 * self.reduction:.3g} %, signal_to_noise={self.signal_to_noise:.3g})")
+
+    @property
+    def little(self) -> bool:
+        """Whether full-state control gains less than :data:`LITTLE_REACH` on this load."""
+        return self.reduction < LITTLE_REACH
+
+    def rows(self) -> list:
+        """(label, value) rows for a design's summary."""
+        rows = [("full-state reach", f"LQR leaves {100 * (1 - self.reduction):.3g} % of the "
+                                     f"open loop's response to the load (worst direction, "
+                                     f"{self.frequency:.4g} rad/s)"),
+                ("load signal / noise", f"{self.signal_to_noise:.3g} (the best sensor, per "
+                                        "sample)")]
+        if self.little:
+            rows.append(("expect", f"little or nothing: full-state control gains under "
+                                   f"{100 * LITTLE_REACH:g} % on this load and the sensor "
+                                   "noise fed back can make the loop worse than the open "
+                                   "loop; check it with verify"))
+        return rows
+
+
+def load_reach(A, B, K, Cz, Cr, std, load: ExpectedLoad, E) -> LoadReach:
+    """:class:`LoadReach` of a full-state gain K on the reduced model.
+
+    Parameters
+    ----------
+    A, B, E : ndarray, shapes (r, r), (r, nu), (r, nd)
+        The reduced model [1/s] with its input and force maps.
+    K : ndarray, shape (nu, r)
+        The full-state gain on the reduced coordinates.
+    Cz : ndarray, shape (nz, r)
+        The weighted outputs (``Q_r^1/2``).
+    Cr : ndarray, shape (ny, r)
+        The sensors on the reduced coordinates.
+    std : ndarray, shape (ny,)
+        Each signal's noise std per sample.
+    load : ExpectedLoad
+    """
+    jw = 1j * load.frequency * np.eye(A.shape[0])
+    open_ = np.linalg.solve(jw - A, E)
+    closed = np.linalg.solve(jw - A + B @ K, E)
+    top = np.linalg.norm(Cz @ open_, 2)
+    reduction = 1.0 - np.linalg.norm(Cz @ closed, 2) / top if top > 0 else 0.0
+    signal = load.amplitude * np.linalg.norm(Cr @ open_, axis=1) / np.asarray(std, float)
+    return LoadReach(float(load.frequency), float(reduction), float(signal.max(initial=0.0)))
+
+
+@dataclass(frozen=True)
 class NoiseTuning:
     """The densities a Kalman filter was designed with, and where each came from.
 
@@ -109,6 +198,8 @@ class NoiseTuning:
         ``Omega`` of the rule [rad/s] (module docstring).
     directions : int
         n_d of the rule: the force directions the load's power is spread over.
+    reach : LoadReach or None
+        What that load lets the design's loop gain (None without a load).
     """
 
     process_noise: float
@@ -117,6 +208,7 @@ class NoiseTuning:
     sources: tuple
     band: float
     directions: int
+    reach: LoadReach | None = None
 
     def __repr__(self) -> str:
         drift = "None" if self.load_drift is None else f"{self.load_drift:.4g} N^2/s"
@@ -126,8 +218,8 @@ class NoiseTuning:
     def rows(self) -> list:
         """(label, value) rows for a design's summary."""
         where = {"given": "given", "expected_load": "from expected_load",
-                 "default": "default load: the weakest string's tension, a decade "
-                                "below the lowest mode"}
+                 "default": "default load: the largest that keeps every string taut, "
+                                "a decade below the lowest mode"}
         rows = [("process noise W",
                  f"{self.process_noise:.4g} N^2 s ({where[self.sources[0]]})"),
                 ("load drift", "none (white forces only)" if self.load_drift is None else
@@ -136,7 +228,7 @@ class NoiseTuning:
             rows.append(("load the noise follows", f"{self.load.amplitude:.4g} N at "
                                                    f"{self.load.frequency:.4g} rad/s over "
                                                    f"{self.directions} force directions"))
-        return rows
+        return rows + ([] if self.reach is None else self.reach.rows())
 
 
 def lowest_frequency(A: np.ndarray) -> float:
@@ -147,26 +239,69 @@ def lowest_frequency(A: np.ndarray) -> float:
     return float(m.min()) if m.size else 1.0
 
 
-def default_load(model, A: np.ndarray) -> ExpectedLoad:
-    """The load assumed when the user states none: amplitude the smallest positive string
-    tension at `model`'s operating point [N] (a larger load slackens a string and leaves the
-    linear model), frequency :func:`lowest_frequency` of the reduced model A over
-    :data:`QUASI_STATIC` [rad/s] (a quasi-static load).
+def _tensions(model) -> np.ndarray:
+    """(n_strings,) tension ``gamma l`` of every string at `model`'s operating point [N]."""
+    s = model.structure
+    N = np.asarray(model.q, dtype=float).reshape(-1, 3)
+    p = s.string_nodes
+    return np.asarray(model.gamma, dtype=float)[:s.n_strings] * np.linalg.norm(
+        N[p[:, 1]] - N[p[:, 0]], axis=1)
+
+
+def slackening_load(model, A: np.ndarray, E: np.ndarray, basis: np.ndarray) -> float:
+    """The smallest static load [N] (magnitude of the nodal-force vector, in its worst
+    direction) that slackens a taut string in the linear model: ``min_i t_i / ||k_i G_i||``
+    over the taut strings i, G the strings' length change per unit force of the reduced
+    model's quasi-static response ``basis (-A)^+ E`` [m/N], t the tension [N] and k the
+    axial stiffness [N/m]. inf when no force stretches a taut string.
 
     Parameters
     ----------
     model : LinearModel
-    A : ndarray, shape (r, r)
-        The reduced model the filter is designed on [1/s].
+    A, E : ndarray, shapes (r, r), (r, nd)
+        The reduced model [1/s] and its force map.
+    basis : ndarray, shape (2 nq, r)
+        The reduced coordinates' Cartesian state ``x - x* = basis z``.
     """
     s = model.structure
     N = np.asarray(model.q, dtype=float).reshape(-1, 3)
     p = s.string_nodes
-    tension = np.asarray(model.gamma, dtype=float) * np.linalg.norm(N[p[:, 1]] - N[p[:, 0]],
-                                                                    axis=1)
+    d = N[p[:, 1]] - N[p[:, 0]]
+    u = d / np.linalg.norm(d, axis=1)[:, None]
+    # dl_i = u_i . (dq_head - dq_tail): the lengths' gradient on the nodal coordinates
+    J = np.zeros((s.n_strings, N.size))
+    rows = np.arange(s.n_strings)
+    for axis in range(3):
+        J[rows, 3 * p[:, 1] + axis] += u[:, axis]
+        J[rows, 3 * p[:, 0] + axis] -= u[:, axis]
+    static = np.linalg.lstsq(-np.asarray(A, dtype=float), np.asarray(E, dtype=float),
+                             rcond=None)[0]
+    G = J @ np.asarray(basis, dtype=float)[:N.size] @ static
+    pull = np.asarray(s.string_stiffness, dtype=float) * np.linalg.norm(G, axis=1)
+    tension = _tensions(model)
+    moved = (tension > 0) & (pull > _RIGID * pull.max(initial=0.0))
+    return float((tension[moved] / pull[moved]).min()) if np.any(moved) else float("inf")
+
+
+def default_load(model, A: np.ndarray, E: np.ndarray, basis: np.ndarray) -> ExpectedLoad:
+    """The load assumed when the user states none: the largest the linear model can take,
+    amplitude the least of the weakest taut string's tension and :func:`slackening_load` [N]
+    (a larger load, in its worst direction, slackens a string), frequency
+    :func:`lowest_frequency` of the reduced model A over :data:`QUASI_STATIC` [rad/s] (a
+    quasi-static load).
+
+    Parameters
+    ----------
+    model : LinearModel
+    A, E, basis : ndarray
+        The reduced model the filter is designed on [1/s], its force map and its Cartesian
+        basis (:func:`slackening_load`).
+    """
+    tension = _tensions(model)
     taut = tension[tension > 0]
     # no string in tension (a bar-only model): 1 N, the scale of nothing in particular
-    return ExpectedLoad(float(taut.min()) if taut.size else 1.0,
+    weakest = float(taut.min()) if taut.size else 1.0
+    return ExpectedLoad(min(weakest, slackening_load(model, A, E, basis)),
                         lowest_frequency(A) / QUASI_STATIC)
 
 
@@ -196,8 +331,8 @@ def force_directions(E: np.ndarray) -> int:
     return max(int(np.sum(sv > _RIGID * sv[0])) if sv.size and sv[0] > 0 else 0, 1)
 
 
-def noise_tuning(model, A, E, *, process_noise=None, load_drift=None, expected_load=None,
-                 load_states: bool) -> NoiseTuning:
+def noise_tuning(model, A, E, basis, *, process_noise=None, load_drift=None,
+                 expected_load=None, load_states: bool) -> NoiseTuning:
     """The densities of a filter on the reduced model A (module docstring's rule), from the
     arguments :func:`check_noise` passed.
 
@@ -208,6 +343,8 @@ def noise_tuning(model, A, E, *, process_noise=None, load_drift=None, expected_l
         The reduced model [1/s].
     E : ndarray, shape (r, nd)
         Its force map (:func:`force_directions`).
+    basis : ndarray, shape (2 nq, r)
+        Its Cartesian basis (:func:`default_load`).
     process_noise, load_drift : float, optional
         Given densities [N^2 s], [N^2/s]; each overrides its derived value.
     expected_load : ExpectedLoad, optional
@@ -222,7 +359,7 @@ def noise_tuning(model, A, E, *, process_noise=None, load_drift=None, expected_l
     legacy = w is not None and drift is None and expected_load is None
     use_states = load_states and not legacy
     derived = "expected_load" if expected_load is not None else "default"
-    load = expected_load or default_load(model, A)
+    load = expected_load or default_load(model, A, E, basis)
     n_d = force_directions(E)
     F2, freq = load.amplitude ** 2 / n_d, load.frequency
     band = max(freq, lowest_frequency(A))

@@ -35,8 +35,9 @@ from tenscontrol.linear.sampling import exact_hold
 if TYPE_CHECKING:   # the reduction imports python-control; importing a design must not
     from tenscontrol.linear.reduction import ElasticModel
 
-__all__ = ["DEFAULT_DAMPING", "STATIC_RTOL", "closed_loop_eigenvalues", "controller_of",
-           "damping_ratios", "match_modes", "modal_analysis", "static_threshold"]
+__all__ = ["CLUSTER", "DEFAULT_DAMPING", "STATIC_RTOL", "closed_loop_eigenvalues",
+           "controller_of", "damping_ratios", "eigenspaces", "match_modes", "modal_analysis",
+           "static_threshold"]
 
 #: (structural control aims at a few per cent; bare tensegrity modes sit at 0.01-1 %).
 DEFAULT_DAMPING = 0.02
@@ -53,6 +54,37 @@ _AXIS_RTOL = 1e-13
 _DEFECTIVE_COND = 1e12
 #: Discrete eigenvalues of modulus below this are the exact zeros of held-command states.
 _ZERO_Z = 1e-12
+#: Eigenvalues within this fraction of ||A||_F of each other are one eigenspace: a symmetric
+#: structure's double modes split only by round-off, so a figure computed per space does not
+#: depend on the eigenvectors the solver chose in it.
+CLUSTER = 1e-6
+
+
+def eigenspaces(A, rtol: float = CLUSTER) -> tuple:
+    """The eigenvalues of A grouped into eigenspaces: (lam (n,), V (n, n) right eigenvectors,
+    as numpy's ``eig`` gives them, groups), groups a list of index arrays: in order, each
+    unassigned eigenvalue with every unassigned one within ``rtol ||A||_F`` of it (so a
+    conjugate pair falls in two groups, one per eigenvalue). The one clustering of the actuator
+    placement's modal index (:mod:`tenscontrol.design.placement`) and the sensors'
+    observability rank (:func:`tenscontrol.estimation.rank.observed_rank`).
+
+    Parameters
+    ----------
+    A : ndarray, shape (n, n)
+    rtol : float
+        The clustering radius relative to ``||A||_F``.
+    """
+    A = np.asarray(A, dtype=float)
+    lam, V = np.linalg.eig(A)
+    radius, done = rtol * np.linalg.norm(A), np.zeros(lam.size, dtype=bool)
+    groups = []
+    for i in range(lam.size):
+        if done[i]:
+            continue
+        idx = np.flatnonzero(~done & (np.abs(lam - lam[i]) <= radius))
+        done[idx] = True
+        groups.append(idx)
+    return lam, V, groups
 
 
 def static_threshold(eigenvalues) -> float:

@@ -32,6 +32,11 @@ _BOUND_RTOL = 1e-6
 #: (over the peak) of deflection and command there that says it did not.
 _SETTLE_FRACTION = 0.1
 _OFFSET = 0.5
+#: A noisy sensor loop whose RMS command is more than this many times the noiseless linear
+#: prediction's is driven by the noise it feeds back (the 2 x 4-prism tower's and the
+#: icosahedron's default LQGs: 16.5 and 6.8 times, measured; the ball's, which halves the open
+#: loop's peak: 1.04).
+_NOISE_FED = 3.0
 #: A closed-loop mode below this fraction of its open-loop damping was lowered by the loop.
 _LOWERED = 0.9
 #: A sampled loop with fewer than 2 pi / 0.5 = 12.6 samples per period of a weakly damped mode
@@ -119,7 +124,7 @@ def _strings(times: dict) -> str:
 def verdict(peak: float, rms: float, closed, linear_error: float,
             weak_modes: list, controller, t_final: float, estimate_error: float = np.nan,
             linear_reductions: tuple | None = None, bound_time: dict | None = None,
-            settled: tuple = (0.0, 0.0)) -> tuple:
+            settled: tuple = (0.0, 0.0), command_ratio: float = np.nan) -> tuple:
     """(verdict, causes) of a closed-loop check, in words.
 
     Parameters
@@ -147,6 +152,9 @@ def verdict(peak: float, rms: float, closed, linear_error: float,
         the time [s].
     settled : (float, float)
         Largest deflection and command over the last tenth of the run, each over its peak.
+    command_ratio : float
+        A noisy sensor loop's RMS command over its noiseless linear prediction's (nan: no
+        noise or no prediction).
 
     Returns
     -------
@@ -182,6 +190,11 @@ def verdict(peak: float, rms: float, closed, linear_error: float,
         causes.append(f"estimate error: the estimator's predicted positions were off by "
                       f"{100 * estimate_error:.0f} % of the motion (RMS at the samples): more "
                       "or better sensors, or a model closer to the run")
+    if np.isfinite(command_ratio) and command_ratio > _NOISE_FED:
+        causes.append(f"sensor noise fed back: the RMS command is {command_ratio:.3g} times the "
+                      "noiseless linear prediction's, so the noise drives the loop (the "
+                      "design's 'full-state reach' row says what the load lets it gain): "
+                      "quieter or other sensors, or a smaller expected_load")
     if np.isfinite(linear_error) and linear_error > _PREDICTION_OFF:
         causes.append(f"the linear prediction is off by {100 * linear_error:.0f} % of the peak: "
                       "the motion left the linear range (or an estimator's state drifted from "
@@ -216,7 +229,7 @@ def verdict(peak: float, rms: float, closed, linear_error: float,
         return f"closed loop better than open loop: {figures}", tuple(causes)
     if not causes:
         causes.append("no cause is visible in the run (slack, saturation, bounds, an estimate "
-                      "error, a linear-prediction error, the design on the linear model, an "
-                      "offset, a weakly damped mode, sampling): check the weights and the "
-                      "disturbance")
+                      "error, sensor noise, a linear-prediction error, the design on the "
+                      "linear model, an offset, a weakly damped mode, sampling): check the "
+                      "weights and the disturbance")
     return f"closed loop WORSE than open loop: {figures}", tuple(causes)

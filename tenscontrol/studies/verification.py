@@ -499,10 +499,12 @@ def verify(structure, controller, loads, t_final: float = 10.0, *,
     fo, fc = _figures(t, y_open, None, open_loop), _figures(t, y_closed, u_closed, closed_loop)
     peak = float(1.0 - fc.peak / fo.peak) if fo.peak > 0 else np.nan
     rms = float(1.0 - fc.rms / fo.rms) if fo.rms > 0 else np.nan
+    noisy = bool(getattr(controller, "noise", False)) and linear.effort_rms > 0
     text, causes = verdict(peak, rms, fc, float(err), weak_modes(model, design), controller,
                            t[-1], estimate_error(closed_loop, controller, structure, q_ref),
                            linear_gain, bound_time(closed_loop, controller),
-                           settled_offset(t, y_closed, u_closed))
+                           settled_offset(t, y_closed, u_closed),
+                           fc.effort_rms / linear.effort_rms if noisy else np.nan)
     return ClosedLoopReport(t, meas.names, open_loop, closed_loop, y_open, y_closed, y_lin,
                             u_closed, u_lin, fo, fc, linear, float(err), peak, rms, text,
                             causes)
