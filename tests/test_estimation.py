@@ -399,3 +399,25 @@ def test_discrete_lqg_refuses_an_unknown_cost(tbar):
     s, model = tbar
     with pytest.raises(ValueError, match=r"discrete_lqg: cost must be 'exact'.*got 'trapezoid'"):
         est.discrete_lqg(model, lengths_and_rates(s), 0.005, process_noise=4.0, cost="trapezoid")
+
+
+def test_discrete_lqg_says_when_scipy_solved_the_filter_riccati_equation(tbar, monkeypatch):
+    s, model = tbar
+    ss = lengths_and_rates(s)
+    plain = est.discrete_lqg(model, ss, 0.005, process_noise=4.0)
+    assert plain.fallbacks == () and "refused" not in plain.summary()
+    dlqe = ct.dlqe
+
+    def refusing(*args, method=None):
+        # slycot's sg02ad as it refuses a reordered Schur form (the 2 x 4-prism tower)
+        if method is None:
+            raise ArithmeticError("The reordering of the generalized Schur form failed")
+        return dlqe(*args, method=method)
+
+    monkeypatch.setattr(est.ct, "dlqe", refusing)
+    fallback = est.discrete_lqg(model, ss, 0.005, process_noise=4.0)
+    assert fallback.fallbacks == ("slycot (filter Riccati): The reordering of the generalized "
+                                  "Schur form failed",)
+    assert "refused" in fallback.summary() and "slycot (filter Riccati)" in fallback.summary()
+    # SciPy's solution is the same filter (measured 1e-12 relative)
+    np.testing.assert_allclose(fallback.L, plain.L, rtol=1e-8, atol=1e-10 * np.abs(plain.L).max())

@@ -129,11 +129,15 @@ class DiscreteLQGDesign(Design):
     tuning : NoiseTuning
         The filter's process noise and load drift and where each came from (given, from
         ``expected_load`` or the default load; :mod:`tenscontrol.estimation.tuning`).
+    fallbacks : tuple of str
+        The filter Riccati solvers that refused the equation, with their reasons, before the
+        one that solved it (empty: slycot's, the first, solved it; SciPy's is the fallback).
     """
 
     lqr: object
     S: np.ndarray
     tuning: object = None
+    fallbacks: tuple = ()
 
     _returned_controller = "discrete_lqg"
 
@@ -189,6 +193,7 @@ class DiscreteLQGDesign(Design):
             ("||L||_F (Kalman)", f"{np.linalg.norm(self.L):.6g}"),
             ("trace P", f"{np.trace(self.P):.4g}"),
             ("spectral radius", f"{self.spectral_radius:.6g}")]
+            + [("refused", f) for f in self.fallbacks]
             + self._verdict_rows()
             + ([] if self.tuning is None else self.tuning.rows()))
 

@@ -357,21 +357,26 @@ def _units(G) -> np.ndarray:
     return np.where(d > 1e-8 * top, d, top or 1.0)
 
 
-def _scaled_dlqe(Phi, Cr, Qd, V) -> np.ndarray:
+def _scaled_dlqe(Phi, Cr, Qd, V) -> tuple[np.ndarray, tuple]:
     """python-control's dlqe a-priori covariance P, solved with each state scaled by
     sqrt(Qd_ii) and each signal by its noise std (V diagonal): the reduced states, the loads
     [N] and the signals [m, N, rad/s] span 14 decades at a 1e-3 length scale, where slycot's
-    sg02ad called the pencil singular."""
+    sg02ad called the pencil singular.
+
+    Returns P and the solvers that refused the equation, each with its reason (empty: slycot
+    answered), so that the design can say it was solved by the fallback."""
     d, v = _units(Qd), np.sqrt(np.diag(V))
     scaled = (Phi * d[None, :] / d[:, None], np.eye(d.size), Cr * d[None, :] / v[:, None],
               Qd / np.outer(d, d), V / np.outer(v, v))
+    refused = ()
     try:
         _, Pn, _ = ct.dlqe(*scaled)
-    except ArithmeticError:
+    except ArithmeticError as error:
         # slycot's sg02ad refused its reordered Schur form (the 2 x 4-prism tower, a mode at
         # damping ratio 5e-9, 0.87 N of expected load: spectral radius 0.99990 by SciPy's)
+        refused = (f"slycot (filter Riccati): {str(error).strip().splitlines()[0]}",)
         _, Pn, _ = ct.dlqe(*scaled, method="scipy")
-    return np.asarray(Pn, dtype=float) * np.outer(d, d)
+    return np.asarray(Pn, dtype=float) * np.outer(d, d), refused
 
 
 def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay=0.0, Q=None,
@@ -466,7 +471,7 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
     basis = np.hstack([design.minimal.basis, np.zeros((design.minimal.basis.shape[0], nf))])
     Cr = meas.C @ basis
     V = np.diag(sensors.std[sensors.signal_sensor] ** 2)
-    P = _scaled_dlqe(Phi, Cr, Qd, V)
+    P, refused = _scaled_dlqe(Phi, Cr, Qd, V)
     M = P @ Cr.T @ np.linalg.inv(Cr @ P @ Cr.T + V)
     Qr, R = _weights(design)
     # the LQR on [z; u_prev], and the load states' feedforward (uncontrollable, so not dlqr's)
@@ -485,5 +490,5 @@ def discrete_lqg(model, sensors: SensorSet, period, *, process_noise=None, delay
     law = DiscreteLQG(ctrl.strings, ctrl.gamma_ref, ctrl.kind, T, d, K, kalman, int(seed),
                       bool(noise))
     tuning = with_reach(tuning, design, meas.C @ design.minimal.basis, sensors)
-    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float), tuning)
+    return DiscreteLQGDesign(law, design, np.asarray(S, dtype=float), tuning, refused)
 
