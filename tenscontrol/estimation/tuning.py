@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
+from tenscontrol.model.loads import ExpectedLoad
 
 __all__ = ["ExpectedLoad", "NoiseTuning", "check_noise", "default_load", "force_directions",
            "lowest_frequency", "noise_tuning"]
@@ -54,38 +55,6 @@ _RIGID = 1e-6
 #: (open loop 5.68 mm); the fed-back noise grows with the load's band.
 QUASI_STATIC = 10.0
 
-
-
-@dataclass(frozen=True)
-class ExpectedLoad:
-    """The load an estimator is tuned for: amplitude and frequency, in the units the user knows.
-
-    Parameters
-    ----------
-    amplitude : float
-        Force amplitude [N]: the magnitude of the nodal-force vector (its amplitude for a load
-        on one coordinate; 52 = 30 sqrt(3) for ``catalog.ball_load(30.0)``, 30 N on three).
-    frequency : float
-        Angular frequency of the load [rad/s] (1 for ``30 sin t``); for a load with a band,
-        its upper edge.
-    """
-
-    amplitude: float
-    frequency: float
-
-    def __post_init__(self):
-        a = validation.real("ExpectedLoad: amplitude", self.amplitude, positive=True,
-                            expected="a positive force [N], the amplitude of the nodal-force "
-                                     "vector (e.g. 30.0 for 30 sin t N on one coordinate)")
-        w = validation.real("ExpectedLoad: frequency", self.frequency, positive=True,
-                            expected="a positive angular frequency [rad/s] (1.0 for sin t; "
-                                     "2 pi f for f in Hz)")
-        object.__setattr__(self, "amplitude", a)
-        object.__setattr__(self, "frequency", w)
-
-    def __repr__(self) -> str:
-        return (f"ExpectedLoad(amplitude={self.amplitude:.4g} N, "
-                f"frequency={self.frequency:.4g} rad/s)")
 
 
 @dataclass(frozen=True)
