@@ -88,7 +88,7 @@ period and the end of every hold): the T-bar under twice its LQR's slackening do
 4.9984 N/m (the doublet's share, 1.3e-3 N/m); the 3-prism 2.4273 N/m (0 before the
 curvature correction: a string went slack), below the floor 0.076 s of 2.5 s, every hold
 below it explained by the doublet to 0.26 N/m (``benchmarks/bench_mpc_floor_gap.py``); with
-the doublet's amplitude as ``expected_load`` LEAST0 N/m (LEAST1 with a 2.5 ms delay).
+the doublet's amplitude as ``expected_load`` 5.0000 N/m (5.6334 with a 2.5 ms delay).
 
 OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
