@@ -32,7 +32,8 @@ the command that starts there; "below": the time any string spends below gamma_m
 QP: OSQP's run time (wall clock) median and max [ms], with "late" the QPs that took longer than the delay (the time the
 command has; no time limit is set, so the run does not depend on the machine); soft: the
 share of samples with a soft row (moves 2..N) relaxed; held: the samples that held the last
-command (a failed QP or an infeasible first move); then the statuses by name.
+command (a failed QP or an infeasible first move); peak: the largest displacement of a free
+coordinate from the rest shape [m]; then the statuses by name.
 
 Run: ``python benchmarks/bench_mpc.py [tbar] [ball] [floor]`` (all three by default)
 """
@@ -152,8 +153,10 @@ def held_to_the_end(run):
     return np.clip(c.commanded - c.u + held, 0.0, None)
 
 
-def floor_row(name, kind, amplitude, delay, run, margin):
+def floor_row(name, kind, amplitude, delay, run, margin, s):
     c, t = run.control, run.t
+    # the largest displacement of any free coordinate from the structure's rest shape [m]
+    peak = np.abs(run.nodes.reshape(t.size, -1) - s.nodes.reshape(-1))[:, s.free_coordinates].max()
     phase = (t / PERIOD) % 1
     at_samples = np.isclose(phase, 0, atol=1e-6) | np.isclose(phase, 1, atol=1e-6)
     # least over the run: at every output time, with the hold that ends there too
@@ -168,7 +171,7 @@ def floor_row(name, kind, amplitude, delay, run, margin):
     print(f"{name:>8} {kind:>8} {amplitude:>7.2f} {1e3 * delay:>6.2f} {margin:>6} "
           f"{applied.min():>8.4f} "
           f"{FLOOR:>6g} {c.applied[at_samples].min():>8.4f} {below:>7.4f} {np.median(qp):>7.3f} "
-          f"{qp.max():>7.3f} {late!s:>5} {soft:>5.1f}% {held:>4}  {statuses}")
+          f"{qp.max():>7.3f} {late!s:>5} {soft:>5.1f}% {held:>4} {peak:>6.3f}  {statuses}")
 
 
 def floor():
@@ -176,7 +179,7 @@ def floor():
           f"of 2 a*, {DENSE} points per period")
     print(f"{'case':>8} {'kind':>8} {'2a* [N]':>7} {'d [ms]':>6} {'margin':>6} {'least':>8} "
           f"{'floor':>6} {'at smpl':>8} {'below':>7} {'QP med':>7} {'QP max':>7} {'late':>5} "
-          f"{'soft':>6} {'held':>4}  statuses")
+          f"{'soft':>6} {'held':>4} {'peak':>6}  statuses")
     t = np.linspace(0.0, T_FINAL, int(round(T_FINAL / PERIOD)) * DENSE + 1)
     for name, s, outputs, where in floor_cases():
         for kind in ("passive", "control"):
@@ -191,7 +194,7 @@ def floor():
                 run = tc.simulate(s, T_FINAL, loads=tc.doublet(s, where, amplitude),
                                   controller=m, t_eval=t, max_step=5e-3)
                 floor_row(name, kind, amplitude, delay, run,
-                          "-" if expected is None else f"{expected.amplitude:.2f}")
+                          "-" if expected is None else f"{expected.amplitude:.2f}", s)
 
 
 if __name__ == "__main__":
