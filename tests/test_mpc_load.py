@@ -122,6 +122,21 @@ def test_the_floor_rows_are_raised_by_the_margin_and_nothing_else(prism, delay):
     assert "load margin" in loaded.summary() and "load margin  none" not in loaded.summary()
 
 
+def test_the_summary_names_the_strings_whose_margin_cannot_be_met(prism):
+    # string 3 (gamma_ref 10 N/m, margin 5.34 N/m) with gamma_min 9 and gamma_max 12 N/m:
+    # 9 + 5.34 > 12, no command meets its rows inside the hold
+    s, _, _, loaded = prism
+    assert not loaded.margin_unmet.any()
+    capped = tc.model.editing.with_members(s, "string", [3], {"gamma_max": 12.0})
+    model = tc.linearize(capped, kind="passive", outputs=tc.Selection(nodes=[3, 4, 5]))
+    lo = np.full(9, FLOOR)
+    lo[3] = 9.0
+    m = tc.mpc(model, PERIOD, gamma_min=lo, effort=1e-2,
+               expected_load=tc.ExpectedLoad(DOUBLET, 1.0)).controller
+    assert np.flatnonzero(m.margin_unmet).tolist() == [3]
+    assert "floor + load margin above gamma_max: string 3 (margin 5.34 N/m)" in m.summary()
+
+
 def test_control_kind_has_no_margin(prism):
     s, _, _, _ = prism
     model = tc.linearize(s, kind="control", outputs=tc.Selection(nodes=[3, 4, 5]))

@@ -265,6 +265,9 @@ class PredictiveController(SampledController):
     load_margin : ndarray, shape (M + 1, nu)
         What the floor is raised by [N/m] at the first hold's start and its M points for the
         unknown load (zero without ``expected_load``; empty (0, nu) for ``kind="control"``).
+    margin_unmet : ndarray of bool, shape (nu,)
+        The strings bounded inside the hold whose ``gamma_min`` plus largest margin exceeds
+        ``gamma_max``: no command meets their raised rows (named in :meth:`summary`).
     """
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
@@ -305,6 +308,11 @@ class PredictiveController(SampledController):
         rows = self.hold_points + 1 if self.hold_points else 0
         self.load_margin = (np.zeros((rows, nu)) if margin is None or not self.hold_points
                             else np.array(margin, dtype=float).reshape(rows, nu))
+        # the strings bounded inside the hold whose floor plus margin lies above gamma_max:
+        # no command meets those rows, the QP answers with its first-move projection (the
+        # sample's bounds win) or holds the last command
+        self.margin_unmet = (self.held_over_period & (
+            self.gamma_min + self.load_margin.max(axis=0, initial=0.0) > self.gamma_max))
         self._qp = self._problem(H, F, T, extra)
         self._solver = self._setup()
         self._info = {}
@@ -378,6 +386,11 @@ class PredictiveController(SampledController):
                     else "none")
         text = (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
                 f"{self.hold_points} points (authority >= {_MIN_AUTHORITY:g})")
+        unmet = np.flatnonzero(self.margin_unmet)
+        if unmet.size:
+            text += "; floor + load margin above gamma_max: " + ", ".join(
+                f"string {int(self.strings[a])} (margin {self.load_margin[:, a].max():.3g} "
+                "N/m)" for a in unmet[:_LISTED]) + (", ..." if unmet.size > _LISTED else "")
         open_ = np.flatnonzero(~self.held_over_period)
         if open_.size:
             # the strings whose floor holds at the samples only, and why
