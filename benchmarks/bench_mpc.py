@@ -22,18 +22,23 @@ along z) and the 3-prism (``catalog.prism(3, damping=1.0)`` brought to equilibri
 ``kind="passive"`` and ``kind="control"``: the doublet amplitude a* at which the continuous
 ``lqr(effort=1e-2)`` first lets a string go slack (bisection to 0.5 N, half period 1 s, 2.5 s),
 then ``mpc(model, 0.005, horizon=10, gamma_min=5, effort=1e-2)`` without delay and with a
-computation delay of half a period in the model, under the doublet of 2 a*, 2.5 s. Output on
+computation delay of half a period in the model, under the doublet of 2 a*, 2.5 s; the
+passive cases also with ``expected_load=ExpectedLoad(2 a*, 1)`` ("margin" [N]: the floor inside
+the hold raised for every constant load of that 2-norm, to first order). Output on
 20 points per period, so that "least" is the least applied force density of any commanded
 string over the whole run, between the samples too, and at each switching instant with the
 hold that ends there as well as the one that starts ("at samples": at the sample instants,
 the command that starts there; "below": the time any string spends below gamma_min [s]);
 QP: OSQP's run time (wall clock) median and max [ms], with "late" the QPs that took longer than the delay (the time the
 command has; no time limit is set, so the run does not depend on the machine); soft: the
-share of samples with a soft row (moves 2..N) relaxed; then the statuses by name.
+share of samples with a soft row (moves 2..N) relaxed; held: the samples that held the last
+command (a failed QP or an infeasible first move); peak: the largest displacement of a free
+coordinate from the rest shape [m]; then the statuses by name.
 
 Run: ``python benchmarks/bench_mpc.py [tbar] [ball] [floor]`` (all three by default)
 """
 
+import itertools
 import sys
 
 import numpy as np
@@ -148,8 +153,10 @@ def held_to_the_end(run):
     return np.clip(c.commanded - c.u + held, 0.0, None)
 
 
-def floor_row(name, kind, amplitude, delay, run):
+def floor_row(name, kind, amplitude, delay, run, margin, s):
     c, t = run.control, run.t
+    # the largest displacement of any free coordinate from the structure's rest shape [m]
+    peak = np.abs(run.nodes.reshape(t.size, -1) - s.nodes.reshape(-1))[:, s.free_coordinates].max()
     phase = (t / PERIOD) % 1
     at_samples = np.isclose(phase, 0, atol=1e-6) | np.isclose(phase, 1, atol=1e-6)
     # least over the run: at every output time, with the hold that ends there too
@@ -160,28 +167,34 @@ def floor_row(name, kind, amplitude, delay, run):
     late = int(np.count_nonzero(info["solve_time"] > delay)) if delay else "-"
     soft = 100 * (info["soft_active"] > 0).mean()
     statuses = ", ".join(f"{k}: {v}" for k, v in status_counts(info["status"]).items())
-    print(f"{name:>8} {kind:>8} {amplitude:>7.2f} {1e3 * delay:>6.2f} {applied.min():>8.4f} "
+    held = int(info["held_last"].sum())
+    print(f"{name:>8} {kind:>8} {amplitude:>7.2f} {1e3 * delay:>6.2f} {margin:>6} "
+          f"{applied.min():>8.4f} "
           f"{FLOOR:>6g} {c.applied[at_samples].min():>8.4f} {below:>7.4f} {np.median(qp):>7.3f} "
-          f"{qp.max():>7.3f} {late!s:>5} {soft:>5.1f}%  {statuses}")
+          f"{qp.max():>7.3f} {late!s:>5} {soft:>5.1f}% {held:>4} {peak:>6.3f}  {statuses}")
 
 
 def floor():
     print(f"floor: gamma_min {FLOOR:g} N/m, period {1e3 * PERIOD:g} ms, horizon 10, doublets "
           f"of 2 a*, {DENSE} points per period")
-    print(f"{'case':>8} {'kind':>8} {'2a* [N]':>7} {'d [ms]':>6} {'least':>8} {'floor':>6} "
-          f"{'at smpl':>8} {'below':>7} {'QP med':>7} {'QP max':>7} {'late':>5} {'soft':>6}  "
-          "statuses")
+    print(f"{'case':>8} {'kind':>8} {'2a* [N]':>7} {'d [ms]':>6} {'margin':>6} {'least':>8} "
+          f"{'floor':>6} {'at smpl':>8} {'below':>7} {'QP med':>7} {'QP max':>7} {'late':>5} "
+          f"{'soft':>6} {'held':>4} {'peak':>6}  statuses")
     t = np.linspace(0.0, T_FINAL, int(round(T_FINAL / PERIOD)) * DENSE + 1)
     for name, s, outputs, where in floor_cases():
         for kind in ("passive", "control"):
             model = tc.linearize(s, kind=kind, outputs=outputs)
             amplitude = 2 * critical(s, model, where)
-            for delay in (0.0, 0.5 * PERIOD):
+            # the passive rows also with the doublet's amplitude as the expected load (the
+            # floor's margin inside the hold; kind="control" needs none)
+            loads = (None, tc.ExpectedLoad(amplitude, 1.0)) if kind == "passive" else (None,)
+            for expected, delay in itertools.product(loads, (0.0, 0.5 * PERIOD)):
                 m = tc.mpc(model, PERIOD, horizon=10, gamma_min=FLOOR, effort=1e-2,
-                           delay=delay).controller
+                           delay=delay, expected_load=expected).controller
                 run = tc.simulate(s, T_FINAL, loads=tc.doublet(s, where, amplitude),
                                   controller=m, t_eval=t, max_step=5e-3)
-                floor_row(name, kind, amplitude, delay, run)
+                floor_row(name, kind, amplitude, delay, run,
+                          "-" if expected is None else f"{expected.amplitude:.2f}", s)
 
 
 if __name__ == "__main__":

@@ -77,13 +77,18 @@ points in the prediction (to OSQP's tolerance, and by a projection of the first 
 plant the floor there holds up to the prediction's error over one period, which is the
 unknown load's share (the MPC has no model of the disturbance: the doublet's onset and its
 held value; a margin fed by the law's observed prediction error ran the ball away, peak
-4.5 m) and the law's change beyond second order; (3) between samples, the strings not in
+4.5 m) and the law's change beyond second order. With ``mpc(expected_load=F)`` the rows'
+floor there (and at ``t_k + d``) is raised by ``load_margin``, the most a constant unknown
+nodal force of 2-norm at most F moves each string's law, to first order
+(:mod:`tenscontrol.design.predictive` derives it): the floor then holds at those points for
+every such load, to first order in its motion; (3) between samples, the strings not in
 ``held_over_period``: nothing (the ball's 24 fastest strings go slack under its 200 N
 doublet). Measured (``python benchmarks/bench_mpc.py floor``, gamma_min 5 N/m, 20 points per
 period and the end of every hold): the T-bar under twice its LQR's slackening doublet keeps
 4.9984 N/m (the doublet's share, 1.3e-3 N/m); the 3-prism 2.4273 N/m (0 before the
 curvature correction: a string went slack), below the floor 0.076 s of 2.5 s, every hold
-below it explained by the doublet to 0.26 N/m (``benchmarks/bench_mpc_floor_gap.py``).
+below it explained by the doublet to 0.26 N/m (``benchmarks/bench_mpc_floor_gap.py``); with
+the doublet's amplitude as ``expected_load`` 5.0000 N/m (5.6334 with a 2.5 ms delay).
 
 OSQP is an optional dependency
 (``pip install tenscontrol[mpc]``): sparse, warm-started, with a status per solve, and
@@ -242,6 +247,10 @@ class PredictiveController(SampledController):
         nu), the law's response at the first hold's start and its points to an acceleration
         held from the sample (M + 1, nu, 3n)): the curvature correction inside the hold
         (``kind="passive"``; None: none).
+    margin : ndarray, shape (M + 1, nu), or None
+        The floor's raise [N/m] for an unknown load within ``mpc(expected_load=...)`` at the
+        first hold's start (``t_k + delay``; zero without delay) and at its M points
+        (``kind="passive"``; None: none).
 
     Attributes
     ----------
@@ -253,11 +262,17 @@ class PredictiveController(SampledController):
         inside the hold, ``min_j (1 + G Gamma(tau_j))_ss`` (1 for ``kind="control"``).
     held_over_period : ndarray of bool, shape (nu,)
         The strings bounded inside the hold (authority at least 0.5).
+    load_margin : ndarray, shape (M + 1, nu)
+        What the floor is raised by [N/m] at the first hold's start and its M points for the
+        unknown load (zero without ``expected_load``; empty (0, nu) for ``kind="control"``).
+    margin_unmet : ndarray of bool, shape (nu,)
+        The strings bounded inside the hold whose ``gamma_min`` plus largest margin exceeds
+        ``gamma_max``: no command meets their raised rows (named in :meth:`summary`).
     """
 
     def __init__(self, Ad, Bd, left_inverse, Q, R, P, G, q_ref, strings, gamma_ref, kind, period,
                  gamma_min, gamma_max, horizon, rate_limit, law, time_limit=None, hold=(),
-                 rate_gradient=None, delay=0.0, start=None, plant=None):
+                 rate_gradient=None, delay=0.0, start=None, plant=None, margin=None):
         require_osqp()
         self.period, self.delay = check_timing(period, delay, "PredictiveController")
         self.strings, self.gamma_ref, self.kind = strings, gamma_ref, kind
@@ -290,6 +305,14 @@ class PredictiveController(SampledController):
         own = 1.0 + np.array([np.diag(c) for c in self._coupling.reshape(-1, nu, nu)])
         self.authority = own.min(axis=0) if self.hold_points else np.ones(nu)
         self.held_over_period = self.authority >= _MIN_AUTHORITY
+        rows = self.hold_points + 1 if self.hold_points else 0
+        self.load_margin = (np.zeros((rows, nu)) if margin is None or not self.hold_points
+                            else np.array(margin, dtype=float).reshape(rows, nu))
+        # the strings bounded inside the hold whose floor plus margin lies above gamma_max:
+        # no command meets those rows, the QP answers with its first-move projection (the
+        # sample's bounds win) or holds the last command
+        self.margin_unmet = (self.held_over_period & (
+            self.gamma_min + self.load_margin.max(axis=0, initial=0.0) > self.gamma_max))
         self._qp = self._problem(H, F, T, extra)
         self._solver = self._setup()
         self._info = {}
@@ -353,6 +376,8 @@ class PredictiveController(SampledController):
                               ("QP time limit", "none" if self.time_limit is None else
                                f"{self.time_limit:g} s (wall clock)"),
                               ("floor in the hold", self._hold_text()),
+                              ("load margin", "none" if not np.any(self.load_margin) else
+                               value_range(self.load_margin, "N/m")),
                               law="QP over the horizon, bounded force densities")
 
     def _hold_text(self) -> str:
@@ -361,6 +386,11 @@ class PredictiveController(SampledController):
                     else "none")
         text = (f"{int(self.held_over_period.sum())} of {self.strings.size} strings at "
                 f"{self.hold_points} points (authority >= {_MIN_AUTHORITY:g})")
+        unmet = np.flatnonzero(self.margin_unmet)
+        if unmet.size:
+            text += "; floor + load margin above gamma_max: " + ", ".join(
+                f"string {int(self.strings[a])} (margin {self.load_margin[:, a].max():.3g} "
+                "N/m)" for a in unmet[:_LISTED]) + (", ..." if unmet.size > _LISTED else "")
         open_ = np.flatnonzero(~self.held_over_period)
         if open_.size:
             # the strings whose floor holds at the samples only, and why
@@ -401,6 +431,9 @@ class PredictiveController(SampledController):
         lo = np.tile(self.gamma_min - base, reps) - shift
         hi = np.tile(self.gamma_max - base, reps) - shift
         if self.hold_points:
+            # the floor raised by the most an unknown load within the bound moves the law
+            lo[:nu] += self.load_margin[0]
+            lo[N * nu:] += self.load_margin[1:].reshape(-1)
             # no bound inside the hold for a string its own law answers within the period
             open_ = np.tile(~self.held_over_period, self.hold_points)
             lo[N * nu:][open_], hi[N * nu:][open_] = -INFINITY, INFINITY

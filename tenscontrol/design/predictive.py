@@ -5,6 +5,29 @@ realization of ``model.actuated()``, sampled exactly with a zero-order hold); th
 the LQR's; the terminal weight is the discrete Riccati solution, so that the MPC is the
 discrete LQR wherever no bound is active. The QP and its solver live in
 :class:`tenscontrol.control.mpc.PredictiveController`.
+
+The load margin (``expected_load``, ``kind="passive"``). The MPC has no model of the
+disturbance, so a nodal-force vector f [N] acting over the hold moves the elastic law away from
+the QP's prediction. Take f constant from the sample on, with ``||f||_2 <= F``
+(``ExpectedLoad.amplitude``). On the design model ``zdot = A z + B u + E_z f`` (``E_z =
+left_inverse E``, E the linearization's map of every nodal force, fixed coordinates' columns
+zero) the state at ``t`` after the sample differs from the predicted one by ``Gamma_f(t) f``,
+``Gamma_f(t) = int_0^t e^{A s} ds E_z`` (the exact hold, linear in f), and string i's law,
+``gamma_i = gamma_i(z)`` with gradient ``c_i^T`` (row i of G), by ``c_i^T Gamma_f(t) f`` to
+first order in the motion. Its largest fall over the ball is, by Cauchy-Schwarz (attained at
+``f = -F Gamma_f(t)^T c_i / ||Gamma_f(t)^T c_i||``),
+
+    m_i(t) = F ||c_i^T Gamma_f(t)||_2,
+
+and the QP's floor at each point of the first hold, ``t = delay + tau_j``, and at its start
+``t = delay`` (zero without delay: the sampled state is measured), is raised by it: every load
+within the bound then leaves the applied density at or above ``gamma_min`` at those points, to
+first order (what is dropped: the law's and the plant's terms of second order in the load's
+motion, and a load that changes inside the hold: for ``|f(s)| <= F`` varying, the bound is
+``F int_0^t ||c_i^T e^{A s} E_z|| ds``, larger). With ``kind="control"`` the applied density
+is the command, which no load moves: no margin. A floor raised above what a command can
+reach makes the QP infeasible; the soft rows and the held last command then apply
+(:mod:`tenscontrol.control.mpc`).
 """
 
 from __future__ import annotations
@@ -19,9 +42,10 @@ from tenscontrol.design.result import MPCDesign
 from tenscontrol.design.discrete import dlqr, dlqr_gain
 from tenscontrol.linear.sampling import exact_hold
 from tenscontrol.mechanics import dynamics
+from tenscontrol.model.loads import ExpectedLoad
 from tenscontrol.model.selection import Selection
 
-__all__ = ["HOLD_POINTS", "MAX_HORIZON", "MAX_QP_BYTES", "mpc"]
+__all__ = ["HOLD_POINTS", "MAX_HORIZON", "MAX_QP_BYTES", "load_margin", "mpc"]
 
 #: The longest prediction horizon :func:`mpc` accepts [samples]: its condensed QP has
 #: horizon x commanded strings variables, dense, and is solved at every sample.
@@ -87,10 +111,42 @@ def _plant(model, A, B, G, basis, left_inverse, taus, delay) -> tuple:
     return accelerations, np.asarray(model.loads, float), design, response
 
 
+def load_margin(G, A, forcing, times, amplitude: float) -> np.ndarray:
+    """The floor's margin for an unknown constant nodal force of 2-norm at most `amplitude`
+    [N] held from the sample: ``amplitude ||G_i Gamma_f(t)||_2`` per commanded string i and
+    time t, shape (len(times), nu) [N/m], to first order (module docstring).
+
+    Parameters
+    ----------
+    G : ndarray, shape (nu, r)
+        The law's gradient on the reduced state z [N/m per unit z].
+    A : ndarray, shape (r, r)
+        The continuous design model [1/s].
+    forcing : ndarray, shape (r, nq)
+        The reduced model's nodal-force input, ``left_inverse E`` [per N].
+    times : sequence of float
+        The instants after the sample [s] at which the rows bound the law.
+    amplitude : float
+        The bound on the force vector's 2-norm [N].
+    """
+    return amplitude * np.array([np.linalg.norm(G @ exact_hold(A, forcing, t)[1], axis=1)
+                                 for t in times]).reshape(len(times), G.shape[0])
+
+
+def _check_expected_load(expected_load):
+    """`expected_load` as an ExpectedLoad or None, or a TypeError saying what to pass."""
+    if expected_load is None or isinstance(expected_load, ExpectedLoad):
+        return expected_load
+    raise TypeError("mpc: expected_load must be a tenscontrol.ExpectedLoad(amplitude=N, "
+                    "frequency=rad/s), the 2-norm bound of the unknown nodal-force vector "
+                    "the floor must withstand inside each hold (e.g. ExpectedLoad(18.75, "
+                    f"1.0)), or None; got {validation.describe(expected_load)}")
+
+
 def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=None, Q=None,
         R=None, outputs: Selection | None = None, order=None,
         effort=1.0, delay: float = 0.0, time_limit: float | None = None, damping=None,
-        d_scale=None) -> MPCDesign:
+        d_scale=None, expected_load: ExpectedLoad | None = None) -> MPCDesign:
     """A tension-bounded model predictive controller (needs ``tenscontrol[mpc]``: OSQP).
 
     Parameters
@@ -125,6 +181,13 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         as does the 1 ms design run without the delay (2.9 m), and so did the MPC before
         issue 30's item 3 with its commands 0.1 ms late (3.1 m). The T-bar's and 3-prism's
         loops keep their floors with half a period.
+    expected_load : ExpectedLoad, optional
+        The unknown load the floor must withstand inside each hold (``kind="passive"``):
+        every constant nodal-force vector of 2-norm at most ``expected_load.amplitude`` [N]
+        (the frequency is not used); the floor at the hold's points is raised by the most
+        such a load moves each string's law there, to first order (module docstring;
+        ``PredictiveController.load_margin``). Default None: no margin, the floor between
+        samples holds for the design model only.
     time_limit : float, optional
         OSQP's run-time limit per QP [s], at most the period (a real-time loop would use the
         time its command has). Wall clock: a loaded machine reaches it sooner, so the
@@ -153,13 +216,15 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
     ImportError
         OSQP is not installed.
     TypeError
-        A horizon that is not an integer (2.5, "10", True).
+        A horizon that is not an integer (2.5, "10", True); an expected_load that is not an
+        ExpectedLoad.
     ValueError
         Bad bounds (gamma_min above an operating force density), horizon (below 1, above
         MAX_HORIZON, or a QP above MAX_QP_BYTES: the message gives the largest that fits),
         period or time limit (not positive, or above the period).
     """
     require_osqp()
+    expected_load = _check_expected_load(expected_load)
     check_timing(period, delay, "mpc")
     horizon = check_horizon(model, horizon)
     # the rectangle-rule weights: the QP has no cross term between state and command (yet)
@@ -195,10 +260,15 @@ def mpc(model, period: float, *, horizon: int = 10, gamma_min=0.0, rate_limit=No
         hold = [(tau, *exact_hold(A, B, tau)) for tau in taus]
         rate = G @ A            # the law's rate on z in the design model (G B = 0)
         plant = _plant(model, A, B, G, T, mr.left_inverse, zoh.delay + taus, zoh.delay)
+        margin = None if expected_load is None else load_margin(
+            G, A, mr.left_inverse @ np.asarray(model.E, float), (zoh.delay, *(zoh.delay + taus)),
+            expected_load.amplitude)
     else:
+        # the applied density gamma_ref + u is the command: no load moves it
         G, data, hold, rate, plant = np.zeros((nu, T.shape[1])), None, (), None, None
+        margin = None
     ctrl = PredictiveController(Aw, Bw, mr.left_inverse, Qw, Rd, P, G,
                                 law.q_ref, law.strings, law.gamma_ref, law.kind, law.period,
                                 lo, hi, horizon, rates, data, time_limit, hold, rate,
-                                zoh.delay, start, plant)
+                                zoh.delay, start, plant, margin)
     return MPCDesign(ctrl, design, P, Qw, Rd)

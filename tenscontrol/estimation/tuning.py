@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
+from tenscontrol.model.loads import ExpectedLoad
 
 __all__ = ["ExpectedLoad", "LITTLE_REACH", "LoadReach", "NoiseTuning", "check_noise",
            "default_load", "force_directions", "load_reach", "lowest_frequency", "noise_tuning",
@@ -69,39 +70,6 @@ QUASI_STATIC = 10.0
 #: diverged with 1.0's default load; the ball 25 % and the T-bar 37 %, whose LQGs halve the
 #: open loop's peak.
 LITTLE_REACH = 0.05
-
-
-
-@dataclass(frozen=True)
-class ExpectedLoad:
-    """The load an estimator is tuned for: amplitude and frequency, in the units the user knows.
-
-    Parameters
-    ----------
-    amplitude : float
-        Force amplitude [N]: the magnitude of the nodal-force vector (its amplitude for a load
-        on one coordinate; 52 = 30 sqrt(3) for ``catalog.ball_load(30.0)``, 30 N on three).
-    frequency : float
-        Angular frequency of the load [rad/s] (1 for ``30 sin t``); for a load with a band,
-        its upper edge.
-    """
-
-    amplitude: float
-    frequency: float
-
-    def __post_init__(self):
-        a = validation.real("ExpectedLoad: amplitude", self.amplitude, positive=True,
-                            expected="a positive force [N], the amplitude of the nodal-force "
-                                     "vector (e.g. 30.0 for 30 sin t N on one coordinate)")
-        w = validation.real("ExpectedLoad: frequency", self.frequency, positive=True,
-                            expected="a positive angular frequency [rad/s] (1.0 for sin t; "
-                                     "2 pi f for f in Hz)")
-        object.__setattr__(self, "amplitude", a)
-        object.__setattr__(self, "frequency", w)
-
-    def __repr__(self) -> str:
-        return (f"ExpectedLoad(amplitude={self.amplitude:.4g} N, "
-                f"frequency={self.frequency:.4g} rad/s)")
 
 
 @dataclass(frozen=True)

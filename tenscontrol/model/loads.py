@@ -7,13 +7,48 @@ Python per derivative evaluation."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from tenscontrol import validation
 from tenscontrol.model.selection import Selection, check_selection
 from tenscontrol.model.structure import Structure
 
-__all__ = ["PiecewiseConstantLoads", "doublet"]
+__all__ = ["ExpectedLoad", "PiecewiseConstantLoads", "doublet"]
+
+
+@dataclass(frozen=True)
+class ExpectedLoad:
+    """The load a design is made for (an estimator's tuning, the MPC's margin inside the hold):
+    amplitude and frequency, in the units the user knows.
+
+    Parameters
+    ----------
+    amplitude : float
+        Force amplitude [N]: the magnitude of the nodal-force vector (its amplitude for a load
+        on one coordinate; 52 = 30 sqrt(3) for ``catalog.ball_load(30.0)``, 30 N on three).
+    frequency : float
+        Angular frequency of the load [rad/s] (1 for ``30 sin t``); for a load with a band,
+        its upper edge.
+    """
+
+    amplitude: float
+    frequency: float
+
+    def __post_init__(self):
+        a = validation.real("ExpectedLoad: amplitude", self.amplitude, positive=True,
+                            expected="a positive force [N], the amplitude of the nodal-force "
+                                     "vector (e.g. 30.0 for 30 sin t N on one coordinate)")
+        w = validation.real("ExpectedLoad: frequency", self.frequency, positive=True,
+                            expected="a positive angular frequency [rad/s] (1.0 for sin t; "
+                                     "2 pi f for f in Hz)")
+        object.__setattr__(self, "amplitude", a)
+        object.__setattr__(self, "frequency", w)
+
+    def __repr__(self) -> str:
+        return (f"ExpectedLoad(amplitude={self.amplitude:.4g} N, "
+                f"frequency={self.frequency:.4g} rad/s)")
 
 
 class PiecewiseConstantLoads:
