@@ -37,7 +37,7 @@ from tenscontrol.model.structure import Structure
 
 __all__ = [
     "Members", "RigidBars", "CompressibleBars", "Correction", "HeldForceDensities",
-    "RigidKernelModel", "CompressibleKernelModel", "members_record", "rigid_bars_record",
+    "RigidKernelModel", "CompressibleKernelModel", "members_record", "rigid_bars_record", "unclustered",
     "follow_laws",
 ]
 
@@ -57,6 +57,12 @@ class Members(NamedTuple):
         Damping coefficient c [N s/m].
     spring : ndarray of bool
         True for a two-sided spring, False for a one-sided string (slack when l <= l0).
+    cable : ndarray of int64
+        The clustered cable each member is a segment of, -1 for a member on its own; a
+        segment's own stiffness, rest length and damping are not used (docs/theory.md,
+        "Clustered cables").
+    cable_stiffness, cable_rest_length, cable_damping : ndarray of float, shape (n_cables,)
+        Stiffness k [N/m], rest length L0 [m] and damper coefficient [N s/m] of each cable.
     """
 
     i: np.ndarray
@@ -65,6 +71,10 @@ class Members(NamedTuple):
     rest_length: np.ndarray
     damping: np.ndarray
     spring: np.ndarray
+    cable: np.ndarray
+    cable_stiffness: np.ndarray
+    cable_rest_length: np.ndarray
+    cable_damping: np.ndarray
 
 
 class RigidBars(NamedTuple):
@@ -163,7 +173,14 @@ def members_record(structure: Structure) -> Members:
         np.ascontiguousarray(s.string_nodes[:, 0], dtype=np.int64),
         np.ascontiguousarray(s.string_nodes[:, 1], dtype=np.int64),
         np.array(s.string_stiffness, dtype=float), np.array(s.string_rest_lengths, dtype=float),
-        np.array(s.string_damping, dtype=float), np.array(s.string_is_spring, dtype=np.bool_))
+        np.array(s.string_damping, dtype=float), np.array(s.string_is_spring, dtype=np.bool_),
+        np.array(s.string_cable, dtype=np.int64), np.array(s.cable_stiffness, dtype=float),
+        np.array(s.cable_rest_lengths, dtype=float), np.array(s.cable_damping, dtype=float))
+
+
+def unclustered(n: int) -> tuple:
+    """The four cable fields of a :class:`Members` record of `n` members on their own."""
+    return (np.full(n, -1, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros(0))
 
 
 def rigid_bars_record(structure: Structure, bars=None) -> RigidBars:

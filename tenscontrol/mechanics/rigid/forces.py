@@ -12,7 +12,7 @@ from numba import njit
 from tenscontrol.mechanics.kernels.cache import CACHE as _CACHE
 from tenscontrol.mechanics.kernels.cache import INTERNAL as _INTERNAL
 from tenscontrol.mechanics.laws import (damper_density, damper_dissipation, elastic_density,
-                                        is_active, string_energy)
+                                        is_active, string_energy, string_tension)
 
 
 @njit(cache=_CACHE)
@@ -21,23 +21,62 @@ def member_forces(q, qd, members, gamma, out):
 
     Returns the damper power f_d . qd [W] (<= 0). The laws and the slack rule are those of
     :mod:`tenscontrol.mechanics.laws` (strings with l <= l0 slack: gamma = 0, damper off;
-    springs always active).
+    springs always active); a segment of a clustered cable carries the cable's tension T, so
+    gamma = T / l (slack when the whole cable is).
     """
-    si, sj, sk, sl0, sc, ssp = members
-    return _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out)
+    return _member_forces(q, qd, members, True, gamma, out)
 
 
 @njit(cache=_CACHE)
 def elastic_forces(q, members, gamma, out):
     """As :func:`member_forces` with the dampers left out (the velocities do not enter)."""
-    si, sj, sk, sl0, _, ssp = members
-    _member_forces(q, q, si, sj, sk, sl0, np.zeros_like(sl0), ssp, gamma, out)
+    _member_forces(q, q, members, False, gamma, out)
 
 
 @njit(cache=_CACHE, **_INTERNAL)
-def _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
-    """:func:`member_forces` on the unpacked member arrays."""
+def _cable_tensions(q, qd, members, damped, tension, rate):
+    """Elastic tension (n_cables,) [N] of each cable, and its damper's tension c dL/dt [N]
+    into `rate` (0 undamped or slack); returns the cables' damper power [W] (<= 0)."""
+    si, sj, cab = members.i, members.j, members.cable
+    tension[:] = 0.0  # the lengths L accumulate here first
+    rate[:] = 0.0  # and the rates dL/dt = sum over segments of s . sd / l
+    for k in range(si.shape[0]):
+        c = cab[k]
+        if c < 0:
+            continue
+        i3 = 3 * si[k]
+        j3 = 3 * sj[k]
+        l = _length(q, si[k], sj[k])
+        tension[c] += l
+        if damped:
+            rate[c] += ((q[j3] - q[i3]) * (qd[j3] - qd[i3])
+                        + (q[j3 + 1] - q[i3 + 1]) * (qd[j3 + 1] - qd[i3 + 1])
+                        + (q[j3 + 2] - q[i3 + 2]) * (qd[j3 + 2] - qd[i3 + 2])) / l
     power = 0.0
+    for c in range(tension.shape[0]):
+        L = tension[c]
+        cc = members.cable_damping[c]
+        taut = is_active(L, members.cable_rest_length[c], False)
+        tension[c] = string_tension(members.cable_stiffness[c], members.cable_rest_length[c], L,
+                                    False)
+        Ld = rate[c]
+        rate[c] = cc * Ld if taut and damped else 0.0
+        power -= rate[c] * Ld
+    return power
+
+
+@njit(cache=_CACHE, **_INTERNAL)
+def _member_forces(q, qd, members, damped, gamma, out):
+    """:func:`member_forces` (`damped` True) and :func:`elastic_forces` (False)."""
+    si, sj, sk, sl0, sc, ssp = (members.i, members.j, members.stiffness, members.rest_length,
+                                members.damping, members.spring)
+    cab = members.cable
+    nc = members.cable_stiffness.shape[0]
+    tension = np.empty(nc)
+    rate_c = np.empty(nc)
+    power = 0.0
+    if nc:
+        power = _cable_tensions(q, qd, members, damped, tension, rate_c)
     for k in range(si.shape[0]):
         i3 = 3 * si[k]
         j3 = 3 * sj[k]
@@ -46,17 +85,22 @@ def _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
         s2 = q[j3 + 2] - q[i3 + 2]
         l2 = s0 * s0 + s1 * s1 + s2 * s2
         l = np.sqrt(l2)
-        if not is_active(l, sl0[k], ssp[k]):
+        c = cab[k]
+        rate = 0.0
+        if c >= 0:
+            g = tension[c] / l
+            rate = rate_c[c] / l
+        elif not is_active(l, sl0[k], ssp[k]):
             gamma[k] = 0.0
             continue
-        g = elastic_density(sk[k], sl0[k], l)
+        else:
+            g = elastic_density(sk[k], sl0[k], l)
+            if damped and sc[k] != 0.0:
+                sdot = (s0 * (qd[j3] - qd[i3]) + s1 * (qd[j3 + 1] - qd[i3 + 1])
+                        + s2 * (qd[j3 + 2] - qd[i3 + 2]))
+                rate = damper_density(sc[k], sdot, l2)
+                power -= damper_dissipation(sc[k], sdot, l2)
         gamma[k] = g
-        rate = 0.0
-        if sc[k] != 0.0:
-            sdot = (s0 * (qd[j3] - qd[i3]) + s1 * (qd[j3 + 1] - qd[i3 + 1])
-                    + s2 * (qd[j3 + 2] - qd[i3 + 2]))
-            rate = damper_density(sc[k], sdot, l2)
-            power -= damper_dissipation(sc[k], sdot, l2)
         t = g + rate
         out[i3] += t * s0
         out[i3 + 1] += t * s1
@@ -68,12 +112,29 @@ def _member_forces(q, qd, si, sj, sk, sl0, sc, ssp, gamma, out):
 
 
 @njit(cache=_CACHE)
+def _cable_lengths(q, members):
+    """(n_cables,) cable lengths L [m]: the sums of their segments' lengths."""
+    L = np.zeros(members.cable_stiffness.shape[0])
+    for k in range(members.i.shape[0]):
+        if members.cable[k] >= 0:
+            L[members.cable[k]] += _length(q, members.i[k], members.j[k])
+    return L
+
+
+@njit(cache=_CACHE)
 def spring_potential(q, members):
     """Elastic energy of the active tension members [J]."""
-    si, sj, sk, sl0, _, ssp = members
+    si, sj, sk, sl0, ssp = (members.i, members.j, members.stiffness, members.rest_length,
+                            members.spring)
     v = 0.0
     for k in range(si.shape[0]):
-        v += string_energy(sk[k], sl0[k], _length(q, si[k], sj[k]), ssp[k])
+        if members.cable[k] < 0:
+            v += string_energy(sk[k], sl0[k], _length(q, si[k], sj[k]), ssp[k])
+    if members.cable_stiffness.shape[0]:
+        L = _cable_lengths(q, members)
+        for c in range(L.shape[0]):
+            v += string_energy(members.cable_stiffness[c], members.cable_rest_length[c], L[c],
+                               False)
     return v
 
 
@@ -83,12 +144,19 @@ def spring_rounding(q, members):
     :func:`spring_potential` per eps. Each length comes from coordinates known to about eps l,
     which moves V_s by the member force k |l - l0| times it: 2 V_s / strain, far above eps
     V_s for stiff strings at small strains."""
-    si, sj, sk, sl0, _, ssp = members
+    si, sj, sk, sl0, ssp = (members.i, members.j, members.stiffness, members.rest_length,
+                            members.spring)
     v = 0.0
     for k in range(si.shape[0]):
         l = _length(q, si[k], sj[k])
-        if is_active(l, sl0[k], ssp[k]):
+        if members.cable[k] < 0 and is_active(l, sl0[k], ssp[k]):
             v += sk[k] * abs(l - sl0[k]) * l
+    if members.cable_stiffness.shape[0]:
+        L = _cable_lengths(q, members)
+        for c in range(L.shape[0]):
+            if is_active(L[c], members.cable_rest_length[c], False):
+                v += abs(string_tension(members.cable_stiffness[c],
+                                        members.cable_rest_length[c], L[c], False)) * L[c]
     return v
 
 
