@@ -345,3 +345,25 @@ def test_layers_that_do_not_model_cables_refuse_them(call, what):
     with pytest.raises(ValueError, match=rf"{what}: structure 'prism-3-clustered' has 2 "
                                          r"clustered cable\(s\), which .* does not model yet"):
         call(s)
+
+
+def test_force_densities_and_energy_follow_the_cable_law():
+    """tc.force_densities gives each segment T / l, tc.total_energy counts each cable once,
+    against the equations evaluated here at a deformed configuration (one ring stretched, the
+    other squeezed until slack)."""
+    s = tc.catalog.prism(clustered=True)
+    N = s.nodes.copy()
+    N[3:] *= [0.9, 0.9, 1.0]  # the top ring shrinks below its rest length: slack as a whole
+    N[1] += [0.02, 0.01, 0.0]  # a bottom node moves off the ring's symmetry
+    gamma = tc.force_densities(s, N)
+    lengths = np.linalg.norm(N[s.string_nodes[:, 1]] - N[s.string_nodes[:, 0]], axis=1)
+    L = np.array([lengths[list(c.strings)].sum() for c in s.cables])
+    assert L[0] > s.cable_rest_lengths[0] and L[1] < s.cable_rest_lengths[1]
+    T = s.cable_stiffness * np.maximum(L - s.cable_rest_lengths, 0.0)
+    np.testing.assert_allclose(gamma[:3], T[0] / lengths[:3], rtol=1e-13)
+    assert gamma[3:6].tolist() == [0.0, 0.0, 0.0]
+    side = s.string_stiffness[6:] * (1 - s.string_rest_lengths[6:] / lengths[6:])
+    np.testing.assert_allclose(gamma[6:], np.where(side > 0, side, 0.0), rtol=1e-13)
+    _, laws = _oracle_parts(s)
+    expected = _forces(N, laws)[1]
+    np.testing.assert_allclose(tc.total_energy(s, N), expected, rtol=1e-13)

@@ -199,7 +199,7 @@ def reject_cables(structure, what: str) -> None:
     string of its own (its own rest length and stiffness) and so give a different structure's
     answer: they refuse instead.
     """
-    if structure.cables:
+    if getattr(structure, "cables", None):  # not a Structure: the caller's own check names it
         raise ValueError(
             f"{what}: structure {structure.name!r} has {len(structure.cables)} clustered "
             f"cable(s), which {what} does not model yet (only the rigid-bar simulate does); "
