@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from tenscontrol.mechanics.kernels.cache import CACHE
-from tenscontrol.mechanics.kernels.records import Members, unclustered
+from tenscontrol.mechanics.kernels.records import Members
 from tenscontrol.mechanics.laws import (active_set, damper_density, density_slopes, is_active,
                                         string_densities, string_density)
 
@@ -71,8 +71,7 @@ def actuator_record(structure, strings, gamma_ref, kind: str) -> ActuatorRecord:
     members = Members(f(pairs[:, 0], i), f(pairs[:, 1], i),
                       f(structure.string_stiffness[strings], float),
                       f(structure.string_rest_lengths[strings], float),
-                      f(structure.string_damping[strings], float), f(spring, np.bool_),
-                      *unclustered(strings.size))
+                      f(structure.string_damping[strings], float), f(spring, np.bool_))
     return ActuatorRecord(members, f(np.where(spring, -np.inf, 0.0), float),
                           f(structure.string_gamma_max[strings], float),
                           f(np.asarray(gamma_ref, dtype=float).reshape(-1), float),

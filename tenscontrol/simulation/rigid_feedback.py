@@ -21,7 +21,7 @@ from numba import njit
 from tenscontrol.control.controllers import StateFeedback
 from tenscontrol.mechanics.rigid import kernels as K
 from tenscontrol.mechanics.kernels.cache import CACHE
-from tenscontrol.mechanics.kernels.records import Members, unclustered
+from tenscontrol.mechanics.kernels.records import Members
 from tenscontrol.mechanics.actuation import ActuatorRecord, actuated_forces
 
 __all__ = ["FeedbackRecord", "compiled_feedback", "derivative", "feedback_forces",
@@ -57,7 +57,7 @@ def feedback_record(loop, nq: int) -> FeedbackRecord:
     f = np.ascontiguousarray
     if loop is None:
         none, i = np.zeros(0), np.zeros(0, np.int64)
-        members = Members(i, i, none, none, none, np.zeros(0, np.bool_), *unclustered(0))
+        members = Members(i, i, none, none, none, np.zeros(0, np.bool_))
         return FeedbackRecord(np.zeros((0, 2 * nq)), np.zeros(nq),
                               ActuatorRecord(members, none, none, none, True))
     c = loop.controller
