@@ -215,8 +215,9 @@ def test_json_list_not_object(tmp_path):
 
 
 BAD_CONTENT = {
-    "wrong format tag": (example(format="tenscontrol.structure/2"),
-                         r"format must be 'tenscontrol.structure/1', got 'tenscontrol.structure/2'"),
+    "wrong format tag": (example(format="tenscontrol.structure/3"),
+                         r"format must be 'tenscontrol.structure/1' or "
+                         r"'tenscontrol.structure/2', got 'tenscontrol.structure/3'"),
     "unknown top-level key": ({**{k: v for k, v in example().items() if k != "strings"},
                                "strngs": EXAMPLE["strings"]},
                               r"structure: unknown key 'strngs' \(did you mean 'strings'\?\)"),

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol import validation
+from tenscontrol.model.cables import reject_cables
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
@@ -645,6 +646,7 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
         of the forces, and more than twice the acceleration of their rounding error); if
         strings sit at their rest length under ``at_rest="slack"``.
     """
+    reject_cables(structure, "linearize")
     _check_options(structure, bars, kind, at_rest, kinetic, include_radius)
     outputs = check_selection(outputs, "linearize: outputs")
     q, qd, f = _operating_point(structure, q, qd, loads, bars)

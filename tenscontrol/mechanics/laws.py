@@ -23,6 +23,11 @@ The laws, for a member of stiffness k [N/m], rest length l0 [m] and length l [m]
   [N];
 - **damper**: the force density ``c ldot / l = c (s . sd) / l^2`` [N/m] adds to gamma (the
   member pulls harder while it lengthens) and dissipates ``c ldot^2 = c (s . sd)^2 / l^2`` [W];
+- **clustered cable** (docs/theory.md, "Clustered cables"): a cable of stiffness k, rest
+  length L0 and length L (the sum of its segments' lengths) follows the string law as one
+  member: tension ``k (L - L0)`` while ``L > L0``, else 0 (:func:`string_tension`), energy
+  :func:`string_energy` of (k, L0, L); each segment of length l carries the tension, so its
+  force density is ``T / l``;
 - **rest length for a force density** (the law inverted, for prestress design):
   ``l0 = l (1 - gamma/k)`` at a given k, ``l0 = EA / (gamma + EA/l)`` when ``k = EA / l0``.
 
@@ -47,7 +52,7 @@ __all__ = [
     "elastic_energies", "elastic_energy", "is_active", "material_coefficient",
     "material_coefficients", "rest_length_at_modulus", "rest_length_at_stiffness",
     "string_densities", "string_density", "string_energies", "string_energy",
-    "string_tensions",
+    "string_tension", "string_tensions",
 ]
 
 
@@ -152,6 +157,13 @@ def string_energy(k, l0, l, spring):
 def string_energies(k, l0, l, spring):
     """Strain energies [J] of tension members with the slack rule (0 when slack)."""
     return np.where(active_set(l, l0, spring), elastic_energies(k, l0, l), 0.0)
+
+
+@njit(cache=_CACHE)
+def string_tension(k, l0, l, spring):
+    """Tension ``k (l - l0)`` [N] of one tension member or cable with the slack rule (compiled
+    scalar; 0 when slack)."""
+    return k * (l - l0) if is_active(l, l0, spring) else 0.0
 
 
 def string_tensions(k, l0, l, spring):

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tenscontrol import validation
+from tenscontrol.model.cables import reject_cables
 from tenscontrol.mechanics import laws
 from tenscontrol.model.selection import AXES, Selection, check_selection
 from tenscontrol.model.structure import Structure
@@ -401,6 +402,7 @@ def sensors(structure: Structure, *, string_lengths=(), string_tensions=(),
     SensorSet
         Combine sets with different noise models with ``+``.
     """
+    reject_cables(structure, "sensors")
     if not isinstance(structure, Structure):
         raise TypeError(f"sensors: structure must be a tenscontrol.Structure, got "
                         f"{type(structure).__name__}")

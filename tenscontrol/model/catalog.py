@@ -10,6 +10,7 @@ Load functions return callables ``force(t, q, qd) -> (n_nodes, 3)`` [N].
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -39,7 +40,8 @@ _TBAR_VARIANTS = {
 }
 
 
-def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None = None) -> Structure:
+def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None = None,
+         clustered: bool = False) -> Structure:
     r"""The planar T-bar: two crossing bars pinned at the ground, held by four members.
 
     ::
@@ -76,6 +78,11 @@ def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None 
         ``"aluminium"``) giving the bars' density, Young's modulus and Poisson's ratio, for
         the compressible-bar studies of the paper's Figs. 15-19 and Table 2. By default the bars have
         density 500 kg/m^3, E = 2e11 Pa and Poisson 0.3 (the reference code's T-bar).
+    clustered : bool
+        True: members m1, m2, m3 form one cable 1 -> 2 -> 3 -> 0 over the bar tips
+        (:class:`~tenscontrol.model.cables.Cable`) with the members' material and damping and
+        the sum of their rest lengths (2.4 c for ``"stedy"``); the name ends in
+        ``"-clustered"``. Needs one-sided strings (not ``"paper"``).
 
     Returns
     -------
@@ -127,7 +134,12 @@ def tbar(variant: str = "stedy", damping: float = 0.0, bar_material: str | None 
         dict(fields_, nodes=pair, rest_fraction=f, damping=damping)
         for pair, f in zip(((0, 1), (1, 2), (2, 3), (3, 0)), fractions)
     ]
-    return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 2: "y", 3: "y"}, name=name)
+    if clustered and fields_["kind"] != "string":
+        raise ValueError(f"tbar: variant {variant!r} has two-sided springs; a clustered T-bar "
+                         "needs one-sided strings: use variant 'stedy' or 'table2'")
+    return Structure(nodes, bars, strings, fixed={0: "xyz", 1: "xyz", 2: "y", 3: "y"},
+                     name=name + "-clustered" * clustered,
+                     cables=[{"strings": (1, 2, 3)}] if clustered else ())
 
 
 def dbar(damping: float = 0.1) -> Structure:
@@ -372,7 +384,7 @@ def prism(n: int = 3, *, radius: float = 0.5, height: float = 1.0, twist: float 
           bar_material: str = "aluminium", bar_radius: float = 0.01,
           string_material: str = "nylon", string_radius: float = 1e-3,
           rest_fraction: float = 0.95, base: str = "fixed",
-          gravity=(0.0, 0.0, 0.0), damping: float = 0.0) -> Structure:
+          gravity=(0.0, 0.0, 0.0), damping: float = 0.0, clustered: bool = False) -> Structure:
     """A Snelson n-prism: the simplest class-1 tensegrity, n bars between two n-gon rings.
 
     Bottom node i (i = 0..n-1) sits at angle 2 pi i / n on a circle of radius `radius` at
@@ -408,6 +420,12 @@ def prism(n: int = 3, *, radius: float = 0.5, height: float = 1.0, twist: float 
         Damper coefficient on every string [N s/m]; 0 (the reference model) by default. Give
         a positive value for linear analysis and control, where an undamped structure has
         no finite norms and no balanced truncation.
+    clustered : bool
+        True: each ring is one closed cable (:class:`~tenscontrol.model.cables.Cable`: cable
+        0 the bottom ring from node 0 around to node 0, cable 1 the top ring), with the
+        strings' material, radius and damping and rest fraction `rest_fraction` of the whole
+        ring. The ring's strings are equally long, so each cable starts with the tension its
+        strings have as separate members: the same prestress. Named ``"prism-<n>-clustered"``.
 
     Returns
     -------
@@ -419,8 +437,14 @@ def prism(n: int = 3, *, radius: float = 0.5, height: float = 1.0, twist: float 
     ValueError
         If n < 3, `radius` or `height` is not positive, `base` or a material is unknown.
     """
-    return _prism_stack(1, n, radius, height, twist, bar_material, bar_radius, string_material,
-                        string_radius, rest_fraction, base, gravity, damping, name=f"prism-{n}")
+    separate = _prism_stack(1, n, radius, height, twist, bar_material, bar_radius,
+                            string_material, string_radius, rest_fraction, base, gravity,
+                            damping, name=f"prism-{n}")
+    if not clustered:
+        return separate
+    rings = [{"strings": tuple(range(r * n, (r + 1) * n)), "rest_fraction": rest_fraction}
+             for r in range(2)]
+    return dataclasses.replace(separate, cables=rings, name=f"prism-{n}-clustered")
 
 
 def prism_tower(stages: int, n: int = 3, *, radius: float = 0.5, height: float = 1.0,

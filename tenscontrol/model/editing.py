@@ -113,7 +113,10 @@ def with_nodes(structure, nodes, keep_rest_lengths: bool = True):
                for s, l0 in zip(structure.strings, structure.string_rest_lengths)]
     bars = [dataclasses.replace(b, rest_length=float(l0))
             for b, l0 in zip(structure.bars, structure.bar_rest_lengths)]
-    return dataclasses.replace(structure, nodes=nodes, strings=tuple(strings), bars=tuple(bars))
+    cables = [dataclasses.replace(c, rest_length=float(l0), rest_fraction=None)
+              for c, l0 in zip(structure.cables, structure.cable_rest_lengths)]
+    return dataclasses.replace(structure, nodes=nodes, strings=tuple(strings), bars=tuple(bars),
+                               cables=tuple(cables))
 
 
 def with_base(structure, nodes):
@@ -134,5 +137,7 @@ def with_scale(structure, factor):
                for s in structure.strings]
     bars = [b if b.rest_length is None else
             dataclasses.replace(b, rest_length=b.rest_length * factor) for b in structure.bars]
+    cables = [c if c.rest_length is None else
+              dataclasses.replace(c, rest_length=c.rest_length * factor) for c in structure.cables]
     return dataclasses.replace(structure, nodes=np.asarray(structure.nodes) * factor,
-                               strings=tuple(strings), bars=tuple(bars))
+                               strings=tuple(strings), bars=tuple(bars), cables=tuple(cables))

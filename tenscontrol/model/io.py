@@ -1,4 +1,4 @@
-"""JSON read/write of structures in the ``tenscontrol.structure/1`` format.
+"""JSON read/write of structures in the ``tenscontrol.structure/1`` and ``/2`` formats.
 
 The format (node indices start at 0; members point from ``nodes[0]`` to ``nodes[1]``)::
 
@@ -18,6 +18,10 @@ The format (node indices start at 0; members point from ``nodes[0]`` to ``nodes[
 A string gives ``stiffness`` or (``youngs_modulus`` or ``material``, and ``radius``), and
 ``rest_length`` or ``rest_fraction``. ``kind`` defaults to ``"string"``, ``damping`` to 0,
 ``actuated`` to true and ``gamma_max`` (the actuator's force-density limit [N/m]) to none.
+Version 2 (``"format": "tenscontrol.structure/2"``) adds the key ``"cables"``: a list of
+clustered cables, each ``{"strings": [1, 2, 3], ...}`` with the fields of
+:class:`~tenscontrol.model.cables.Cable`. A structure without cables is written as version 1,
+so that older readers keep reading it; both versions load.
 A bar or string may name a ``material`` preset instead of density and Young's modulus. Unknown
 keys are errors, and so is a key given twice in one object (JSON readers keep the last value,
 which would hide the first). :func:`load_structure` reads regular files only (a FIFO or a
@@ -35,12 +39,15 @@ from tenscontrol import fileio
 from tenscontrol.model.checks import paused_gc, reject_unknown_keys, show
 from tenscontrol.model.structure import Structure
 
-__all__ = ["FORMAT", "MAX_FILE_BYTES", "load_structure", "save_structure", "structure_from_dict", "structure_to_dict"]
+__all__ = ["FORMAT", "FORMAT_CABLES", "MAX_FILE_BYTES", "load_structure", "save_structure", "structure_from_dict", "structure_to_dict"]
 
 FORMAT = "tenscontrol.structure/1"
+#: The format that adds clustered cables (written only for structures that have cables).
+FORMAT_CABLES = "tenscontrol.structure/2"
 #: Default size limit of :func:`load_structure` [bytes]: 256 MiB, four times a 100k-node file.
 MAX_FILE_BYTES = 256 * 2**20
-_TOP_KEYS = ["format", "name", "gravity", "nodes", "fixed", "bars", "strings", "point_masses"]
+_TOP_KEYS = ["format", "name", "gravity", "nodes", "fixed", "bars", "strings", "point_masses",
+             "cables"]
 
 
 def _members(d: dict, key: str) -> list:
@@ -62,8 +69,11 @@ def structure_from_dict(d: dict) -> Structure:
         raise ValueError(f"a structure must be a JSON object, got {type(d).__name__}")
     reject_unknown_keys("structure", d, _TOP_KEYS)
     fmt = d.get("format", FORMAT)
-    if fmt != FORMAT:
-        raise ValueError(f"format must be {FORMAT!r}, got {show(fmt)}")
+    if fmt not in (FORMAT, FORMAT_CABLES):
+        raise ValueError(f"format must be {FORMAT!r} or {FORMAT_CABLES!r}, got {show(fmt)}")
+    if "cables" in d and fmt != FORMAT_CABLES:
+        raise ValueError(f"structure: key 'cables' needs \"format\": {FORMAT_CABLES!r} (version 1 "
+                         "has no cables); change the format tag")
     if "nodes" not in d:
         raise ValueError("structure: missing key 'nodes' (an (n_nodes, 3) list of coordinates)")
     return Structure(
@@ -74,6 +84,7 @@ def structure_from_dict(d: dict) -> Structure:
         point_masses=_members(d, "point_masses"),
         gravity=d.get("gravity", (0.0, 0.0, 0.0)),
         name=d.get("name", "structure"),
+        cables=_members(d, "cables"),
     )
 
 
@@ -94,8 +105,8 @@ def structure_to_dict(structure: Structure) -> dict:
         for i, row in enumerate(structure.fixed)
         if row.any()
     ]
-    return {
-        "format": FORMAT,
+    out = {
+        "format": FORMAT_CABLES if structure.cables else FORMAT,
         "name": structure.name,
         "gravity": structure.gravity.tolist(),
         "nodes": structure.nodes.tolist(),
@@ -104,6 +115,9 @@ def structure_to_dict(structure: Structure) -> dict:
         "strings": [_compact(s) for s in structure.strings],
         "point_masses": [_compact(p) for p in structure.point_masses],
     }
+    if structure.cables:
+        out["cables"] = [_compact(c) for c in structure.cables]
+    return out
 
 
 def _read_text(path: str, max_bytes: int) -> str:
@@ -132,7 +146,7 @@ def _object(pairs: list, found: list) -> dict:
 
 
 _MEMBER_NAMES = {"bars": "bar", "strings": "string", "fixed": "fixed entry",
-                 "point_masses": "point mass"}
+                 "point_masses": "point mass", "cables": "cable"}
 
 
 def _where(path: tuple) -> str:

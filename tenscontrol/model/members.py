@@ -18,13 +18,13 @@ from tenscontrol.model.checks import node_index, node_pair, real, reject_unknown
 from tenscontrol.validation import flag
 from tenscontrol.model.materials import material as _material
 
-__all__ = ["Bar", "String", "PointMass", "resolve_bars", "resolve_strings",
-           "resolve_point_masses", "fixed_mask", "member_list"]
+__all__ = ["Bar", "String", "PointMass", "member_repr", "resolve_bars", "resolve_strings",
+           "resolve_point_masses", "fixed_mask", "member_list", "string_stiffness_fields"]
 
 AXES = "xyz"
 
 
-def _member_repr(member) -> str:
+def member_repr(member) -> str:
     """One line with the fields that differ from their defaults, numbers to 6 digits."""
     parts = []
     for f in fields(member):
@@ -72,7 +72,7 @@ class Bar:
     material: str | None = None
     rest_length: float | None = None
 
-    __repr__ = _member_repr
+    __repr__ = member_repr
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class String:
     actuated: bool = True
     gamma_max: float | None = None
 
-    __repr__ = _member_repr
+    __repr__ = member_repr
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def _bar_fields(where: str, bar: Mapping) -> dict:
                 rest_length=rest)
 
 
-def _string_stiffness_fields(where: str, s: Mapping) -> dict:
+def string_stiffness_fields(where: str, s: Mapping) -> dict:
     """stiffness, youngs_modulus and radius of a tension member: one way of giving k."""
     E, name = s.get("youngs_modulus"), s.get("material")
     if E is None and name is not None:
@@ -235,7 +235,7 @@ def _string_fields(where: str, s: Mapping) -> dict:
     kind = s.get("kind", "string")
     if not isinstance(kind, str) or kind not in ("string", "spring"):
         raise ValueError(f"{where}: kind must be 'string' or 'spring', got {show(kind)}")
-    out = dict(kind=kind, **_string_stiffness_fields(where, s))
+    out = dict(kind=kind, **string_stiffness_fields(where, s))
     rest_length, rest_fraction = s.get("rest_length"), s.get("rest_fraction")
     if rest_length is not None and rest_fraction is not None:
         raise ValueError(f"{where}: give rest_length or rest_fraction, not both")

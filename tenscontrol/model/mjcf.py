@@ -40,6 +40,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from tenscontrol import fileio, validation
+from tenscontrol.model.cables import reject_cables
 from tenscontrol.model.structure import Structure
 
 __all__ = ["to_mjcf"]
@@ -210,6 +211,7 @@ def to_mjcf(structure: Structure, path=None, *, include_radius: bool = False,
     ValueError
         For a structure MJCF cannot express this way (named), or a bad option.
     """
+    reject_cables(structure, "to_mjcf")
     if not isinstance(structure, Structure):
         raise TypeError(f"to_mjcf: structure must be a Structure, got {type(structure).__name__}")
     timestep = validation.real("to_mjcf: timestep", timestep, what="a number > 0 [s]",

@@ -21,12 +21,13 @@ import numpy as np
 from tenscontrol.model.checks import (LARGEST, SHORTEST_RELATIVE, SMALLEST, first_out_of_range,
                                       paused_gc, real, show)
 from tenscontrol.model import editing
+from tenscontrol.model.cables import Cable, cable_node_sequence, resolve_cables
 from tenscontrol.model.editing import KEEP
 from tenscontrol.model.members import (Bar, PointMass, String, fixed_mask, resolve_bars,
                                        resolve_point_masses, resolve_strings)
 from tenscontrol.model.tables import Presentable, titled_table, value_range
 
-__all__ = ["Bar", "String", "PointMass", "Structure"]
+__all__ = ["Bar", "Cable", "String", "PointMass", "Structure"]
 
 _AXES = "xyz"
 
@@ -129,6 +130,9 @@ class Structure(Presentable):
         Gravitational acceleration [m/s^2], e.g. ``(0, 0, -9.806)``.
     name : str
         A label for plots and files.
+    cables : sequence of Cable or dict, optional
+        Clustered strings: each groups an ordered chain of strings into one cable with one
+        tension (:class:`~tenscontrol.model.cables.Cable`; dicts take its fields).
 
     Notes
     -----
@@ -166,6 +170,7 @@ class Structure(Presentable):
     point_masses: tuple[PointMass, ...] = ()
     gravity: Any = (0.0, 0.0, 0.0)
     name: str = "structure"
+    cables: tuple[Cable, ...] = ()
 
     def __post_init__(self):
         with paused_gc():
@@ -189,6 +194,10 @@ class Structure(Presentable):
             self._check_lengths()
             self._check_bars()
             self._check_strings()
+        set_("cables", resolve_cables(self.cables, self.strings, self.string_nodes,
+                                      self.string_rest_lengths))
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            self._check_cables()
         self._check_inertia()
 
     def _member_error(self, kind: str, k: int, text: str) -> ValueError:
@@ -263,6 +272,16 @@ class Structure(Presentable):
         if k is not None:
             raise self._member_error("string", k, f"damping {c[k]:g} N s/m is out of range; it "
                                      f"must lie in [0, {LARGEST:g}] N s/m")
+
+    def _check_cables(self):
+        """Rest lengths and stiffnesses of the cables in range (named by cable)."""
+        for values, what, unit in ((self.cable_rest_lengths, "rest length", "m"),
+                                   (self.cable_stiffness, "stiffness", "N/m")):
+            c = first_out_of_range(values)
+            if c is not None:
+                raise ValueError(f"cable {c} (strings {list(self.cables[c].strings)}): {what} "
+                                 f"{values[c]:.3g} {unit} is out of range; it must lie in "
+                                 f"[{SMALLEST:g}, {LARGEST:g}] {unit}: check the units")
 
     def _check_inertia(self):
         for p, pm in enumerate(self.point_masses):
@@ -435,6 +454,50 @@ class Structure(Presentable):
         return _readonly(np.array([np.inf if s.gamma_max is None else s.gamma_max
                                    for s in self.strings], dtype=float))
 
+    @property
+    def n_cables(self) -> int:
+        """Number of clustered cables."""
+        return len(self.cables)
+
+    @cached_property
+    def string_cable(self) -> np.ndarray:
+        """(n_strings,) int: the cable each string is a segment of, -1 for a string on its own."""
+        out = np.full(self.n_strings, -1, dtype=np.int64)
+        for c, cable in enumerate(self.cables):
+            out[list(cable.strings)] = c
+        return _readonly(out)
+
+    @cached_property
+    def cable_nodes(self) -> tuple[tuple[int, ...], ...]:
+        """The node sequence n_0, ..., n_m each cable runs through, in order."""
+        return tuple(cable_node_sequence(c.strings, self.string_nodes) for c in self.cables)
+
+    @cached_property
+    def cable_lengths(self) -> np.ndarray:
+        """(n_cables,) cable lengths L [m] in the initial configuration: sums of segment
+        lengths."""
+        return _readonly(np.array([self.string_lengths[list(c.strings)].sum()
+                                   for c in self.cables], dtype=float))
+
+    @cached_property
+    def cable_rest_lengths(self) -> np.ndarray:
+        """(n_cables,) cable rest lengths L0 [m]."""
+        return _readonly(np.array([
+            c.rest_length if c.rest_length is not None else c.rest_fraction * L
+            for c, L in zip(self.cables, self.cable_lengths)], dtype=float))
+
+    @cached_property
+    def cable_stiffness(self) -> np.ndarray:
+        """(n_cables,) cable stiffness k = E pi r^2 / L0 [N/m] (or as given)."""
+        return _readonly(np.array([
+            c.stiffness if c.stiffness is not None else c.youngs_modulus * np.pi * c.radius**2 / L0
+            for c, L0 in zip(self.cables, self.cable_rest_lengths)], dtype=float))
+
+    @cached_property
+    def cable_damping(self) -> np.ndarray:
+        """(n_cables,) damper coefficients c [N s/m] on the cables' length rates."""
+        return _readonly(np.array([c.damping for c in self.cables], dtype=float))
+
     @cached_property
     def fixed_coordinates(self) -> np.ndarray:
         """Indices into q = vec(N) (node by node: x0, y0, z0, x1, ...) of the fixed coordinates."""
@@ -576,7 +639,8 @@ actuated, gamma_max
         return (
             f"Structure(name={self.name!r}, n_nodes={self.n_nodes}, n_bars={self.n_bars}, "
             f"n_strings={self.n_strings}, fixed_coordinates={len(self.fixed_coordinates)}, "
-            f"point_masses={len(self.point_masses)}, gravity={self.gravity.tolist()})"
+            f"point_masses={len(self.point_masses)}, gravity={self.gravity.tolist()}"
+            + (f", n_cables={self.n_cables})" if self.cables else ")")
         )
 
     def summary(self) -> str:
@@ -592,4 +656,8 @@ actuated, gamma_max
             ("fixed coordinates", f"{self.fixed_coordinates.size}"),
             ("gravity", f"({', '.join(f'{g:g}' for g in self.gravity)}) m/s^2"),
             ("bar lengths", value_range(self.bar_lengths, "m")),
-            ("string rest lengths", value_range(self.string_rest_lengths, "m"))])
+            ("string rest lengths", value_range(self.string_rest_lengths, "m"))]
+            + [(f"cable {c}", f"strings {list(cable.strings)}, nodes "
+                f"{'->'.join(map(str, nodes))}, L0 {L0:.6g} m, k {k:.6g} N/m")
+               for c, (cable, nodes, L0, k) in enumerate(zip(
+                   self.cables, self.cable_nodes, self.cable_rest_lengths, self.cable_stiffness))])

@@ -59,6 +59,11 @@ class Actuators:
                 raise ValueError(f"controller: string {int(k)} (nodes {a}->{b}) is not actuated "
                                  "(String.actuated is False); design the controller on "
                                  "model.actuated() or mark the string actuated")
+            if structure.string_cable[k] >= 0:
+                raise ValueError(f"controller: string {int(k)} is a segment of cable "
+                                 f"{int(structure.string_cable[k])}; commanding a cable (one "
+                                 "input per motor) is not modelled yet: command strings that "
+                                 "are not cable segments")
         if len(set(strings.tolist())) != strings.size:
             raise ValueError("controller: a string appears twice in controller.strings")
         check_kind(kind)

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.optimize
 
 from tenscontrol import validation
+from tenscontrol.model.cables import reject_cables
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.statics.loaded_prestress import loaded_prestress
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
@@ -491,6 +492,7 @@ def equilibrium(structure: Structure, *, gamma_min=0.0, loads=None, objective: s
     a self-stress usually make min_sum unbounded (their gamma may fall without limit); use
     min_norm for them.
     """
+    reject_cables(structure, "prestress equilibrium")
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     gamma_min = _per_string(structure, gamma_min, "gamma_min", 0.0)

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol import validation
+from tenscontrol.model.cables import reject_cables
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import constraint_jacobian, gravity_vector
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
@@ -165,6 +166,7 @@ def tangent_stiffness(structure: Structure, q=None, *, gamma=None, bar_force_den
     ndarray, shape (3n, 3n)
         Symmetric; for rigid bars, ``-d(xi + J_Phi^T lambda)/dq`` with lambda held.
     """
+    reject_cables(structure, "tangent_stiffness")
     _validate("tangent_stiffness", structure, bars, at_rest, q=q, gamma=gamma,
               bar_force_densities=bar_force_densities, loads=loads)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))
@@ -393,6 +395,7 @@ def compliance(structure: Structure, q=None, *, bars: str = "rigid", at_rest: st
     bars pinned at one end and no strings), the compliance is empty: ``displacement`` then
     returns zero for every load the constraints take.
     """
+    reject_cables(structure, "compliance")
     _validate("compliance", structure, bars, at_rest, q=q, gamma=gamma,
               bar_force_densities=bar_force_densities, loads=loads)
     q = nodal_vector(structure.n_nodes, "q", q, structure.nodes.reshape(-1))

@@ -103,7 +103,8 @@ def _add_block(J, i3, j3, D):
 @njit(cache=_CACHE, **_INTERNAL)
 def _string_forces(q, qd, members, held, gamma, xi):
     """Add string and damper forces to xi, fill gamma; returns the damper power [W]."""
-    si, sj, sk, sl0, sc, ssp = members
+    si, sj, sk, sl0, sc, ssp = (members.i, members.j, members.stiffness, members.rest_length,
+                                members.damping, members.spring)
     gam_in, hold_g = held.gamma, held.hold_gamma
     power = 0.0
     s = np.empty(3)
@@ -362,7 +363,8 @@ def _string_blocks(q, qd, members, gamma, hold_g, Sq, Sqd, pq, pqd):
     """3x3 blocks d(f_s + f_d)/db, d f_d/dbd of each string (docs/theory.md, "Linearization: force
     densities in, nodal forces as disturbances") into Sq, Sqd
     (n_strings, 3, 3); adds the damper-power gradients to pq, pqd."""
-    si, sj, sk, sl0, sc, ssp = members
+    si, sj, sk, sl0, sc, ssp = (members.i, members.j, members.stiffness, members.rest_length,
+                                members.damping, members.spring)
     s = np.empty(3)
     sd = np.empty(3)
     gs = np.empty(3)

@@ -37,6 +37,7 @@ import numpy as np
 import scipy.linalg
 
 from tenscontrol import validation
+from tenscontrol.model.cables import reject_cables
 from tenscontrol.mechanics.compressible import kernels as CK
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector
 from tenscontrol.mechanics.laws import active_set, elastic_densities
@@ -199,6 +200,7 @@ def compressible_model(structure: Structure, kinetic: str = "consistent",
         For an unknown `kinetic`, a bar without Young's modulus or Poisson's ratio, or (in
         ``"paper"`` mode) a bar whose stretch mode has no inertia; the message names the bar.
     """
+    reject_cables(structure, "the compressible-bar model")
     if not isinstance(structure, Structure):
         raise TypeError(f"expected a tenscontrol.Structure, got {type(structure).__name__}")
     check_kinetic(kinetic)

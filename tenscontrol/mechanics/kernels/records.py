@@ -36,7 +36,7 @@ from tenscontrol.mechanics.kernels.cache import CACHE
 from tenscontrol.model.structure import Structure
 
 __all__ = [
-    "Members", "RigidBars", "CompressibleBars", "Correction", "HeldForceDensities",
+    "Members", "ClusteredMembers", "RigidBars", "CompressibleBars", "Correction", "HeldForceDensities",
     "RigidKernelModel", "CompressibleKernelModel", "members_record", "rigid_bars_record",
     "follow_laws",
 ]
@@ -65,6 +65,40 @@ class Members(NamedTuple):
     rest_length: np.ndarray
     damping: np.ndarray
     spring: np.ndarray
+
+
+class ClusteredMembers(NamedTuple):
+    """:class:`Members` of a structure with clustered cables (docs/theory.md, "Clustered
+    cables"): its six fields, then the cables. A separate type, so that the kernels compile
+    the cable code only for it and a structure without cables runs the plain member loop.
+
+    Attributes
+    ----------
+    i, j, stiffness, rest_length, damping, spring
+        As for :class:`Members`, with stiffness and damping 0 for a cable's segments (their own
+        law is replaced by the cable's).
+    cable : ndarray of int64, shape (n_strings,)
+        The cable each member is a segment of, -1 for a member on its own.
+    cable_segments : ndarray of int64
+        The cables' segments (member indices), cable after cable, each in the order it runs.
+    cable_start : ndarray of int64, shape (n_cables + 1,)
+        Cable c's segments are ``cable_segments[cable_start[c]:cable_start[c + 1]]``.
+    cable_stiffness, cable_rest_length, cable_damping : ndarray of float, shape (n_cables,)
+        Stiffness k [N/m], rest length L0 [m] and damper coefficient [N s/m] of each cable.
+    """
+
+    i: np.ndarray
+    j: np.ndarray
+    stiffness: np.ndarray
+    rest_length: np.ndarray
+    damping: np.ndarray
+    spring: np.ndarray
+    cable: np.ndarray
+    cable_segments: np.ndarray
+    cable_start: np.ndarray
+    cable_stiffness: np.ndarray
+    cable_rest_length: np.ndarray
+    cable_damping: np.ndarray
 
 
 class RigidBars(NamedTuple):
@@ -156,14 +190,26 @@ def follow_laws() -> HeldForceDensities:
     return HeldForceDensities(np.zeros(0), np.zeros(0), False, False)
 
 
-def members_record(structure: Structure) -> Members:
-    """The tension members of `structure` as a :class:`Members` record."""
+def members_record(structure: Structure) -> Members | ClusteredMembers:
+    """The tension members of `structure` as a :class:`Members` record, or a
+    :class:`ClusteredMembers` record if it has cables."""
     s = structure
-    return Members(
+    # a cable segment's own law is replaced by its cable's: stiffness and damping 0 here make
+    # the plain member loop skip it (gamma 0, no force, no energy), the cable code applies it
+    segment = s.string_cable >= 0
+    plain = (
         np.ascontiguousarray(s.string_nodes[:, 0], dtype=np.int64),
         np.ascontiguousarray(s.string_nodes[:, 1], dtype=np.int64),
-        np.array(s.string_stiffness, dtype=float), np.array(s.string_rest_lengths, dtype=float),
-        np.array(s.string_damping, dtype=float), np.array(s.string_is_spring, dtype=np.bool_))
+        np.where(segment, 0.0, s.string_stiffness), np.array(s.string_rest_lengths, dtype=float),
+        np.where(segment, 0.0, s.string_damping), np.array(s.string_is_spring, dtype=np.bool_))
+    if not s.cables:
+        return Members(*plain)
+    return ClusteredMembers(
+        *plain, np.array(s.string_cable, dtype=np.int64),
+        np.array([k for c in s.cables for k in c.strings], dtype=np.int64),
+        np.cumsum([0] + [len(c.strings) for c in s.cables]).astype(np.int64),
+        np.array(s.cable_stiffness, dtype=float), np.array(s.cable_rest_lengths, dtype=float),
+        np.array(s.cable_damping, dtype=float))
 
 
 def rigid_bars_record(structure: Structure, bars=None) -> RigidBars:
