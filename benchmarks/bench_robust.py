@@ -93,7 +93,8 @@ def analyse(name, s, outputs, effort, parameters, samples, gain_samples):
     wc = robust.worst_case_gain(loop, INSIDE * r.margin, starts=mg.deltas[worst])
     nominal = wc.nominal
     row = [name, f"{loop.n_parameters} ({sum(loop.blocks)})", f"{r.peak_upper:.5g}",
-           f"{r.peak_lower:.5g}", f"{100 * r.gap:.2f}" + ("" if r.complete else " (partial)"), f"{r.peak_frequency:.4g}",
+           f"{r.peak_lower:.5g}", f"{100 * r.gap:.2f}" + ("" if r.complete else " (partial)"),
+           f"{r.peak_frequency:.4g}",
            f"{r.crossing_frequency:.4g}", f"{r.margin:.4g}", f"{r.axis_residual:.1e}",
            f"{mc.unstable}/{samples}", f"{nominal:.3g}", f"{np.max(mg.gains):.3g}",
            f"{wc.gain:.3g}", f"{t_lft:.2f}", f"{r.cpu['upper']:.2f}", f"{r.cpu['lower']:.2f}",

@@ -30,7 +30,8 @@ from tenscontrol.model.structure import Structure
 from tenscontrol.model.tables import Presentable, html_table
 from tenscontrol.studies.verification import output_grid
 
-__all__ = ["MaterialFigures", "MaterialComparison", "RobustFigures", "MaterialTable", "check_materials",
+__all__ = ["MaterialFigures", "MaterialComparison", "RobustFigures", "MaterialTable",
+           "check_materials",
            "compare_materials", "doublet_ratios", "one_channel", "with_bar_material",
            "text_table", "html_material_table"]
 
