@@ -114,7 +114,7 @@ def curves(name, r, top=12):
 def design_row(name, model, design, parameters, rounds):
     rd, t = cpu(lambda: robust.robust_lqr(model, design, parameters, rounds=rounds))
     return [name, f"{rd.margins[0]:.4g}", " -> ".join(f"{m:.4g}" for m in rd.margins[1:]),
-            f"{rd.deltas.shape[0]}", f"{100 * rd.nominal_loss:.3g}", f"{rd.costs.max():.4g}",
+            f"{rd.chosen}", f"{rd.deltas.shape[0]}", f"{100 * rd.nominal_loss:.3g}", f"{rd.costs.max():.4g}",
             f"{t:.1f}"]
 
 
@@ -182,7 +182,7 @@ def main():
         for res in results:
             curves(res[0], res[4])
     print(f"\n3. robust LQR ({args.design_rounds} worst cases added) against the nominal LQR")
-    print_table(["case", "margin nominal", "margin per round", "models", "nominal H2 lost [%]",
+    print_table(["case", "margin nominal", "margin per round", "kept", "models", "nominal H2 lost [%]",
                  "worst cost / J0", "CPU [s]"],
                 [design_row(name, model, design, parameters, args.design_rounds)
                  for name, s, design, loop, r, model, parameters in results

@@ -300,11 +300,14 @@ def test_lqr_gain_is_optimal_for_the_nominal_cost(tbar):
 def test_robust_lqr_widens_the_margin_and_stabilizes_its_models(tbar, tbar_robust_design):
     s, model, design = tbar
     rd, params = tbar_robust_design
-    assert rd.margins[-1] > rd.margins[0] * 1.2          # T-bar: 2.49 -> about 6.3
+    assert rd.margins[rd.chosen] > rd.margins[0] * 1.2     # T-bar: 2.49 -> about 6.3
+    assert rd.margins[rd.chosen] == rd.margins.max()
     nominal = robust.robust_stability(robust.uncertain_loop(model, design, params))
     assert rd.margins[0] == pytest.approx(nominal.margin, rel=1e-12)
     loop = robust.uncertain_loop(model, rd.controller, params)
-    assert rd.stability.margin == pytest.approx(rd.margins[-1], rel=1e-12)
+    again = robust.robust_stability(loop)                 # the returned gain's own analysis
+    assert again.margin == pytest.approx(rd.stability.margin, rel=1e-9)
+    assert rd.stability.margin == pytest.approx(rd.margins[rd.chosen], rel=1e-12)
     for d in rd.deltas:                                   # oracle: eigenvalues of each model
         assert np.linalg.eigvals(loop.closed_loop(d)).real.max() < 0
     assert rd.nominal_loss >= -1e-9 and rd.costs[0] >= 1 - 1e-9

@@ -1,7 +1,7 @@
 """Robust state feedback: one gain for a set of models, grown from the worst cases of mu.
 
 See docs/theory.md, "Structured uncertainty and mu". :func:`robust_lqr` starts from a nominal
-LQR design and repeats: find the destabilizing perturbation delta* of the current gain
+LQR design and repeats `rounds` times: find the destabilizing perturbation delta* of the current gain
 (:func:`tenscontrol.robust.robust_stability`), add the model at ``SHRINK delta*`` (still stable
 under the current gain) to the set, and redesign one common gain K that minimizes the worst
 LQR cost over the set. The cost of K on model j is the LQR criterion's H2 form,
@@ -13,7 +13,8 @@ disturbances of model j), with the gradient ``dJ_j/dK = 2 (R K - U_j^T P_j) X_j`
 ``(A_j - U_j K) X_j + X_j (A_j - U_j K)^T + B_j B_j^T = 0``. The worst cost is smoothed by
 log-sum-exp (``SHARPNESS``) and minimized by gradient descent with Barzilai-Borwein steps and
 backtracking: a step that destabilizes any model of the set has infinite cost and is refused,
-so every iterate stabilizes every model. The nominal LQR gain minimizes J_0 (for every B), so
+so every iterate stabilizes every model. A redesign guarantees only its set, so the gain of
+the round with the largest margin is returned. The nominal LQR gain minimizes J_0 (for every B), so
 the nominal performance lost is ``sqrt(J_0(K) / J_0(K_lqr)) - 1 >= 0``.
 """
 
@@ -69,6 +70,9 @@ class RobustLQRDesign(Design):
     margins : ndarray, shape (rounds + 1,)
         The robust stability margin (1 / peak mu upper) of the nominal gain, then of the gain
         after each round.
+    chosen : int
+        The round whose gain is returned: the largest margin (0 = the nominal gain, when no
+        redesign widened it). `deltas` and `costs` are that gain's model set.
     nominal : LQRDesign
         The design started from (its Q and R are the weights).
     nominal_loss : float
@@ -86,6 +90,7 @@ class RobustLQRDesign(Design):
     deltas: np.ndarray
     costs: np.ndarray
     margins: np.ndarray
+    chosen: int
     nominal: object
     nominal_loss: float
     stability: object
@@ -93,14 +98,16 @@ class RobustLQRDesign(Design):
 
     def __repr__(self) -> str:
         return (f"RobustLQRDesign(models={self.deltas.shape[0]}, margin={self.margins[0]:.4g} "
-                f"-> {self.margins[-1]:.4g}, nominal H2 lost={100 * self.nominal_loss:.3g} %)")
+                f"-> {self.margins[self.chosen]:.4g}, nominal H2 lost="
+                f"{100 * self.nominal_loss:.3g} %)")
 
     def summary(self) -> str:
         """Margins, the model set's costs and the nominal performance lost as a table."""
         return titled_table("RobustLQRDesign", [
             ("inputs x states", f"{self.K.shape[0]} x {self.K.shape[1]}"),
             ("models", f"{self.deltas.shape[0]} (nominal + worst cases)"),
-            ("robust margin", " -> ".join(f"{m:.4g}" for m in self.margins)),
+            ("robust margin per round", " -> ".join(f"{m:.4g}" for m in self.margins)
+             + f" (round {self.chosen} kept)"),
             ("worst cost / nominal LQR cost", f"{self.costs.max():.6g}"),
             ("nominal H2 lost", f"{100 * self.nominal_loss:.4g} %"),
             ("slowest pole", f"{self.E[np.argmax(self.E.real)]:.6g} 1/s"),
@@ -226,20 +233,27 @@ def robust_lqr(model, nominal, parameters, *, rounds: int = 3,
     K = np.asarray(nominal.K, dtype=float) @ em.T
     deltas = [np.zeros(len(uncertain_loop(model, ctrl, parameters).parameters))]
     scale = cost(_models(model, ctrl, parameters, deltas)[0], K, Q, R, False)[0]
-    current, margins, r = ctrl, [], None
-    for _ in range(rounds):
+    current, margins, rounds_done = ctrl, [], []
+    for _ in range(rounds + 1):
         r = robust_stability(uncertain_loop(model, current, parameters), budget=budget)
         margins.append(r.margin)
+        rounds_done.append((r, current, K, len(deltas)))
+        if len(rounds_done) > rounds:
+            break
         deltas.append(SHRINK * r.delta)
         models = _models(model, ctrl, parameters, deltas)
         K = _descend(models, K, Q, R, scale)
         current = dataclasses.replace(ctrl, K=K @ em.left_inverse)
-    r = robust_stability(uncertain_loop(model, current, parameters), budget=budget)
-    margins.append(r.margin)
+    # a redesign guarantees only the models of its set: a later round can lose margin
+    # elsewhere (the ball's second round did), so the gain with the largest margin is kept
+    chosen = max(range(len(rounds_done)), key=lambda i: rounds_done[i][0].margin)
+    r, current, K, n_models = rounds_done[chosen]
+    deltas = deltas[:n_models]
+    models = _models(model, ctrl, parameters, deltas)
     _, costs, _ = worst_cost(models, K, Q, R, scale)
     E = np.linalg.eigvals(models[0].A - models[0].U @ K)
     return RobustLQRDesign(
         controller=current, K=current.K, K_elastic=K, E=E[np.lexsort((E.imag, E.real))],
-        deltas=np.array(deltas), costs=costs, margins=np.array(margins), nominal=nominal,
-        nominal_loss=float(np.sqrt(costs[0]) - 1.0), stability=r,
+        deltas=np.array(deltas), costs=costs, margins=np.array(margins), chosen=chosen,
+        nominal=nominal, nominal_loss=float(np.sqrt(costs[0]) - 1.0), stability=r,
         cpu=time.process_time() - t0)
