@@ -1,6 +1,7 @@
 """Robust stability of LQR loops to uncertain string stiffness (issue 35, items 1-2).
 
     python benchmarks/bench_robust.py [--samples 1000] [--gain-samples 100] [--skip-nonlinear]
+                                      [--curves] [--design-rounds 2] [--cases T-bar ball]
 
 Cases (damping 1 N s/m on every string, passive linearization at the equilibrium, tc.lqr):
 the T-bar (stedy, gamma_min 10 N/m, outputs x, z of nodes 2, 3, effort 1e-2) with each string's
@@ -27,7 +28,11 @@ the last tenth of the run is below the first tenth's, "diverging" if above twice
 whose delta* is not a physical structure (a string stiffness at or below its force density,
 k <= gamma*, or a mass <= 0) has no row: its loop is stable over every physical value.
 With gravity, a changed payload also moves the equilibrium, which the frozen form leaves out:
-the run then starts off its equilibrium as well. Nothing asserts.
+the run then starts off its equilibrium as well. Every analysis runs in its default CPU budget
+(a "partial" result says so in the table). With --curves, each case's upper and lower bound and
+their gap at the frequencies of the top of the upper bound. Table 3: tc.robust.robust_lqr
+(--design-rounds worst cases added) against the nominal LQR: the robust margins, the nominal H2
+performance lost and the CPU. Nothing asserts.
 """
 
 from __future__ import annotations
@@ -80,18 +85,37 @@ def analyse(name, s, outputs, effort, parameters, samples, gain_samples):
     design = tc.lqr(model, effort=effort)
     loop, t_lft = cpu(lambda: robust.uncertain_loop(model, design, parameters))
     r = robust.robust_stability(loop)
+    if not r.complete:
+        print(f"   {name}: {r.note}")
     mc = robust.monte_carlo(loop, samples, scale=INSIDE * r.margin, gains=False, seed=35)
     mg = robust.monte_carlo(loop, gain_samples, scale=INSIDE * r.margin, seed=35)
     worst = np.argsort(-mg.gains)[:3]
     wc = robust.worst_case_gain(loop, INSIDE * r.margin, starts=mg.deltas[worst])
     nominal = wc.nominal
     row = [name, f"{loop.n_parameters} ({sum(loop.blocks)})", f"{r.peak_upper:.5g}",
-           f"{r.peak_lower:.5g}", f"{100 * r.gap:.2f}", f"{r.peak_frequency:.4g}",
+           f"{r.peak_lower:.5g}", f"{100 * r.gap:.2f}" + ("" if r.complete else " (partial)"),
+           f"{r.peak_frequency:.4g}",
            f"{r.crossing_frequency:.4g}", f"{r.margin:.4g}", f"{r.axis_residual:.1e}",
            f"{mc.unstable}/{samples}", f"{nominal:.3g}", f"{np.max(mg.gains):.3g}",
            f"{wc.gain:.3g}", f"{t_lft:.2f}", f"{r.cpu['upper']:.2f}", f"{r.cpu['lower']:.2f}",
            f"{mc.cpu + mg.cpu:.2f}", f"{wc.cpu:.2f}"]
-    return row, (name, s, design, loop, r)
+    return row, (name, s, design, loop, r, model, parameters)
+
+
+def curves(name, r, top=12):
+    """The bounds at the frequencies where the upper bound is highest."""
+    k = np.sort(np.argsort(-r.mu_upper)[:top])
+    rows = [[name, f"{r.frequencies[i]:.5g}", f"{r.mu_upper[i]:.5g}", f"{r.mu_lower[i]:.5g}",
+             f"{100 * (1 - r.mu_lower[i] / r.mu_upper[i]):.1f}", "yes" if r.evaluated[i] else
+             "no"] for i in k]
+    print_table(["case", "w [rad/s]", "mu upper", "mu lower", "gap [%]", "AB13MD"], rows)
+
+
+def design_row(name, model, design, parameters, rounds):
+    rd, t = cpu(lambda: robust.robust_lqr(model, design, parameters, rounds=rounds))
+    return [name, f"{rd.margins[0]:.4g}", " -> ".join(f"{m:.4g}" for m in rd.margins[1:]),
+            f"{rd.chosen}", f"{rd.deltas.shape[0]}", f"{100 * rd.nominal_loss:.3g}", f"{rd.costs.max():.4g}",
+            f"{t:.1f}"]
 
 
 def deviation_envelope(traj, q_ref):
@@ -135,10 +159,15 @@ def main():
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--gain-samples", type=int, default=100)
     parser.add_argument("--skip-nonlinear", action="store_true")
+    parser.add_argument("--curves", action="store_true")
+    parser.add_argument("--design-rounds", type=int, default=2)
+    parser.add_argument("--cases", nargs="*", default=None)
     args = parser.parse_args()
     print(machine_info())
     rows, results = [], []
     for name, s, outputs, effort, parameters in cases():
+        if args.cases and name not in args.cases:
+            continue
         row, res = analyse(name, s, outputs, effort, parameters, args.samples,
                            args.gain_samples)
         rows.append(row)
@@ -149,11 +178,20 @@ def main():
     print_table(["case", "params (ch)", "mu upper", "mu lower", "gap [%]", "w peak",
                  "w cross", "margin", "|Re|/||A||", "unstable", "gain nom", "gain max MC",
                  "gain worst", "CPU lft", "CPU upper", "CPU lower", "CPU MC", "CPU worst"], rows)
+    if args.curves:
+        for res in results:
+            curves(res[0], res[4])
+    print(f"\n3. robust LQR ({args.design_rounds} worst cases added) against the nominal LQR")
+    print_table(["case", "margin nominal", "margin per round", "kept", "models", "nominal H2 lost [%]",
+                 "worst cost / J0", "CPU [s]"],
+                [design_row(name, model, design, parameters, args.design_rounds)
+                 for name, s, design, loop, r, model, parameters in results
+                 if loop.n_parameters > 1])
     if args.skip_nonlinear:
         return
     print("\n2. nonlinear loop on the worst-case structure (delta = factor x delta*)")
     rows = []
-    for name, s, design, loop, r in results:
+    for name, s, design, loop, r, _, _ in results:
         if r.worst_structure is None:
             print(f"   {name}: delta* is not a physical structure ({r.unphysical})")
             continue

@@ -8,6 +8,8 @@ checked linear figures depends on the window.
 
 import dataclasses
 
+import control as ct
+
 import matplotlib
 
 matplotlib.use("Agg")  # no display needed
@@ -418,3 +420,29 @@ def test_with_bar_material_names_a_bar_that_cannot_keep_its_prestress():
 def test_times_must_be_positive(name):
     with pytest.raises(ValueError, match=f"{name} must be a positive time"):
         compare_materials(table2(), **{name: 0.0})
+
+
+# ---- robust figures (compare_materials(..., robust=spread)) ----------------------------------
+
+
+def test_robust_figures_match_a_direct_analysis(result):
+    # the default leaves them out; with robust=0.5 each material's figures equal an analysis
+    # run directly on its rigid-bar passive model with the default LQR (the documented path)
+    assert all(r.robust is None for r in result.rows)
+    outputs = Selection(nodes=[2, 3], axes="xz")
+    c = compare_materials(table2(), ("hdpe", "aluminium"), outputs=outputs, t_final=0.2,
+                          t_eval=np.linspace(0.0, 0.2, 21), robust=0.5)
+    for r in c.rows:
+        s = with_bar_material(table2(), r.material)
+        model = tc.linearize(s, kind="passive", at_rest="taut", outputs=outputs)
+        loop = tc.robust.uncertain_loop(model, tc.lqr(model), tc.robust.string_stiffness(0.5),
+                                        disturbances=Selection(2, "z"))
+        direct = tc.robust.robust_stability(loop)
+        assert r.robust.margin == pytest.approx(direct.margin, rel=1e-9)
+        assert r.robust.mu_upper >= r.robust.mu_lower * (1 - 1e-9)
+        assert r.robust.worst_gain >= r.robust.nominal_gain
+        A, B, C = loop.performance(np.zeros(loop.n_parameters))
+        assert r.robust.nominal_gain == pytest.approx(tc.hinf_norm(ct.ss(A, B, C, 0)), rel=1e-5)
+    assert "robust margin, k +-50 %" in str(c)
+    with pytest.raises(ValueError, match=r"robust must be a relative range .* \(0, 1\)"):
+        compare_materials(table2(), robust=1.5)

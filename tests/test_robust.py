@@ -16,7 +16,8 @@ import tenscontrol as tc
 from tenscontrol import robust
 from tenscontrol.linear.reduction import elastic_model
 from tenscontrol.robust.lft import contributions
-from tenscontrol.robust.mu import mu_upper
+from tenscontrol.robust import design as rdesign
+from tenscontrol.robust.mu import balanced, mu_upper, scaled_norm_bound
 
 TBAR_OUTPUTS = tc.Selection(nodes=[2, 3], axes="xz")
 
@@ -207,3 +208,117 @@ def test_worst_case_gain_covers_the_samples(tbar_stability):
     assert w.gain == pytest.approx(tc.hinf_norm(ct.ss(A, B, C, 0)), rel=1e-5)
     with pytest.raises(ValueError, match="scale must be a positive number"):
         robust.worst_case_gain(loop, -1.0)
+
+
+# ---- bounded time (budgets) -----------------------------------------------------------------
+
+
+def test_scaled_norm_bound_covers_ab13md_and_brute_force(tbar_stability):
+    # the balanced sigma_max is an upper bound of mu: never below AB13MD's D-G bound (beyond
+    # AB13MD's optimizer accuracy, 1e-6 relative) nor the lower bound on the grid
+    loop, r = tbar_stability
+    for w, low in zip(r.frequencies, r.mu_lower):
+        M = loop.response(w)
+        cheap = scaled_norm_bound(M)
+        assert cheap >= mu_upper(M, loop.blocks) * (1 - 1e-6)
+        assert cheap >= low * (1 - 1e-9)
+        assert np.allclose(np.sort_complex(np.linalg.eigvals(balanced(M))),
+                           np.sort_complex(np.linalg.eigvals(M)), rtol=1e-10, atol=1e-12)
+
+
+def test_budget_out_keeps_a_certified_partial_result(tbar, tbar_stability):
+    # with no time for AB13MD every frequency keeps the balanced sigma_max bound: the margin
+    # is smaller (more conservative) but still certified: Monte Carlo inside it finds nothing
+    loop, full = tbar_stability
+    assert full.complete and full.note == "" and full.evaluated.any()
+    part = robust.robust_stability(loop, budget=1e-9)
+    assert not part.complete and "budget=" in part.note and "partial" in repr(part)
+    assert part.peak_upper >= full.peak_upper * (1 - 1e-6)
+    assert part.margin <= full.margin * (1 + 1e-6)
+    assert part.axis_residual <= 1e-8                 # the +-1 directions are always searched
+    mc = robust.monte_carlo(loop, 200, scale=0.99 * part.margin, seed=7, gains=False)
+    assert mc.unstable == 0 and mc.complete
+    with pytest.raises(ValueError, match="budget must be a positive number of CPU seconds"):
+        robust.robust_stability(loop, budget=0.0)
+
+
+def test_monte_carlo_and_worst_gain_stop_at_their_budget(tbar_stability):
+    loop, r = tbar_stability
+    mc = robust.monte_carlo(loop, 100000, scale=0.5 * r.margin, budget=1e-9)
+    assert not mc.complete and mc.requested == 100000 and 1 <= mc.abscissa.size < 100000
+    assert mc.deltas.shape == (mc.abscissa.size, loop.n_parameters) and "partial" in repr(mc)
+    full = robust.monte_carlo(loop, mc.abscissa.size, scale=0.5 * r.margin)
+    assert np.array_equal(full.deltas, mc.deltas)    # the same seed continues the same draws
+    w = robust.worst_case_gain(loop, 0.5 * r.margin, budget=1e-9)
+    assert not w.complete and w.gain == w.nominal and "partial" in repr(w)
+    with pytest.raises(ValueError, match="monte_carlo: budget must be a positive"):
+        robust.monte_carlo(loop, 10, budget=-1.0)
+
+
+# ---- robust design ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tbar_robust_design(tbar):
+    s, model, design = tbar
+    params = robust.string_stiffness(0.5)
+    return robust.robust_lqr(model, design, params, rounds=2), params
+
+
+def test_cost_gradient_against_central_differences(tbar):
+    s, model, design = tbar
+    loop = robust.uncertain_loop(model, design, robust.string_stiffness(0.5))
+    models = rdesign._models(model, design.controller, robust.string_stiffness(0.5),
+                             [np.zeros(3), np.array([0.3, -0.5, 0.8])])
+    em = elastic_model(model.actuated(design.controller.strings))
+    Q, R = em.T.T @ design.Q @ em.T, design.R
+    K = design.K @ loop.T + 0.05 * np.random.default_rng(2).standard_normal(
+        (R.shape[0], loop.T.shape[1]))
+    for m in models:
+        J, G = rdesign.cost(m, K, Q, R)
+        h = 1e-6 * np.abs(K).max()
+        E = np.random.default_rng(4).standard_normal(K.shape)
+        fd = (rdesign.cost(m, K + h * E, Q, R, False)[0]
+              - rdesign.cost(m, K - h * E, Q, R, False)[0]) / (2 * h)
+        assert fd == pytest.approx(np.sum(G * E), rel=1e-6)
+
+
+def test_lqr_gain_is_optimal_for_the_nominal_cost(tbar):
+    # oracle: the LQR cost-to-go x^T S x gives J_0(K_lqr) = trace(B^T S_e B), and the LQR gain
+    # is a stationary point of J_0
+    s, model, design = tbar
+    params = robust.string_stiffness(0.5)
+    (m,) = rdesign._models(model, design.controller, params, [np.zeros(3)])
+    em = elastic_model(model.actuated(design.controller.strings))
+    Q = em.T.T @ design.Q @ em.T
+    assert np.allclose(m.U, em.B, atol=1e-12 * np.abs(em.B).max())
+    J, G = rdesign.cost(m, design.K @ em.T, Q, design.R)
+    assert J == pytest.approx(np.trace(m.B.T @ em.T.T @ design.S @ em.T @ m.B), rel=1e-8)
+    assert np.abs(G).max() <= 1e-6 * np.abs(design.R @ design.K @ em.T).max()
+
+
+def test_robust_lqr_widens_the_margin_and_stabilizes_its_models(tbar, tbar_robust_design):
+    s, model, design = tbar
+    rd, params = tbar_robust_design
+    assert rd.margins[rd.chosen] > rd.margins[0] * 1.2     # T-bar: 2.49 -> about 6.3
+    assert rd.margins[rd.chosen] == rd.margins.max()
+    nominal = robust.robust_stability(robust.uncertain_loop(model, design, params))
+    assert rd.margins[0] == pytest.approx(nominal.margin, rel=1e-12)
+    loop = robust.uncertain_loop(model, rd.controller, params)
+    again = robust.robust_stability(loop)                 # the returned gain's own analysis
+    assert again.margin == pytest.approx(rd.stability.margin, rel=1e-9)
+    assert rd.stability.margin == pytest.approx(rd.margins[rd.chosen], rel=1e-12)
+    for d in rd.deltas:                                   # oracle: eigenvalues of each model
+        assert np.linalg.eigvals(loop.closed_loop(d)).real.max() < 0
+    assert rd.nominal_loss >= -1e-9 and rd.costs[0] >= 1 - 1e-9
+    assert "RobustLQRDesign" in str(rd) and "\n" not in repr(rd)
+    # the design runs in the simulator like every design
+    nq, n_e = s.nodes.size, loop.T.shape[1] // 2
+    qd = 1e-3 * loop.T[:nq, :n_e] @ np.ones(n_e)          # an elastic velocity
+    qd[np.asarray(s.fixed_coordinates)] = 0.0             # Z's round-off there
+    traj = tc.simulate(s, 0.2, controller=rd, qd=qd)
+    assert np.all(np.isfinite(traj.nodes))
+    with pytest.raises(ValueError, match="rounds must be a positive integer"):
+        robust.robust_lqr(model, design, params, rounds=0)
+    with pytest.raises(TypeError, match="nominal must be the LQR design"):
+        robust.robust_lqr(model, design.controller, params)

@@ -18,13 +18,16 @@ See docs/theory.md, "Structured uncertainty and mu". With ``Delta = diag(delta_i
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.linalg
 import scipy.optimize
 import slycot
 import slycot.exceptions
 
-__all__ = ["Crossing", "crossing", "mu_upper", "polished_crossing", "power_iteration"]
+__all__ = ["Crossing", "balanced", "crossing", "mu_upper", "polished_crossing", "power_iteration",
+           "scaled_norm_bound"]
 
 #: Iterations of the Young-Doyle power iteration; it converges in tens when it does, and for
 #: purely real problems it often cycles, so it only proposes a direction here.
@@ -70,7 +73,9 @@ def mu_upper(M: np.ndarray, blocks, performance: int = 0) -> float:
     itype = np.ones_like(nblock)
     if performance:
         nblock[-1], itype[-1] = performance, 2
-    M = np.ascontiguousarray(M, dtype=complex)
+    # a diagonal similarity leaves mu unchanged; AB13MD ran for minutes (killed) on the
+    # ball's unbalanced M at 6436 rad/s (sigma_max 1.3e4, balanced 0.50) and takes 1.3 s balanced
+    M = np.ascontiguousarray(balanced(M), dtype=complex)
     try:
         return float(slycot.ab13md(M, nblock, itype)[0])
     except slycot.exceptions.SlycotError:
@@ -81,6 +86,27 @@ def mu_upper(M: np.ndarray, blocks, performance: int = 0) -> float:
         return float(slycot.ab13md(M, nblock, np.full_like(itype, 2))[0])
     except slycot.exceptions.SlycotError:
         return float(np.linalg.norm(M, 2))
+
+
+def balanced(M: np.ndarray) -> np.ndarray:
+    """``T^-1 M T`` with T diagonal (LAPACK gebal's scaling, powers of 2, no permutation).
+
+    A diagonal T commutes with every diagonal Delta, so mu (real or complex, any scalar blocks)
+    is unchanged; the balanced matrix is far better conditioned for AB13MD.
+    """
+    M = np.asarray(M)
+    _, (t, _) = scipy.linalg.matrix_balance(M, permute=False, separate=True)
+    return M / t[:, None] * t[None, :]
+
+
+def scaled_norm_bound(M: np.ndarray) -> float:
+    """A cheap upper bound of mu for scalar blocks: sigma_max of the balanced M.
+
+    ``det(I - M Delta) = det(I - T^-1 M T Delta)`` for diagonal T, and a singular ``I - X Delta``
+    needs ``sigma_max(X) max|delta_i| >= 1``; one SVD, against AB13MD's D-G optimization (about
+    1 s at 33 channels). It never undercuts :func:`mu_upper` by more than AB13MD's accuracy.
+    """
+    return float(np.linalg.norm(balanced(M), 2))
 
 
 def real_eigenvalue_mu(M: np.ndarray) -> float:
@@ -223,16 +249,20 @@ def sensitivities(loop, delta) -> np.ndarray:
     return np.array([per_channel[s:e].sum().real for s, e in zip(edges[:-1], edges[1:])])
 
 
-def polished_crossing(loop, first: Crossing, start: float = 0.0) -> Crossing:
+def polished_crossing(loop, first: Crossing, start: float = 0.0,
+                      deadline: float | None = None) -> Crossing:
     """Walk from `first` toward the smallest destabilizing perturbation (max-norm).
 
     On the crossing surface Re(lambda(delta)) = 0 with gradient g, the smallest max-norm point
     of the tangent plane ``g . delta = g . delta_c`` is the vertex ``(g . delta_c / |g|_1)
     sign(g)``: each real scalar at its bound with the sign of its sensitivity, the real-block
     step of the power iteration. Each step keeps a better exact crossing along the new direction.
+    Stops early once ``time.process_time()`` passes `deadline` (CPU seconds), keeping the best.
     """
     best = first
     for _ in range(POLISH_STEPS):
+        if deadline is not None and time.process_time() > deadline:
+            break
         g = sensitivities(loop, best.delta)
         if not np.any(g):
             break

@@ -30,7 +30,8 @@ from tenscontrol.model.structure import Structure
 from tenscontrol.model.tables import Presentable, html_table
 from tenscontrol.studies.verification import output_grid
 
-__all__ = ["MaterialFigures", "MaterialComparison", "MaterialTable", "check_materials",
+__all__ = ["MaterialFigures", "MaterialComparison", "RobustFigures", "MaterialTable",
+           "check_materials",
            "compare_materials", "doublet_ratios", "one_channel", "with_bar_material",
            "text_table", "html_material_table"]
 
@@ -57,6 +58,46 @@ class MaterialTable(Presentable):
 
 
 @dataclass(frozen=True)
+class RobustFigures:
+    """Robustness of one material's LQR loop to the strings' stiffness (see
+    :func:`compare_materials`, ``robust=``).
+
+    Attributes
+    ----------
+    spread : float
+        The relative range of each string's stiffness (prestress held).
+    margin : float
+        Robust stability margin, in units of the ranges (1 / peak mu upper bound; certified).
+    mu_upper, mu_lower : float
+        Peak bounds of mu.
+    nominal_gain, worst_gain : float
+        H-inf gain from the disturbance force to the outputs [m/N] at the nominal and at the
+        worst perturbation found in the box ``|delta| <= gain_scale``.
+    gain_scale : float
+        ``min(1, 0.99 margin)``: the box of the worst gain, inside the certified region.
+    cpu_stability, cpu_gain : float
+        CPU seconds of the mu analysis and of the worst-gain search.
+    complete : bool
+        False when an analysis ran out of its CPU budget (its partial result is reported).
+    """
+
+    spread: float
+    margin: float
+    mu_upper: float
+    mu_lower: float
+    nominal_gain: float
+    worst_gain: float
+    gain_scale: float
+    cpu_stability: float
+    cpu_gain: float
+    complete: bool
+
+    def __repr__(self) -> str:
+        return (f"RobustFigures(spread={self.spread:g}, margin={self.margin:.4g}, worst gain="
+                f"{self.worst_gain:.4g} m/N{'' if self.complete else ', partial'})")
+
+
+@dataclass(frozen=True)
 class MaterialFigures(MaterialTable):
     """The figures of one bar material; see :func:`compare_materials` for the definitions.
 
@@ -80,6 +121,9 @@ class MaterialFigures(MaterialTable):
         |y|_2 / |u|_2 over the window [m/N]; for a linear system at most the H-inf norm.
     order : int
         Order of the minimal realization behind the norms.
+    robust : RobustFigures or None
+        With ``compare_materials(..., robust=spread)``: the robust margin and the worst-case
+        gain of the material's LQR loop.
     """
 
     material: str
@@ -92,6 +136,7 @@ class MaterialFigures(MaterialTable):
     peak_ratio: float
     energy_ratio: float
     order: int
+    robust: RobustFigures | None = None
 
     def __repr__(self) -> str:
         f = self.natural_frequencies
@@ -153,6 +198,23 @@ class MaterialComparison(MaterialTable):
         return plot_material_comparison(self)
 
 
+def robust_figures(structure: Structure, spread: float, disturbances, outputs,
+                   at_rest: str) -> RobustFigures:
+    """:class:`RobustFigures` of `structure` (see :func:`compare_materials`, ``robust=``)."""
+    from tenscontrol.design.synthesis import lqr
+    from tenscontrol.robust import (robust_stability, string_stiffness, uncertain_loop,
+                                    worst_case_gain)
+
+    model = linearize(structure, kind="passive", at_rest=at_rest, outputs=outputs)
+    loop = uncertain_loop(model, lqr(model), string_stiffness(spread),
+                          disturbances=disturbances)
+    r = robust_stability(loop)
+    scale = min(1.0, 0.99 * r.margin)
+    wc = worst_case_gain(loop, scale)
+    return RobustFigures(float(spread), r.margin, r.peak_upper, r.peak_lower, wc.nominal,
+                         wc.gain, scale, r.cpu["total"], wc.cpu, r.complete and wc.complete)
+
+
 def material_rows(figures) -> list:
     """The rows (label, values, format) of the comparison table, one value per MaterialFigures
     of `figures`."""
@@ -176,6 +238,17 @@ def material_rows(figures) -> list:
     for k in range(n_f):
         row(f"natural frequency {k + 1} [Hz]", [r.natural_frequencies[k] for r in figures],
             ".4g")
+    if all(r.robust is not None for r in figures):
+        rob = [r.robust for r in figures]
+        row(f"robust margin, k +-{100 * rob[0].spread:g} % (LQR)", [x.margin for x in rob],
+            ".4g")
+        row("mu upper bound (peak)", [x.mu_upper for x in rob], ".4g")
+        row("mu lower bound (peak)", [x.mu_lower for x in rob], ".4g")
+        row("H-inf gain nominal, LQR [m/N]", [x.nominal_gain for x in rob], ".4g")
+        row("worst H-inf gain found [m/N]", [x.worst_gain for x in rob], ".4g")
+        row("  in the box |delta| <=", [x.gain_scale for x in rob], ".4g")
+        row("CPU of mu [s]", [x.cpu_stability for x in rob], ".3g")
+        row("CPU of the worst gain [s]", [x.cpu_gain for x in rob], ".3g")
     return rows
 
 
@@ -271,7 +344,8 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
                       outputs: Selection | None = None, amplitude: float = 10.0,
                       half_period: float = 1.0, t_final: float = 10.0, kinetic: str = "consistent",
                       at_rest: str = "taut", n_frequencies: int = 4, t_eval=None,
-                      rtol: float | None = None, atol: float | None = None) -> MaterialComparison:
+                      rtol: float | None = None, atol: float | None = None,
+                      robust: float | None = None) -> MaterialComparison:
     """Compare bar materials on one structure, linear and nonlinear, with compressible bars.
 
     For each material the bars take the preset's density, Young's modulus and Poisson's
@@ -325,6 +399,14 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     rtol, atol : float, optional
         Tolerances of the nonlinear simulation; the compressible bars' default (1e-8) by
         default.
+    robust : float, optional
+        A relative range in (0, 1) for every string's stiffness (prestress held): then each
+        material also gets ``robust`` (:class:`RobustFigures`), on its rigid-bar passive model
+        with the outputs and the default LQR (``tc.lqr(model)``): the robust stability margin
+        (:func:`tenscontrol.robust.robust_stability`) and the worst H-inf gain from the
+        disturbance force to the outputs in the box ``|delta| <= min(1, 0.99 margin)``
+        (:func:`tenscontrol.robust.worst_case_gain`), each in its default CPU budget. Default
+        None: skipped (the analyses take from a tenth of a second on the T-bar to minutes).
 
     Returns
     -------
@@ -339,6 +421,13 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
     n_frequencies = validation.integer("compare_materials: n_frequencies", n_frequencies,
                                        minimum=1)
     t_eval = output_grid(t_final, t_eval, "compare_materials")
+    if robust is not None:
+        robust = validation.real("compare_materials: robust", robust,
+                                 expected="a relative range of the string stiffness in (0, 1)",
+                                 positive=True)
+        if robust >= 1:
+            raise ValueError(f"compare_materials: robust must be a relative range of the "
+                             f"string stiffness in (0, 1), e.g. robust=0.5; got {robust!r}")
     d_index = one_channel(structure, disturbances, "compare_materials")
     y_index = output_indices(structure, outputs, "compare_materials")
     d_name = f"f{_AXES[d_index % 3]}{d_index // 3}"
@@ -360,7 +449,8 @@ def compare_materials(structure: Structure, materials=("hdpe", "aluminium"), *,
         peak, peak_ratio, energy_ratio = doublet_ratios(y, traj.t, amplitude, half_period)
         rows.append(MaterialFigures(name, float(s.bar_masses.sum()), h2_norm(sys), hinf_norm(sys),
                                     np.sort(comp.eigenvalues), freqs, peak, peak_ratio,
-                                    energy_ratio, minimal.order))
+                                    energy_ratio, minimal.order, None if robust is None else
+                                    robust_figures(s, robust, disturbances, outputs, at_rest)))
         responses.append(y)
     return MaterialComparison(tuple(rows), d_name, tuple(y_names), float(amplitude),
                               float(half_period), float(t_final), t_eval, tuple(responses))
