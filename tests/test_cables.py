@@ -335,7 +335,7 @@ def test_catalog_clustered_tbar():
 
 
 @pytest.mark.parametrize("call, what", [
-    (lambda s: tc.linearize(s), "linearize"),
+    (lambda s: tc.linearize(s, bars="compressible"), r"linearize\(bars='compressible'\)"),
     (lambda s: tc.simulate(s, 0.1, bars="compressible"), "the compressible-bar model"),
     (lambda s: tc.tangent_stiffness(s), "tangent_stiffness"),
     (lambda s: tc.to_mjcf(s), "to_mjcf"),

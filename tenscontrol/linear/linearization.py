@@ -30,6 +30,7 @@ import scipy.linalg
 
 from tenscontrol import validation
 from tenscontrol.model.cables import reject_cables
+from tenscontrol.linear.clustered import cable_input_columns, cable_terms, tension_gradients
 from tenscontrol.mechanics.checks import check_members
 from tenscontrol.mechanics.rigid.model import gravity_vector, rigid_model
 from tenscontrol.mechanics.geometry import member_columns, nodal_vector, weighted_laplacian
@@ -52,6 +53,9 @@ _ROUNDING_FACTOR = 2.0
 #: A fixed coordinate's velocity up to this times max(1 m/s, max |qd|) is round-off (another
 #: integrator's output at rest: qd = 9.8e-15 on z0) and is set to zero; above, it is an error.
 _FIXED_VELOCITY_RTOL = 1e-9
+#: A cable's segments share one tension: gamma_k l_k may differ by this (relative) round-off
+#: of the user's division T / l_k, and no more.
+_CABLE_TENSION_RTOL = 1e-9
 _KINETIC = ("consistent", "paper")  # tenscontrol.mechanics.compressible.model's kinetic-energy modes
 
 
@@ -111,6 +115,7 @@ class LinearModel(Presentable):
     structure : Structure
     state_names, input_names, disturbance_names, output_names : tuple of str
         ``"x2"``/``"vx2"`` (position/velocity of node 2 along x), ``"gamma3"`` (string 3),
+        ``"cable1"`` (the tension of clustered cable 1 [N], :meth:`actuated`),
         ``"psi1"`` (bar 1), ``"fz2"`` (force on node 2 along z); outputs as the states, or
         the sensors' signal names (:meth:`with_sensors`).
     D : ndarray, shape (ny, nu), or None
@@ -166,7 +171,8 @@ class LinearModel(Presentable):
             return text if len(text) <= 60 else text[:56] + " ..."
         rows = [("structure", self.structure.name), ("kind", self.kind), ("bars", self.bars),
                 ("states", self.A.shape[0]),
-                ("inputs [N/m]", f"{self.B.shape[1]}: {names(self.input_names)}"),
+                ("inputs [N/m]" if not any(n.startswith("cable") for n in self.input_names)
+                 else "inputs [N/m; cables N]", f"{self.B.shape[1]}: {names(self.input_names)}"),
                 ("disturbances [N]", f"{self.E.shape[1]}: {names(self.disturbance_names)}"),
                 ("outputs [m]", f"{self.C.shape[0]}: {names(self.output_names)}"),
                 ("at equilibrium", self.at_equilibrium)]
@@ -211,52 +217,124 @@ class LinearModel(Presentable):
         return replace(self, A=self.A + self.B @ gain, C=C,
                        stiffness=self.stiffness - self.force_input @ grad, kind="passive")
 
-    def actuated(self, strings=None) -> LinearModel:
-        """The model whose inputs are the commanded strings' force densities only.
+    def actuated(self, strings=None, cables=None) -> LinearModel:
+        """The model whose inputs are the commanded strings' force densities and cables' tensions.
 
         Parameters
         ----------
         strings : sequence of int, optional
-            The commanded strings, in input order; ``structure.actuated_strings``
-            (``String.actuated``, all by default) if omitted.
+            The commanded strings, in input order (inputs ``"gamma<k>"`` [N/m]);
+            ``structure.actuated_strings`` (``String.actuated``, all by default) that are not
+            segments of a clustered cable if omitted. A cable segment cannot be commanded on
+            its own: its cable carries one tension.
+        cables : sequence of int, optional
+            The commanded clustered cables, in input order after the strings (inputs
+            ``"cable<c>"``, the cable tension T_c [N]); every cable of the structure if
+            omitted, none for ``()``.
 
         Notes
         -----
         Members that are not commanded follow their elastic law: in the control model their
         material stiffness moves into A, ``A + B_k [du_law/dq, 0]_k`` for each such string k
-        and, with compressible bars, for every bar; in the passive model it is there
-        already. B, ``force_input`` and ``force_density_gradient`` keep the commanded
-        strings' columns and rows. Call it on the model as linearized (inputs: every string).
+        (a segment of a cable that is not commanded included) and, with compressible bars, for
+        every bar; in the passive model it is there already. A commanded cable c has the
+        column ``B S_c`` (S_c: ``1 / l_k`` on its segments, so ``dF/dT_c = -g_c``); in the
+        control model its tension is held (the segments' force densities ``T_c / l_k`` move
+        with their lengths), in the passive model the input adds to the cable law's tension
+        and its law gradient is ``k_c g_c^T`` (docs/theory.md, "Clustered cables"). B,
+        ``force_input`` and ``force_density_gradient`` keep the commanded inputs' columns and
+        rows. Call it on the model as linearized (inputs: every string).
         """
-        if strings is None:
-            keep = np.asarray(self.structure.actuated_strings, dtype=np.int64)
-        else:
-            keep = np.asarray(strings).reshape(-1)
-            if keep.size and (not np.issubdtype(keep.dtype, np.integer)
-                              or keep.min() < 0 or keep.max() >= self.structure.n_strings):
-                raise ValueError(f"actuated: strings must be string indices below "
-                                 f"{self.structure.n_strings}, got {list(keep)}")
-            keep = keep.astype(np.int64)
-        names = tuple(f"gamma{k}" for k in keep)
+        st = self.structure
+        keep = self._commanded_strings(strings)
+        cab = self._commanded_cables(cables, keep)
+        names = tuple(f"gamma{k}" for k in keep) + tuple(f"cable{c}" for c in cab)
         if self.input_names == names:
             return self
-        full = tuple(f"gamma{k}" for k in range(self.structure.n_strings))
+        full = tuple(f"gamma{k}" for k in range(st.n_strings))
         if self.input_names[:len(full)] != full:
             raise ValueError("actuated: call it on the model as linearized (one input per "
                              f"string), not on one with inputs {list(self.input_names)}")
-        drop = np.setdiff1d(np.arange(self.B.shape[1]), keep)
+        held = [k for c in cab for k in st.cables[c].strings]
+        drop = np.setdiff1d(np.arange(self.B.shape[1]), np.concatenate([keep, held]))
         model = self
         if self.kind == "control" and drop.size:
-            grad = self.force_density_gradient[drop]
-            gain = np.hstack([grad, np.zeros_like(grad)])
-            model = replace(self, A=self.A + self.B[:, drop] @ gain,
-                            stiffness=self.stiffness - self.force_input[:, drop] @ grad)
-            if self.D is not None:
-                model = replace(model, C=self.C + self.D[:, drop] @ gain)
-        return replace(model, B=self.B[:, keep], force_input=self.force_input[:, keep],
-                       D=None if self.D is None else self.D[:, keep],
-                       force_density_gradient=self.force_density_gradient[keep],
-                       input_names=names)
+            model = model._follow_law(drop, self.force_density_gradient[drop])
+        if not cab.size:
+            return replace(model, B=self.B[:, keep], force_input=self.force_input[:, keep],
+                           D=None if self.D is None else self.D[:, keep],
+                           force_density_gradient=self.force_density_gradient[keep],
+                           input_names=names)
+        if self.D is not None:
+            raise ValueError("actuated: sensor outputs with cable inputs are not modelled yet; "
+                             "call with_sensors after actuated is not possible either "
+                             "(tenscontrol.sensors refuses cables)")
+        return model._with_cables(keep, cab, held, names)
+
+    def _commanded_strings(self, strings) -> np.ndarray:
+        """The checked string indices of :meth:`actuated` (int64)."""
+        st = self.structure
+        if strings is None:
+            keep = np.asarray(st.actuated_strings, dtype=np.int64)
+            return keep[st.string_cable[keep] < 0] if st.cables else keep
+        keep = np.asarray(strings).reshape(-1)
+        if keep.size and (not np.issubdtype(keep.dtype, np.integer)
+                          or keep.min() < 0 or keep.max() >= st.n_strings):
+            raise ValueError(f"actuated: strings must be string indices below "
+                             f"{st.n_strings}, got {list(keep)}")
+        for k in keep:
+            if st.cables and st.string_cable[k] >= 0:
+                c = int(st.string_cable[k])
+                raise ValueError(f"actuated: string {int(k)} is a segment of cable {c}, which "
+                                 "carries one tension along all its segments; command the "
+                                 f"cable instead (cables=[{c}]) and leave string {int(k)} out")
+        return keep.astype(np.int64)
+
+    def _commanded_cables(self, cables, keep) -> np.ndarray:
+        """The checked cable indices of :meth:`actuated` (int64)."""
+        st = self.structure
+        if cables is None:
+            return np.arange(st.n_cables, dtype=np.int64)
+        cab = np.asarray(cables).reshape(-1)
+        if cab.size and (not np.issubdtype(cab.dtype, np.integer) or cab.min() < 0
+                         or cab.max() >= st.n_cables):
+            raise ValueError(f"actuated: cables must be cable indices below {st.n_cables} "
+                             f"(structure {st.name!r} has {st.n_cables} cables), got {list(cab)}")
+        if np.unique(cab).size != cab.size:
+            raise ValueError(f"actuated: a cable appears twice in cables={list(cab)}")
+        if self.bars != "rigid":
+            raise ValueError("actuated: cable inputs need a rigid-bar model")
+        return cab.astype(np.int64)
+
+    def _follow_law(self, drop, grad) -> LinearModel:
+        """The control model with the inputs `drop` following the law rows `grad` (n_drop, nq)."""
+        gain = np.hstack([grad, np.zeros_like(grad)])
+        model = replace(self, A=self.A + self.B[:, drop] @ gain,
+                        stiffness=self.stiffness - self.force_input[:, drop] @ grad)
+        if self.D is not None:
+            model = replace(model, C=self.C + self.D[:, drop] @ gain)
+        return model
+
+    def _with_cables(self, keep, cab, held, names) -> LinearModel:
+        """:meth:`actuated` with cable inputs `cab` (their segments `held`), strings `keep`."""
+        st, q = self.structure, self.q
+        S = cable_input_columns(st, q, cab)                       # (ns, nc): 1/l_k
+        model = self
+        if self.kind == "control":
+            # hold T_c instead of the segments' force densities: d(T_c / l_k)/dq at fixed T_c
+            Yh = member_columns(st.string_nodes, q)
+            l2 = np.einsum("ik,ik->k", Yh, Yh) / 2.0
+            segs = np.asarray(held, dtype=np.int64)
+            geometric = -((self.gamma[segs] / l2[segs])[:, None] * Yh[:, segs].T)
+            model = model._follow_law(segs, geometric)
+        # a slack cable's segments have zero columns (linearize's at_rest rule): no law either
+        taut = np.array([self.force_input[:, list(st.cables[c].strings)].any() for c in cab])
+        Bc, Fc = self.B[:, :st.n_strings] @ S, self.force_input[:, :st.n_strings] @ S
+        grad = np.vstack([self.force_density_gradient[keep],
+                          tension_gradients(st, q, cab) * taut[:, None]])
+        return replace(model, B=np.hstack([self.B[:, keep], Bc]),
+                       force_input=np.hstack([self.force_input[:, keep], Fc]),
+                       force_density_gradient=grad, input_names=names, D=None)
 
     def with_outputs(self, outputs: Selection, velocities: bool = False) -> LinearModel:
         """The same model with outputs y = the chosen coordinates' deviations.
@@ -365,6 +443,10 @@ def _members(structure: Structure, q, qd, at_rest: str) -> _Members:
     Yh, l = member_columns(pairs, q), _string_lengths(structure, q)
     l0, k = structure.string_rest_lengths, structure.string_stiffness
     active, rest = string_activity(structure, l, at_rest)
+    cables = cable_terms(structure, q, qd, at_rest) if structure.cables else None
+    if cables is not None:  # a segment's own law is replaced by its cable's
+        rest = rest & ~cables.segment
+        active = np.where(cables.segment, cables.active, active)
     if at_rest == "slack" and rest.any():
         names = ", ".join(f"string {i} (nodes {a}->{b})" for i, (a, b) in
                           zip(np.flatnonzero(rest), pairs[rest]))
@@ -374,7 +456,12 @@ def _members(structure: Structure, q, qd, at_rest: str) -> _Members:
                       stacklevel=4)  # caller, past the thread-policy wrapper
     law = np.where(active & ~rest, elastic_densities(k, l0, l), 0.0)
     grad = np.where(active, material_coefficients(k, l0, l), 0.0)[:, None] * Yh.T
-    Dq, Dqd, fd = _dampers(structure, q, qd, np.where(active, structure.string_damping, 0.0))
+    own = active if cables is None else active & ~cables.segment
+    Dq, Dqd, fd = _dampers(structure, q, qd, np.where(own, structure.string_damping, 0.0))
+    if cables is not None:
+        law = np.where(cables.segment, cables.law, law)
+        grad = np.where(cables.segment[:, None], cables.grad, grad)
+        Dq, Dqd, fd = Dq + cables.Dq, Dqd + cables.Dqd, fd + cables.fd
     return _Members(Yh, active, law, grad, Dq, Dqd, fd)
 
 
@@ -394,6 +481,14 @@ def _held_gamma(structure: Structure, members: _Members, gamma) -> np.ndarray:
                              "lengths that make it taut, or at_rest='taut' if it is at rest")
         if not structure.string_is_spring[i] and g[i] < 0.0:
             raise ValueError(f"{where} is a one-sided string and cannot push; got {g[i]:g} < 0")
+    for c, cable in enumerate(structure.cables):
+        segs = list(cable.strings)
+        T = g[segs] * np.linalg.norm(members.Yh[:, segs], axis=0) / np.sqrt(2.0)  # gamma l
+        if np.ptp(T) > _CABLE_TENSION_RTOL * np.abs(T).max():
+            raise ValueError(f"gamma: cable {c} (strings {segs}) carries one tension, but the "
+                             f"given force densities times the segments' lengths differ "
+                             f"({', '.join(f'{t:.6g}' for t in T)} N); give its segments "
+                             "gamma_k = T / l_k with one tension T")
     return g
 
 
@@ -646,8 +741,9 @@ def linearize(structure: Structure, *, q=None, qd=None, gamma=None, loads=None, 
         of the forces, and more than twice the acceleration of their rounding error); if
         strings sit at their rest length under ``at_rest="slack"``.
     """
-    reject_cables(structure, "linearize")
     _check_options(structure, bars, kind, at_rest, kinetic, include_radius)
+    if bars == "compressible":
+        reject_cables(structure, "linearize(bars='compressible')")
     outputs = check_selection(outputs, "linearize: outputs")
     q, qd, f = _operating_point(structure, q, qd, loads, bars)
     check_members(structure, "linearize", q, bars=bars)
