@@ -280,3 +280,13 @@ def test_compressible_linearization_still_refuses_cables():
     with pytest.raises(ValueError, match=r"linearize\(bars='compressible'\): structure "
                                          r"'prism-3-clustered' has 2 clustered cable"):
         tc.linearize(tc.catalog.prism(clustered=True), bars="compressible")
+
+
+# ---- step 3 is not built: the designs refuse cables -------------------------------------------
+
+
+def test_controller_designs_refuse_cable_structures():
+    model = tc.linearize(prestressed_clustered_prism(), kind="control").actuated()
+    with pytest.raises(ValueError, match=r"lqr: structure 'prism-3-cable-prestressed' has 1 "
+                                         r"clustered cable\(s\); .* does not run in simulate yet"):
+        tc.lqr(model)

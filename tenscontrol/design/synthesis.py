@@ -85,6 +85,13 @@ def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
                          "at_equilibrium=True); find one with tenscontrol.equilibrium(structure) "
                          "and linearize its .structure")
     structure = getattr(model, "structure", None)
+    if getattr(structure, "cables", None):
+        raise ValueError(
+            f"{who}: structure {structure.name!r} has {len(structure.cables)} clustered "
+            "cable(s); LinearModel.actuated(cables=...) models their tensions as inputs, but "
+            "a controller commanding them does not run in simulate yet, so none is designed. "
+            "Design on the structure without cables (dataclasses.replace(structure, "
+            "cables=())) to command their segments as separate strings")
     if structure is not None and hasattr(model, "actuated"):
         model = model.actuated()
     outputs = check_selection(outputs, f"{who}: outputs")
