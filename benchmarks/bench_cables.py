@@ -6,7 +6,8 @@ strings on their own, the same prestress), both from the same initial velocities
 the CPU time of a run and per derivative evaluation, the minimum over the repeats. The two
 structures move differently (a cable lets tension flow round its ring), so their step counts
 differ: the cost per derivative evaluation is the like-for-like figure, the run time the
-whole story. Measures only; asserts nothing.
+whole story. Then the CPU time of ``linearize`` on the two prisms and of turning the
+clustered model's segment inputs into cable-tension inputs. Measures only; asserts nothing.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_cables.py [--repeat 5] [--t-final 1.0]
 """
@@ -62,6 +63,32 @@ def main(argv=None) -> None:
     (a, (ca, _)), (b, (cb, _)) = rows.items()
     print(f"ratio clustered / separate: {per[b] / per[a]:.3f} per derivative evaluation, "
           f"{cb / ca:.3f} per run")
+    _linearize_table(args.repeat)
+
+
+def _linearize_table(repeat: int) -> None:
+    """CPU time of linearize (passive; the prisms are not equilibria: warning silenced) and of
+    actuated(cables=...) on the clustered prism, min of `repeat` x 20 calls."""
+    import warnings
+
+    print(f"\nlinearize, rigid bars, kind='passive'; CPU per call, min of {repeat} x 20 calls")
+    print(f"{'case':40s} {'ms/call':>8s}")
+    separate, clustered = tc.catalog.prism(), tc.catalog.prism(clustered=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = tc.linearize(clustered)
+        for label, call in (
+                ("prism-3, separate strings", lambda: tc.linearize(separate)),
+                ("prism-3, rings as cables", lambda: tc.linearize(clustered)),
+                ("  then .actuated(cables=[0, 1])", lambda: model.actuated(cables=[0, 1]))):
+            call()
+            times = []
+            for _ in range(repeat):
+                start = time.process_time()
+                for _ in range(20):
+                    call()
+                times.append((time.process_time() - start) / 20)
+            print(f"{label:40s} {1e3 * min(times):8.3f}")
 
 
 if __name__ == "__main__":
