@@ -290,3 +290,36 @@ def test_controller_designs_refuse_cable_structures():
     with pytest.raises(ValueError, match=r"lqr: structure 'prism-3-cable-prestressed' has 1 "
                                          r"clustered cable\(s\); .* does not run in simulate yet"):
         tc.lqr(model)
+
+
+def test_a_slack_cable_has_no_force_no_input_and_matches_finite_differences():
+    """The top ring squeezed below its rest length (tests/test_cables.py's configuration): the
+    whole cable is slack, its segments' columns and law rows vanish, A still matches."""
+    s = damped_prism()
+    N = s.nodes.copy()
+    N[3:] *= [0.9, 0.9, 1.0]
+    N[1] += [0.02, 0.01, 0.0]
+    q = N.reshape(-1)
+    model = _quiet(tc.linearize, s, q=q, qd=_moving(s, 5), kind="passive")
+    nq = q.size
+    top = list(s.cables[1].strings)
+    assert not model.B[:, top].any() and not model.force_density_gradient[top].any()
+    assert model.gamma[top].max() == 0.0 and model.gamma[list(s.cables[0].strings)].min() > 0
+    assert not model.actuated(cables=[1]).B[:, -1].any()
+    x0 = np.concatenate([model.q, model.qd])
+    fd = _fd(lambda x: tc.accelerations(s, x[:nq], x[nq:])[0], x0, 1e-6)
+    assert _rel(model.A[nq:], fd) < FD_TOL
+
+
+@pytest.mark.parametrize("at_rest, expected", [("slack", 0), ("taut", 1)])
+def test_a_cable_at_its_rest_length_follows_at_rest(at_rest, expected):
+    s = prestressed_clustered_prism()
+    cab = dataclasses.replace(s.cables[0], rest_length=float(s.cable_lengths[0]))
+    s = dataclasses.replace(s, cables=(cab,))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = tc.linearize(s, kind="passive", at_rest=at_rest)
+    named = [w for w in caught if "cable 0 (strings [3, 4, 5])" in str(w.message)]
+    assert len(named) == 1 - expected
+    column = model.actuated(cables=[0]).B[:, -1]
+    assert bool(np.abs(column).max() > 0) == bool(expected)
