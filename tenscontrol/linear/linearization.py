@@ -229,8 +229,9 @@ class LinearModel(Presentable):
             its own: its cable carries one tension.
         cables : sequence of int, optional
             The commanded clustered cables, in input order after the strings (inputs
-            ``"cable<c>"``, the cable tension T_c [N]); every cable of the structure if
-            omitted, none for ``()``.
+            ``"cable<c>"``, the cable tension T_c [N]); none if omitted (the cables follow
+            their law), as a controller's inputs are today (no controller commands a cable
+            in :func:`tenscontrol.simulate` yet).
 
         Notes
         -----
@@ -247,7 +248,7 @@ class LinearModel(Presentable):
         """
         st = self.structure
         keep = self._commanded_strings(strings)
-        cab = self._commanded_cables(cables, keep)
+        cab = self._commanded_cables(cables)
         names = tuple(f"gamma{k}" for k in keep) + tuple(f"cable{c}" for c in cab)
         if self.input_names == names:
             return self
@@ -265,10 +266,9 @@ class LinearModel(Presentable):
                            D=None if self.D is None else self.D[:, keep],
                            force_density_gradient=self.force_density_gradient[keep],
                            input_names=names)
-        if self.D is not None:
-            raise ValueError("actuated: sensor outputs with cable inputs are not modelled yet; "
-                             "call with_sensors after actuated is not possible either "
-                             "(tenscontrol.sensors refuses cables)")
+        if self.D is not None:  # tenscontrol.sensors refuses cables: a hand-built D only
+            raise ValueError("actuated: cable inputs on a model with sensor outputs (D) are not "
+                             "modelled; set the outputs with with_outputs first")
         return model._with_cables(keep, cab, held, names)
 
     def _commanded_strings(self, strings) -> np.ndarray:
@@ -290,11 +290,11 @@ class LinearModel(Presentable):
                                  f"cable instead (cables=[{c}]) and leave string {int(k)} out")
         return keep.astype(np.int64)
 
-    def _commanded_cables(self, cables, keep) -> np.ndarray:
+    def _commanded_cables(self, cables) -> np.ndarray:
         """The checked cable indices of :meth:`actuated` (int64)."""
         st = self.structure
         if cables is None:
-            return np.arange(st.n_cables, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64)
         cab = np.asarray(cables).reshape(-1)
         if cab.size and (not np.issubdtype(cab.dtype, np.integer) or cab.min() < 0
                          or cab.max() >= st.n_cables):
@@ -302,8 +302,6 @@ class LinearModel(Presentable):
                              f"(structure {st.name!r} has {st.n_cables} cables), got {list(cab)}")
         if np.unique(cab).size != cab.size:
             raise ValueError(f"actuated: a cable appears twice in cables={list(cab)}")
-        if self.bars != "rigid":
-            raise ValueError("actuated: cable inputs need a rigid-bar model")
         return cab.astype(np.int64)
 
     def _follow_law(self, drop, grad) -> LinearModel:
