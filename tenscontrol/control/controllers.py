@@ -39,7 +39,7 @@ __all__ = ["Controller", "Measurement", "OutputFeedback", "StateFeedback", "meas
 
 _AXES = "xyz"
 _KINDS = ("control", "passive")
-_INDEX_FIELDS = ("strings", "coordinates", "string_nodes")   # integer arrays, not floats
+_INDEX_FIELDS = ("strings", "coordinates", "string_nodes", "cables")   # integers, not floats
 
 
 def _frozen_arrays(obj) -> None:
@@ -279,11 +279,17 @@ class StateFeedback(Controller):
     Attributes
     ----------
     K : ndarray, shape (nu, 2nq)
-        Gain [N/m per m, N/m per m/s].
+        Gain [N/m per m, N/m per m/s; a cable's rows N per m, N per m/s].
     q_ref : ndarray, shape (nq,)
         Operating point q* [m] (qd* = 0).
     strings, gamma_ref, kind
         As for every :class:`Controller`.
+    cables : ndarray of int, shape (nc,)
+        Clustered cables it commands (rigid bars), their inputs after the strings': u is the
+        change of the cable's tension [N] (docs/theory.md, "Clustered cables"); none by
+        default.
+    tension_ref : ndarray, shape (nc,)
+        Their tensions at the operating point [N] (``kind="control"`` adds u to it).
     """
 
     K: np.ndarray
@@ -291,14 +297,25 @@ class StateFeedback(Controller):
     strings: np.ndarray
     gamma_ref: np.ndarray
     kind: str = "passive"
+    cables: np.ndarray = ()
+    tension_ref: np.ndarray = ()
     n_states = 0
 
     def __post_init__(self):
         check_controller_fields(self)
+        cables = np.asarray(self.cables).reshape(-1)
+        if cables.size and not np.issubdtype(cables.dtype, np.integer):
+            raise ValueError(f"StateFeedback: cables must be cable indices (integers), got "
+                             f"{cables.tolist()}")
+        object.__setattr__(self, "cables", cables.astype(np.int64))
+        if self.tension_ref.shape != (cables.size,):
+            raise ValueError(f"StateFeedback: tension_ref must have one tension [N] per cable "
+                             f"({cables.size}), got shape {self.tension_ref.shape}")
         nu, nx = self.K.shape if self.K.ndim == 2 else (-1, -1)
-        if nx != 2 * self.q_ref.size or nu != self.strings.size:
-            raise ValueError(f"StateFeedback: K must be (n_strings, 2 nq) = ({self.strings.size}, "
-                             f"{2 * self.q_ref.size}), got {self.K.shape}")
+        if nx != 2 * self.q_ref.size or nu != self.strings.size + cables.size:
+            raise ValueError(f"StateFeedback: K must be (n_strings + n_cables, 2 nq) = "
+                             f"({self.strings.size + cables.size}, {2 * self.q_ref.size}), got "
+                             f"{self.K.shape}")
 
     def __repr__(self) -> str:
         return controller_repr(self, f"|K|_F={np.linalg.norm(self.K):.4g}",

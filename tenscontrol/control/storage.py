@@ -134,6 +134,10 @@ def controller_arrays(controller) -> dict:
         raise _refused(controller)
     header = {"format": CONTROLLER_FORMAT, "type": type(controller).__name__,
               "kind": controller.kind}
+    if np.size(getattr(controller, "cables", ())):
+        raise ValueError("save_controller: a controller commanding clustered cables cannot be "
+                         "saved yet (the controller file has no cable entries); keep the design "
+                         "script instead")
     out = {"strings": controller.strings, "gamma_ref": controller.gamma_ref}
     if isinstance(controller, StateFeedback):
         out.update(K=controller.K, q_ref=controller.q_ref)

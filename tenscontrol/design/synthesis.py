@@ -23,7 +23,7 @@ import dataclasses
 import time
 import types
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
@@ -67,8 +67,11 @@ class _Plant:
     C: np.ndarray                  # (ny, r): the model's outputs
     strings: np.ndarray
     gamma_ref: np.ndarray
-    u_ref: np.ndarray              # prestress scale per input [N/m], > 0
+    u_ref: np.ndarray              # prestress scale per input [N/m; a cable's N], > 0
     kind: str
+    # commanded cables (inputs after the strings) and their operating tensions [N]
+    cables: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    tension_ref: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
@@ -85,14 +88,16 @@ def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
                          "at_equilibrium=True); find one with tenscontrol.equilibrium(structure) "
                          "and linearize its .structure")
     structure = getattr(model, "structure", None)
-    if getattr(structure, "cables", None):
+    if getattr(structure, "cables", None) and who != "lqr":
         raise ValueError(
             f"{who}: structure {structure.name!r} has {len(structure.cables)} clustered "
-            "cable(s); LinearModel.actuated(cables=...) models their tensions as inputs, but "
-            "a controller commanding them does not run in simulate yet, so none is designed. "
-            "Design on the structure without cables (dataclasses.replace(structure, "
-            "cables=())) to command their segments as separate strings")
-    if structure is not None and hasattr(model, "actuated"):
+            f"cable(s); of the designs only lqr runs on such a structure yet (its StateFeedback "
+            "commands cables in simulate). Design on the structure without cables "
+            "(dataclasses.replace(structure, cables=())) to treat their segments as separate "
+            "strings")
+    # a model with cable inputs was actuated by the caller (actuated(cables=...))
+    cable_inputs = any(str(n).startswith("cable") for n in getattr(model, "input_names", ()))
+    if structure is not None and hasattr(model, "actuated") and not cable_inputs:
         model = model.actuated()
     outputs = check_selection(outputs, f"{who}: outputs")
     if outputs is not None:
@@ -113,18 +118,37 @@ def _prepare(model, who: str, outputs, order, extra_rows=None) -> _Plant:
         reduced_from = types.SimpleNamespace(**view)
     mr = minimal_realization(reduced_from, order=order)
     A, Bw, Cr = (np.asarray(X, dtype=float) for X in (mr.sys.A, mr.sys.B, mr.sys.C))
-    if structure is not None and hasattr(model, "gamma"):
+    cables, tension_ref = np.zeros(0, dtype=np.int64), np.zeros(0)
+    if structure is not None and hasattr(model, "gamma") and getattr(structure, "cables", None):
+        strings, cables, tension_ref = _inputs_with_cables(model)
+        gamma_ref = np.asarray(model.gamma, dtype=float)[strings]
+    elif structure is not None and hasattr(model, "gamma"):
         strings = np.asarray(structure.actuated_strings, dtype=np.int64)
         gamma_ref = np.asarray(model.gamma, dtype=float)[strings]
     else:
         strings, gamma_ref = np.arange(nu), np.ones(nu)
-    if gamma_ref.size != nu:
+    if gamma_ref.size + cables.size != nu:
         raise ValueError(f"{who}: the model has {nu} inputs but {gamma_ref.size} actuated "
                          "strings; inputs other than string force densities are not supported")
-    pos = gamma_ref[gamma_ref > 0]
-    u_ref = np.where(gamma_ref > 0, gamma_ref, pos.mean() if pos.size else 1.0)
+    refs = np.concatenate([gamma_ref, tension_ref])   # a cable's scale is its tension [N]
+    pos = refs[refs > 0]
+    u_ref = np.where(refs > 0, refs, pos.mean() if pos.size else 1.0)
     return _Plant(model, mr, A, Bw[:, :nu], Bw[:, nu:], Cr[:ny], strings, gamma_ref, u_ref,
-                  getattr(model, "kind", "passive"))
+                  getattr(model, "kind", "passive"), cables, tension_ref)
+
+
+def _inputs_with_cables(model) -> tuple:
+    """(strings, cables, tension_ref [N]) of a model of a structure with cables, from its
+    input names ``gamma<k>`` and ``cable<c>``; a cable's tension is gamma l of a segment."""
+    names, st = model.input_names, model.structure
+    strings = np.array([int(n[5:]) for n in names if n.startswith("gamma")], dtype=np.int64)
+    cables = np.array([int(n[5:]) for n in names if n.startswith("cable")], dtype=np.int64)
+    N = np.asarray(model.q, dtype=float).reshape(-1, 3)
+    first = np.array([st.cables[c].strings[0] for c in cables], dtype=np.int64)
+    pairs = st.string_nodes[first]
+    lengths = np.linalg.norm(N[pairs[:, 1]] - N[pairs[:, 0]], axis=1) if first.size else []
+    tension_ref = np.asarray(model.gamma, dtype=float)[first] * lengths
+    return strings, cables, np.asarray(tension_ref, dtype=float)
 
 
 def _matrix(value, name: str, n: int, who: str, definite: bool) -> np.ndarray:
@@ -381,7 +405,8 @@ def lqr(model, *, Q=None, R=None, outputs: Selection | None = None, order=None,
                outputs=list(m.output_names) + list(m.input_names),
                states=[f"z{i}" for i in range(p.A.shape[0])])
     ctrl = StateFeedback(K=K, q_ref=np.asarray(m.q, dtype=float), strings=p.strings,
-                         gamma_ref=p.gamma_ref, kind=p.kind)
+                         gamma_ref=p.gamma_ref, kind=p.kind, cables=p.cables,
+                         tension_ref=p.tension_ref)
     return LQRDesign(ctrl, K, Kr, L.T @ np.asarray(Sr) @ L, poles, Q, R, p.mr, cl,
                      dataclasses.replace(sol, poles=poles), choice)
 

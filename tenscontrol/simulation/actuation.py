@@ -21,7 +21,7 @@ with it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,9 +45,16 @@ class Actuators:
     gamma_ref : array_like, shape (nu,)
         Operating-point force densities [N/m] (used by ``kind="control"``).
     kind : {"passive", "control"}
+    cables : array_like of int, optional
+        Commanded clustered cables (rigid bars), their commands after the strings': a cable's
+        tension [N] is ``clip(law(q) + u, 0, inf)`` (passive) or ``clip(T_ref + u, 0, inf)``
+        (control), applied as the extra nodal force ``-(T_applied - T_law) g_c``, g_c = dL_c/dq
+        (docs/theory.md, "Clustered cables"); its damper acts while it pulls.
+    tension_ref : array_like, shape (n_cables,), optional
+        The cables' operating-point tensions T_ref [N].
     """
 
-    def __init__(self, structure, strings, gamma_ref, kind: str):
+    def __init__(self, structure, strings, gamma_ref, kind: str, cables=(), tension_ref=()):
         strings = np.asarray(strings, dtype=np.int64).reshape(-1)
         actuated = set(int(k) for k in structure.actuated_strings)
         for k in strings:
@@ -83,11 +90,57 @@ class Actuators:
         self.upper = structure.string_gamma_max[strings]
         self.n_nodes = structure.n_nodes
         self.record = actuator_record(structure, strings, gamma_ref, kind)
+        self._set_cables(structure, cables, tension_ref)
+
+    def _set_cables(self, structure, cables, tension_ref) -> None:
+        """Check and store the commanded cables; extend n, spring and upper by them."""
+        cables = np.asarray(cables, dtype=np.int64).reshape(-1)
+        for c in cables:
+            if not 0 <= c < structure.n_cables:
+                raise ValueError(f"controller: cable {int(c)} does not exist; structure "
+                                 f"{structure.name!r} has {structure.n_cables} cables")
+        if np.unique(cables).size != cables.size:
+            raise ValueError("controller: a cable appears twice in controller.cables")
+        tension_ref = np.asarray(tension_ref, dtype=float).reshape(-1)
+        if tension_ref.shape != cables.shape:
+            raise ValueError(f"controller.tension_ref must have one tension per commanded cable "
+                             f"({cables.size}), got shape {tension_ref.shape}")
+        self.cables, self.tension_ref, self.n_strings = cables, tension_ref, self.n
+        self.cable_nodes = [np.asarray(structure.cable_nodes[c], dtype=np.int64) for c in cables]
+        self.cable_k = structure.cable_stiffness[cables]
+        self.cable_l0 = structure.cable_rest_lengths[cables]
+        self.cable_c = structure.cable_damping[cables]
+        self.n = self.n_strings + cables.size
+        self.spring = np.concatenate([self.spring, np.zeros(cables.size, dtype=bool)])
+        self.upper = np.concatenate([self.upper, np.full(cables.size, np.inf)])
+
+    def _cable_forces(self, q, qd, u, f, applied, cmd) -> None:
+        """Add the commanded cables' extra nodal forces to f (3n,); their tensions [N] to
+        applied and cmd (n_cables,)."""
+        N = q.reshape(-1, 3)
+        V = None if qd is None else qd.reshape(-1, 3)
+        for a, nodes in enumerate(self.cable_nodes):
+            s = N[nodes[1:]] - N[nodes[:-1]]
+            l = np.linalg.norm(s, axis=1)
+            g = np.zeros_like(N)
+            np.add.at(g, nodes[1:], s / l[:, None])
+            np.subtract.at(g, nodes[:-1], s / l[:, None])
+            L = l.sum()
+            taut = L > self.cable_l0[a]              # the kernels' slack rule for the cable
+            law = self.cable_k[a] * (L - self.cable_l0[a]) if taut else 0.0
+            cmd[a] = (law if self.kind == "passive" else self.tension_ref[a]) + u[a]
+            applied[a] = max(cmd[a], 0.0)            # a cable pulls only
+            extra = applied[a] - law
+            if V is not None and self.cable_c[a] != 0.0:
+                rate = self.cable_c[a] * float(np.sum(g * V))  # c dL/dt
+                extra += (rate if applied[a] > 0.0 else 0.0) - (rate if taut else 0.0)
+            f -= extra * g.reshape(-1)
 
     def law(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Member vectors s (nu, 3) [m], elastic-law force densities (nu,) [N/m] at q, and
         whether the kernels count each member active (bool (nu,): springs, or l > l0)."""
-        s, law, active = np.empty((self.n, 3)), np.empty(self.n), np.empty(self.n, bool)
+        n = self.n_strings
+        s, law, active = np.empty((n, 3)), np.empty(n), np.empty(n, bool)
         member_laws(_flat(q), self.record, s, law, active)
         return s, law, active
 
@@ -102,11 +155,15 @@ class Actuators:
         """
         u = _flat(u)
         if u.shape != (self.n,):
-            raise ValueError(f"u must hold one force density per commanded string ({self.n}), "
-                             f"got shape {u.shape}")
+            raise ValueError(f"u must hold one force density per commanded string and one "
+                             f"tension per commanded cable ({self.n}), got shape {u.shape}")
         f, applied, cmd = np.empty(3 * self.n_nodes), np.empty(self.n), np.empty(self.n)
-        actuated_forces(_flat(q), _NO_VELOCITIES if qd is None else _flat(qd), u, self.record,
-                        f, applied, cmd)
+        ns = self.n_strings
+        actuated_forces(_flat(q), _NO_VELOCITIES if qd is None else _flat(qd), u[:ns],
+                        self.record, f, applied[:ns], cmd[:ns])
+        if self.cables.size:
+            self._cable_forces(_flat(q), None if qd is None else _flat(qd), u[ns:], f,
+                               applied[ns:], cmd[ns:])
         return f, applied, cmd
 
 
@@ -138,6 +195,9 @@ class ControlRecord(Presentable):
         Where the applied force density is 0 (a string that cannot pull: commanded <= 0, or
         slack and not commanded taut) and where the command exceeded gamma_max.
     controller_states : ndarray, shape (nt, n_states)
+    cables : ndarray of int, shape (n_cables,)
+        The commanded clustered cables: the last n_cables columns of u, commanded and applied
+        are their tensions [N] (none by default).
     """
 
     t: np.ndarray
@@ -148,6 +208,7 @@ class ControlRecord(Presentable):
     slack: np.ndarray
     saturated: np.ndarray
     controller_states: np.ndarray
+    cables: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def _duration(self, flags: np.ndarray) -> np.ndarray:
         # trapezoid over the output grid: an interval counts half for each flagged end
@@ -180,21 +241,26 @@ class ControlRecord(Presentable):
                 f"saturated strings={int(self.saturated.any(axis=0).sum())}, "
                 f"controller_states={self.controller_states.shape[1]})")
 
+    def _labels(self) -> list:
+        """The column labels: string indices, then "c<i>" for commanded cable i (u in N)."""
+        return [str(int(k)) for k in self.strings] + [f"c{int(c)}" for c in self.cables]
+
     def summary(self) -> str:
-        """One line per commanded string: command range, slack and saturated time."""
+        """One line per commanded string (then cable, ``c<i>``, in N): command range, slack and
+        saturated time."""
         lines = ["string  u min [N/m]  u max [N/m]  applied min  applied max  slack [s]  "
                  "saturated [s]"]
-        for c, k in enumerate(self.strings):
-            lines.append(f"{int(k):>6}  {self.u[:, c].min():>11.4g}  {self.u[:, c].max():>11.4g}"
+        for c, k in enumerate(self._labels()):
+            lines.append(f"{k:>6}  {self.u[:, c].min():>11.4g}  {self.u[:, c].max():>11.4g}"
                          f"  {self.applied[:, c].min():>11.4g}  {self.applied[:, c].max():>11.4g}"
                          f"  {self.slack_time[c]:>9.4g}  {self.saturated_time[c]:>13.4g}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        rows = [(int(k), *(f"{v:.4g}" for v in (
+        rows = [(k, *(f"{v:.4g}" for v in (
             self.u[:, c].min(), self.u[:, c].max(), self.applied[:, c].min(),
             self.applied[:, c].max(), self.slack_time[c], self.saturated_time[c])))
-            for c, k in enumerate(self.strings)]
+            for c, k in enumerate(self._labels())]
         return html_table(rows, caption="ControlRecord", header=[
             "string", "u min [N/m]", "u max [N/m]", "applied min [N/m]", "applied max [N/m]",
             "slack [s]", "saturated [s]"])
@@ -209,7 +275,8 @@ def control_record(actuators: Actuators, controller, t, Q, QD, XC) -> ControlRec
         _, applied[r], cmd[r] = actuators.apply(Q[r], u[r], QD[r])
     slack = (applied <= 0.0) & ~actuators.spring[None, :]
     saturated = cmd > actuators.upper[None, :]
-    return ControlRecord(t, actuators.strings, u, cmd, applied, slack, saturated, XC)
+    return ControlRecord(t, actuators.strings, u, cmd, applied, slack, saturated, XC,
+                         actuators.cables)
 
 
 class ControllerError(Exception):
@@ -238,7 +305,8 @@ class ClosedLoop:
                             "n_states and the methods of tenscontrol.controllers.Controller")
         self.controller = controller
         self.actuators = Actuators(structure, controller.strings, controller.gamma_ref,
-                                   controller.kind)
+                                   controller.kind, getattr(controller, "cables", ()),
+                                   getattr(controller, "tension_ref", ()))
         self.nq = 3 * structure.n_nodes
         self.nb = 2 * self.nq + 1                      # q, qd, w: the mechanics' own state
         self.n_states = int(controller.n_states)

@@ -48,8 +48,11 @@ class FeedbackRecord(NamedTuple):
 
 def compiled_feedback(loop) -> bool:
     """Whether the closed loop `loop` (None: open loop) has a compiled form here: exactly a
-    StateFeedback (a subclass may redefine its command) with no controller states."""
-    return loop is None or (type(loop.controller) is StateFeedback and loop.n_states == 0)
+    StateFeedback (a subclass may redefine its command) with no controller states and no
+    commanded cables (their actuation runs in numpy, :class:`~tenscontrol.simulation.
+    actuation.Actuators`)."""
+    return loop is None or (type(loop.controller) is StateFeedback and loop.n_states == 0
+                            and not loop.controller.cables.size)  # cables: the Python loop
 
 
 def feedback_record(loop, nq: int) -> FeedbackRecord:

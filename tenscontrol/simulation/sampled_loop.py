@@ -189,7 +189,8 @@ class SampledLoop:
         names = sorted({name for info in self.infos for name in info})
         info = {name: np.array([i.get(name, np.nan) for i in self.infos]) for name in names}
         return SampledControlRecord(t, act.strings, u, cmd, applied, slack, saturated, xc,
-                                    ts, U, X, info, np.array(self.cpu), self.period, self.delay)
+                                    act.cables, ts, U, X, info, np.array(self.cpu), self.period,
+                                    self.delay)
 
 
 def _sum_stats(a: IntegratorStats, b: IntegratorStats) -> IntegratorStats:

@@ -112,13 +112,15 @@ def _control(data, path, nt: int):
     """The closed loop's ControlRecord, checked, or None for an open-loop file."""
     if "control_t" not in data.files:
         return None
-    kinds = {"strings": "i", "slack": "b", "saturated": "b"}
+    kinds = {"strings": "i", "slack": "b", "saturated": "b", "cables": "i"}
+    # files written before clustered cables could be commanded have no control_cables
+    names = [n for n in _CONTROL_FIELDS if n != "cables" or "control_cables" in data.files]
     values = {name: fileio.npz_entry(data, f"control_{name}", path, kind=kinds.get(name, "f"),
-                                     ndim=1 if name in ("t", "strings") else 2)
-              for name in _CONTROL_FIELDS}
-    nu = values["strings"].shape[0]
+                                     ndim=1 if name in ("t", "strings", "cables") else 2)
+              for name in names}
+    nu = values["strings"].shape[0] + values.get("cables", np.zeros(0)).shape[0]
     for name, value in values.items():
-        if name != "strings" and value.shape[0] != nt or (
+        if name not in ("strings", "cables") and value.shape[0] != nt or (
                 name in ("u", "commanded", "applied", "slack", "saturated")
                 and value.shape[1] != nu):
             raise ValueError(f"{path}: entry 'control_{name}' has shape {value.shape}, which "

@@ -240,7 +240,8 @@ def _prediction_model(structure, controller, options):
     controller = getattr(controller, "unallocated", controller)
     return linearize(structure, q=_q_ref(controller, structure), bars=options["bars"],
                      kind=controller.kind, kinetic=options["kinetic"],
-                     include_radius=options["include_radius"]).actuated(controller.strings)
+                     include_radius=options["include_radius"]).actuated(
+                         controller.strings, cables=getattr(controller, "cables", None))
 
 
 def _linear_prediction(model, controller, loads, t, meas):
