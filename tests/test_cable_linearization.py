@@ -327,6 +327,7 @@ def test_lqr_on_the_cable_closes_the_loop_as_predicted(kind, tmp_path):
     ctrl = tc.lqr(model, effort=1e-2).controller
     T = s.cable_stiffness[0] * (s.cable_lengths[0] - s.cable_rest_lengths[0])
     assert ctrl.strings.size == 0 and list(ctrl.cables) == [0]
+    assert "commanded_cables=1" in repr(ctrl) and "commanded cables   0" in ctrl.summary()
     np.testing.assert_allclose(ctrl.tension_ref, [T], rtol=1e-12)
     report = tc.verify(s, ctrl, _radial_doublet(s), 2.0, outputs=out,
                        t_eval=np.linspace(0.0, 2.0, 201), rtol=1e-9, atol=1e-9)

@@ -64,6 +64,8 @@ def controller_repr(controller, *figures: str, law: str | None = None) -> str:
     parts = ([f"law={law!r}"] if law else []) + [
              f"kind={getattr(controller, 'kind', None)!r}",
              f"commanded_strings={np.size(getattr(controller, 'strings', ()))}",
+             *([f"commanded_cables={np.size(controller.cables)}"]
+               if np.size(getattr(controller, "cables", ())) else []),
              f"states={getattr(controller, 'n_states', 0)}", *figures]
     return f"{type(controller).__name__}({', '.join(parts)})"
 
@@ -75,8 +77,12 @@ def controller_table(controller, *rows: tuple, law: str | None = None) -> str:
         ("kind", f"{getattr(controller, 'kind', None)}"),
         ("commanded strings", textwrap.shorten(
             f"{strings.size}: {', '.join(str(int(k)) for k in strings)}", 70, placeholder=" ...")),
-        ("gamma_ref", value_range(getattr(controller, "gamma_ref", ()), "N/m")),
-        ("states", f"{getattr(controller, 'n_states', 0)}")]
+        ("gamma_ref", value_range(getattr(controller, "gamma_ref", ()), "N/m"))]
+    cables = np.asarray(getattr(controller, "cables", ()))
+    if cables.size:
+        head += [("commanded cables", ", ".join(str(int(c)) for c in cables)),
+                 ("tension_ref", value_range(getattr(controller, "tension_ref", ()), "N"))]
+    head += [("states", f"{getattr(controller, 'n_states', 0)}")]
     return titled_table(type(controller).__name__, head + list(rows))
 
 

@@ -230,8 +230,9 @@ class LinearModel(Presentable):
         cables : sequence of int, optional
             The commanded clustered cables, in input order after the strings (inputs
             ``"cable<c>"``, the cable tension T_c [N]); none if omitted (the cables follow
-            their law), as a controller's inputs are today (no controller commands a cable
-            in :func:`tenscontrol.simulate` yet).
+            their law), as ``actuated(controller.strings)`` of a controller that commands no
+            cable expects. :func:`tenscontrol.lqr` on such a model returns a
+            :class:`~tenscontrol.StateFeedback` commanding these cables.
 
         Notes
         -----
