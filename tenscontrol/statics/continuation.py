@@ -44,6 +44,10 @@ _CORRECTIONS = 8
 _QUICK = 3
 #: The shortest arc length of a path step (in units of the load factor).
 _SMALLEST_ARC = 0.5 ** 12
+#: The largest member turn [rad] of the first step's linear prediction (:func:`_first_arc`):
+#: on the steel towers the corrector fails the first steps whose prediction turns a member by
+#: 0.18-0.21 rad and converges on those of 0.09-0.10 rad.
+_FIRST_TURN = 0.15
 #: The stability test (an inertia count, a quarter of a path step's cost) runs every this
 #: many accepted steps; where it finds the path unstable, the buckling bracket starts from
 #: the last point it found stable (the secant narrows a few steps' bracket in one or two more
@@ -151,7 +155,7 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
     slope = path_tangent(p, q0, 0.0, r0, 1.0)[1]
     scale = max(float(np.abs(slope).max(initial=0.0)), 1e-9 * p.size)  # [m] per unit load
     tangent, slope = path_tangent(p, q0, 0.0, r0, scale)
-    q, t, ds, grow = q0, 0.0, 0.5, True  # the full step already failed
+    q, t, ds, grow = q0, 0.0, _first_arc(p, q0, slope, tangent[1]), True
     behind = None  # the path point before (q, t), for the predictor's curvature
     # the path's points (t, q) from the last one tested stable on: where the path loses
     # stability they are the buckling bracket's guesses (:func:`_refine_buckling`)
@@ -201,6 +205,19 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
         log.unstable = tuple(since)
         return since[0][1], since[0][0], None
     return q, t, None
+
+
+def _first_arc(p: Problem, q0, slope, rise: float) -> float:
+    """The first step's arc length: 1/2 (the full step already failed), halved while its
+    linear prediction (``rise`` dt per unit arc, `slope` dq/dt [m]) turns a member by more
+    than _FIRST_TURN, down to _SMALLEST_ARC: the halvings the corrector would otherwise try
+    and fail one by one, each of a few iterations."""
+    _, l = members(p, q0)
+    rate = float(np.max(np.linalg.norm(p.mats.differences(slope), axis=1) / l, initial=0.0))
+    ds = 0.5
+    while ds * rise * rate > _FIRST_TURN and ds >= 2 * _SMALLEST_ARC:
+        ds *= 0.5
+    return ds
 
 
 def _predict(q, t, tangent, ds, scale: float, behind):
