@@ -10,19 +10,23 @@ gravity at those rest lengths:
 k = 10, 32, 64, 128, 256 stages (3 bars a stage: 30 .. 768 bars). Each case runs in its own
 process (a fresh heap, and the CPU cap cannot leave a half-finished solve behind) with a CPU
 limit (--limit, default 120 s): the table always ends. The prestress is not timed; the CPU
-column is static_equilibrium's alone (time.process_time in the child).
+column is static_equilibrium's alone (time.process_time in the child), the minimum over
+--repeat runs (default 3), each in a process of its own: the machine's load only ever adds
+CPU time (cache and memory-bus contention from other processes), so the minimum is the
+figure least disturbed by it; the spread (max/min) is printed beside it.
 
 The outcome: "solved" with the relative residual of the returned state recomputed here from
 the member forces (:func:`independent_residual`, not the solver's own figure), or "buckles"
-with the load fraction the StaticsError names, or what else happened. The growth exponent is
-the log-log slope of the CPU from 96 to 768 bars (the cases that answered).
+with the load fraction the StaticsError names, or what else happened. The growth exponent of the
+CPU over 96 .. 768 bars (the cases that answered) is printed twice: the log-log slope between
+the two endpoints, and the least-squares slope of log CPU on log bars over every size in
+between (less sensitive to one noisy endpoint).
 
 Usage: python benchmarks/bench_statics_towers.py [--limit S] [--stages 10,32,...]
-       [--kinds steel,nylon]
+       [--kinds steel,nylon] [--repeat N]
 """
 
 import json
-import math
 import re
 import subprocess
 import sys
@@ -121,29 +125,64 @@ def main(args):
               if "--stages" in args else STAGES)
     kinds = (args[args.index("--kinds") + 1].split(",") if "--kinds" in args
              else ["steel", "nylon"])
-    print(f"static_equilibrium under gravity, prism towers (CPU limit {limit:g} s a case)")
+    repeat = int(args[args.index("--repeat") + 1]) if "--repeat" in args else 3
+    if repeat < 1:
+        raise SystemExit(f"--repeat must be at least 1, got {repeat}")
+    print(f"static_equilibrium under gravity, prism towers (CPU limit {limit:g} s a case, "
+          f"CPU the minimum of {repeat} runs)")
     print(f"{'tower':<7}{'bars':>5}  {'outcome':<22}{'residual/W':>11}{'its':>5}{'CPU [s]':>9}"
-          f"  {'route':<26}fallbacks")
+          f"{'spread':>7}  {'route':<26}fallbacks")
     for kind in kinds:
         cpu = {}
         for k in stages:
-            cmd = [sys.executable, __file__, "--case", kind, str(k), str(limit)]
-            out = subprocess.run(cmd, capture_output=True, text=True)
-            line = out.stdout.strip().splitlines()[-1:] if out.stdout.strip() else []
-            if out.returncode != 0 or not line:
-                print(f"{kind:<7}{3 * k:>5}  {'no answer':<22}{'':>11}{'':>5}{'>' + format(limit, 'g'):>9}"
-                      f"  (killed at the CPU limit or crashed: rc {out.returncode})")
+            rows = [_run_child(kind, k, limit) for _ in range(repeat)]
+            if any(row is None for row in rows):
+                print(f"{kind:<7}{3 * k:>5}  {'no answer':<22}{'':>11}{'':>5}"
+                      f"{'>' + format(limit, 'g'):>9}  (killed at the CPU limit or crashed)")
                 continue
-            row = json.loads(line[0])
+            if len({(r["outcome"], r["its"]) for r in rows}) > 1:
+                print(f"{kind:<7}{3 * k:>5}  runs disagree: "
+                      f"{[(r['outcome'], r['its']) for r in rows]}")
+                continue
+            times = [r["cpu"] for r in rows]
+            row = rows[0]
             res = "" if row["residual"] is None else f"{row['residual']:.1e}"
             print(f"{kind:<7}{row['bars']:>5}  {row['outcome'][:22]:<22}{res:>11}{row['its']:>5}"
-                  f"{row['cpu']:>9.2f}  {str(row['route'])[:26]:<26}{row['fallbacks']}")
+                  f"{min(times):>9.2f}{max(times) / min(times):>7.2f}  "
+                  f"{str(row['route'])[:26]:<26}{row['fallbacks']}")
             if row["outcome"] == "solved" or row["outcome"].startswith("buckles"):
-                cpu[row["bars"]] = row["cpu"]
-        if 96 in cpu and max(cpu) > 96:
-            top = max(cpu)
-            print(f"{kind}: CPU growth exponent 96 -> {top} bars: "
-                  f"{math.log(cpu[top] / cpu[96]) / math.log(top / 96):.2f}")
+                cpu[row["bars"]] = min(times)
+        print(_exponents(kind, cpu))
+
+
+def growth_exponents(cpu):
+    """(endpoint slope, least-squares slope) of log CPU on log bars over the sizes from 96
+    bars up in `cpu` ({bars: seconds}), or None with fewer than two such sizes."""
+    bars = sorted(b for b in cpu if b >= 96)
+    if len(bars) < 2 or bars[0] != 96:
+        return None
+    x, y = np.log(bars), np.log([cpu[b] for b in bars])
+    endpoints = (y[-1] - y[0]) / (x[-1] - x[0])
+    return float(endpoints), float(np.polyfit(x, y, 1)[0])
+
+
+def _exponents(kind, cpu):
+    slopes = growth_exponents(cpu)
+    if slopes is None:
+        return f"{kind}: no growth exponent (96 bars and a larger size did not both answer)"
+    top = max(cpu)
+    return (f"{kind}: CPU growth exponent 96 -> {top} bars: endpoints {slopes[0]:.2f}, "
+            f"least squares over {len([b for b in cpu if b >= 96])} sizes {slopes[1]:.2f}")
+
+
+def _run_child(kind, stages, limit):
+    """One case in a fresh process: its row (a dict), or None if it was killed or crashed."""
+    cmd = [sys.executable, __file__, "--case", kind, str(stages), str(limit)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    line = out.stdout.strip().splitlines()[-1:] if out.stdout.strip() else []
+    if out.returncode != 0 or not line:
+        return None
+    return json.loads(line[0])
 
 
 def _child(kind, stages, limit):

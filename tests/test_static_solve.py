@@ -293,3 +293,37 @@ def test_tower_from_a_start_out_of_equilibrium_gives_the_buckling_load():
         tc.static_equilibrium(s)
     near = float(re.search(r"\(near ([\d.e-]+)", str(info.value)).group(1))
     assert near == pytest.approx(0.001657, rel=5e-3)
+
+
+def test_first_arc_is_the_largest_halving_within_the_turn_limit():
+    # the 10-stage steel tower under 30 g (above): its linear response turns a member by 10
+    # rad, so the first arc is halved; the turn of its linear prediction, recomputed here
+    # from the node differences, is within the limit, and twice the arc's is not
+    from tenscontrol.statics import continuation, solve
+    s = steel_tower(10).with_gravity((0.0, 0.0, -30 * 9.806))
+    p = solve._problem(s, None, "rigid")
+    q0 = s.nodes.reshape(-1)
+    r0 = solve._forces(p, q0, np.zeros(p.free.size))[0]
+    slope = solve._path_tangent(p, q0, 0.0, r0, 1.0)[1]
+    scale = float(np.abs(slope).max())
+    tangent, slope = solve._path_tangent(p, q0, 0.0, r0, scale)
+    ds = continuation._first_arc(p, q0, slope, tangent[1])
+
+    def turn(arc):
+        dq = (arc * tangent[1] * slope).reshape(-1, 3)
+        nodes = np.vstack([s.string_nodes, s.bar_nodes])
+        d = s.nodes[nodes[:, 1]] - s.nodes[nodes[:, 0]]
+        return np.max(np.linalg.norm(dq[nodes[:, 1]] - dq[nodes[:, 0]], axis=1)
+                      / np.linalg.norm(d, axis=1))
+
+    assert ds < 0.5 and turn(ds) <= continuation._FIRST_TURN < turn(2 * ds)
+
+
+def test_between_interpolates_between_the_nearest_points():
+    from tenscontrol.statics.continuation import _between
+    q = {t: np.full(3, 10.0 * t) + np.array([0.0, 1.0, t * t]) for t in (0.0, 1.0, 3.0)}
+    points = sorted(q.items())
+    # the chord of the two neighbours, not of the ends (which would pass 0.0 and 3.0)
+    assert np.allclose(_between(points, 2.0), 0.5 * (q[1.0] + q[3.0]))
+    assert np.allclose(_between(points, 0.25), 0.75 * q[0.0] + 0.25 * q[1.0])
+    assert np.allclose(_between(points, 3.0), q[3.0])

@@ -44,6 +44,10 @@ _CORRECTIONS = 8
 _QUICK = 3
 #: The shortest arc length of a path step (in units of the load factor).
 _SMALLEST_ARC = 0.5 ** 12
+#: The largest member turn [rad] of the first step's linear prediction (:func:`_first_arc`):
+#: on the steel towers the corrector fails the first steps whose prediction turns a member by
+#: 0.18-0.21 rad and converges on those of 0.09-0.10 rad.
+_FIRST_TURN = 0.15
 #: The stability test (an inertia count, a quarter of a path step's cost) runs every this
 #: many accepted steps; where it finds the path unstable, the buckling bracket starts from
 #: the last point it found stable (the secant narrows a few steps' bracket in one or two more
@@ -55,6 +59,12 @@ _STABILITY_EVERY = 4
 _REFINEMENTS = 8
 #: The bracket is narrowed to this fraction of its upper load factor (0.5 %).
 _BRACKET = 5e-3
+#: The bracket's equilibria converge to this residual relative to the member forces, tighter
+#: than STAGE_RTOL: near the buckling load the least stiffness is a small difference, and
+#: the errors STAGE_RTOL leaves in q move it by 10 % on the 768-bar nylon tower (its load
+#: read 3.397e-5 or 3.398e-5 depending on the guess Newton started from); the quadratic
+#: tail makes the extra digits cost about one iteration.
+_REFINE_RTOL = 1e-9
 #: The secant's next load factor is moved by this fraction past its zero, away from t*
 #: itself, where K_t is singular (and its KKT solves fall back to the dense path).
 _PAST_ZERO = 1e-3
@@ -145,17 +155,19 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
     slope = path_tangent(p, q0, 0.0, r0, 1.0)[1]
     scale = max(float(np.abs(slope).max(initial=0.0)), 1e-9 * p.size)  # [m] per unit load
     tangent, slope = path_tangent(p, q0, 0.0, r0, scale)
-    q, t, ds, grow = q0, 0.0, 0.5, True  # the full step already failed
+    q, t, ds, grow = q0, 0.0, _first_arc(p, q0, slope, tangent[1]), True
     behind = None  # the path point before (q, t), for the predictor's curvature
-    stable, untested = (q0, 0.0), 0  # the last point tested stable, and steps since
+    # the path's points (t, q) from the last one tested stable on: where the path loses
+    # stability they are the buckling bracket's guesses (:func:`_refine_buckling`)
+    since = [(0.0, q0)]
     while ds >= _SMALLEST_ARC:
         if t + ds * tangent[1] >= 1.0:  # the full load is within reach: Newton at t = 1
             ok, q_end = equilibrium_at(p, project(p, q + (1.0 - t) * slope), 1.0, zero, tol,
                                        max_iterations, log)
             if ok and unstable(p, q_end, 1.0, r0):
                 # buckled between the last stable test and the full load
-                log.unstable = (stable[::-1], (1.0, q_end))
-                return stable[0], stable[1], None
+                log.unstable = (*since, (1.0, q_end))
+                return since[0][1], since[0][0], None
             if ok:
                 log.load_steps.append(1.0)
                 return q_end, 1.0, None
@@ -173,26 +185,39 @@ def _follow_path(p: Problem, q0, r0, tol, max_iterations, log: Log):
             log.failed.append(float(t + ds * tangent[1]))
             ds, grow = 0.5 * ds, False
             continue
-        untested += 1
         new, new_slope = path_tangent(p, q_new, t_new, r0, scale, tangent)
         # tested every _STABILITY_EVERY steps, and where the path turns back: a fold past
         # an untested loss of stability is the buckling's, not a limit point's
-        if untested >= _STABILITY_EVERY or new[1] <= 0.0:
+        if len(since) >= _STABILITY_EVERY or new[1] <= 0.0:
             if unstable(p, q_new, t_new, r0):
                 # from a stable start: buckled since the last stable test
-                log.unstable = (stable[::-1], (float(t_new), q_new))
-                return stable[0], stable[1], None
-            stable, untested = (q_new, float(t_new)), 0
+                log.unstable = (*since, (float(t_new), q_new))
+                return since[0][1], since[0][0], None
+            since = []
+        since.append((float(t_new), q_new))
         if new[1] <= 0.0:
             return q_new, t_new, (q_new, t_new)
         behind, (q, t, tangent, slope) = (q, t), (q_new, float(t_new), new, new_slope)
         log.load_steps.append(t)
         ds *= 2.0 if grow and len(log.rows) - rows <= _QUICK else 1.0
         grow = True
-    if untested and unstable(p, q, t, r0):  # the steps failed past an untested instability
-        log.unstable = (stable[::-1], (t, q))
-        return stable[0], stable[1], None
+    if len(since) > 1 and unstable(p, q, t, r0):  # the steps failed past an untested instability
+        log.unstable = tuple(since)
+        return since[0][1], since[0][0], None
     return q, t, None
+
+
+def _first_arc(p: Problem, q0, slope, rise: float) -> float:
+    """The first step's arc length: 1/2 (the full step already failed), halved while its
+    linear prediction (``rise`` dt per unit arc, `slope` dq/dt [m]) turns a member by more
+    than _FIRST_TURN, down to _SMALLEST_ARC: the halvings the corrector would otherwise try
+    and fail one by one, each of a few iterations."""
+    _, l = members(p, q0)
+    rate = float(np.max(np.linalg.norm(p.mats.differences(slope), axis=1) / l, initial=0.0))
+    ds = 0.5
+    while ds * rise * rate > _FIRST_TURN and ds >= 2 * _SMALLEST_ARC:
+        ds *= 0.5
+    return ds
 
 
 def _predict(q, t, tangent, ds, scale: float, behind):
@@ -314,8 +339,10 @@ def _refine_buckling(p: Problem, r0, tol, max_iterations, log: Log):
     nylon towers' then has several modes unstable), kept inside the bracket, else a
     bisection (geometric: the bracket can span decades). Its equilibrium at fixed t is found
     by the |r| Newton (the potential's would leave the unstable straight path for a buckled
-    one) from the chord between the bracket's equilibria."""
-    (ta, qa), (tb, qb) = log.unstable
+    one) from the chord between the two known equilibria nearest t on either side
+    (:func:`_between`): the path's points inside the bracket and those found here."""
+    points = sorted(log.unstable, key=lambda point: point[0])
+    (ta, qa), (tb, qb) = log.unstable[0], log.unstable[-1]
     la, lb = path_stiffness(p, qa, ta, r0), path_stiffness(p, qb, tb, r0)
     last = [(ta, la), (tb, lb)]
     for _ in range(_REFINEMENTS):
@@ -328,11 +355,18 @@ def _refine_buckling(p: Problem, r0, tol, max_iterations, log: Log):
         t *= 1.0 + (_PAST_ZERO if l2 > 0 else -_PAST_ZERO)
         if not ta < t < tb:
             t = np.sqrt(ta * tb) if ta > 0 else 0.5 * tb
-        guess = project(p, qa + (qb - qa) * (t - ta) / (tb - ta))
-        ok, q = newton(p, guess, t, (1.0 - t) * r0,
-                        max(tol, STAGE_RTOL * load_scale(p, guess, True)), max_iterations, log)
+        guess = project(p, _between(points, t))
+        stage = max(tol, _REFINE_RTOL * load_scale(p, guess, True))
+        # the corrector's full Newton steps at fixed t first (the tangent (0, 1) fixes t:
+        # its arc condition is t's), as quick here as on the path; the |r| Newton's line
+        # search crawls from a chord's guess (17 iterations on the 768-bar steel tower)
+        ok, q, _ = _corrector(p, guess, t, (guess, t), (np.zeros_like(guess), 1.0), 0.0, r0,
+                              stage, 1.0, log)
+        if not ok:
+            ok, q = newton(p, guess, t, (1.0 - t) * r0, stage, max_iterations, log)
         if not ok:
             break
+        points = sorted([*points, (t, q)], key=lambda point: point[0])
         lt = path_stiffness(p, q, t, r0)
         last.append((t, lt))
         if lt > 0:
@@ -340,6 +374,16 @@ def _refine_buckling(p: Problem, r0, tol, max_iterations, log: Log):
         else:
             tb, qb, lb = t, q, lt
     return ta, tb, (ta + (tb - ta) * la / (la - lb) if la > 0 > lb else tb)
+
+
+def _between(points, t: float) -> np.ndarray:
+    """q (3n,) at load factor t on the chord between the two of `points` ((t, q) sorted by
+    t, t inside their range) nearest t on either side: the bracket's ends can be several
+    path steps apart, and the chord between them strays from the curved path (the 768-bar
+    steel tower's first refinement took 23 Newton iterations from it)."""
+    i = int(np.clip(np.searchsorted([u for u, _ in points], t), 1, len(points) - 1))
+    (t1, q1), (t2, q2) = points[i - 1], points[i]
+    return q1 + (q2 - q1) * (t - t1) / (t2 - t1)
 
 
 def _limit_point(p: Problem, t, stiffness, log: Log) -> StaticsError:

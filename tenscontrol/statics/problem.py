@@ -290,7 +290,7 @@ class Log:
     rows: list
     load_steps: list
     failed: list
-    # the path's steps (t, q) on either side of where it lost stability (path following)
+    # the path's points (t, q) from the last one tested stable to the first found unstable
     unstable: tuple | None = None
     # the routes tried, "name: outcome" (NewtonHistory.routes)
     routes: list = field(default_factory=list)
