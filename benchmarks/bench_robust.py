@@ -182,7 +182,16 @@ def critical_kick(s, loop, lam, V):
     n_e = V.shape[0] // 2
     v = np.real(V[n_e:, k] / np.abs(V[n_e:, k]).max())
     scale = max(s.bar_lengths.max(), 1e-3) * max(abs(lam[k]), 1.0)
-    return KICK * scale * (loop.T[:loop.T.shape[0] // 2, :n_e] @ v)
+    qd = KICK * scale * (loop.T[:loop.T.shape[0] // 2, :n_e] @ v)
+    # T v keeps the bars' lengths to round-off only; simulate wants them exact (1e-9)
+    q = s.nodes.reshape(-1)
+    J = np.zeros((s.n_bars, q.size))
+    for b, (i, j) in enumerate(s.bar_nodes):
+        d = q[3 * j:3 * j + 3] - q[3 * i:3 * i + 3]
+        J[b, 3 * j:3 * j + 3], J[b, 3 * i:3 * i + 3] = d, -d
+    J[:, s.fixed_coordinates] = 0.0
+    qd -= np.linalg.lstsq(J, J @ qd, rcond=None)[0]
+    return qd.reshape(-1, 3)
 
 
 def nonlinear(name, s, design, loop, r):
