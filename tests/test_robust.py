@@ -17,6 +17,7 @@ from tenscontrol import robust
 from tenscontrol.linear.reduction import elastic_model
 from tenscontrol.robust.lft import contributions
 from tenscontrol.robust import design as rdesign
+from tenscontrol.robust import mu as rmu
 from tenscontrol.robust.mu import balanced, mu_upper, scaled_norm_bound
 
 TBAR_OUTPUTS = tc.Selection(nodes=[2, 3], axes="xz")
@@ -322,3 +323,63 @@ def test_robust_lqr_widens_the_margin_and_stabilizes_its_models(tbar, tbar_robus
         robust.robust_lqr(model, design, params, rounds=0)
     with pytest.raises(TypeError, match="nominal must be the LQR design"):
         robust.robust_lqr(model, design.controller, params)
+
+
+#: Envelope fit of the nonlinear runs: windows after the first tenth of the run (the other
+#: modes' transients), and the agreement with the linear Re(lambda): the runs start 1e-4 of a
+#: bar length per unit |lambda| off equilibrium, so the nonlinear terms stay far below this.
+ENVELOPE_WINDOWS, RATE_RTOL = 30, 0.05
+
+
+def envelope_growth(traj):
+    """Least-squares slope [1/s] of log(max speed in each window) against time, and the first
+    and last windows' max speed [m/s]."""
+    speed = np.linalg.norm(traj.velocities.reshape(traj.t.size, -1), axis=1)
+    idx = np.array_split(np.flatnonzero(traj.t >= 0.1 * traj.t[-1]), ENVELOPE_WINDOWS)
+    peaks = np.array([speed[i].max() for i in idx])
+    slope = np.polyfit([traj.t[i].mean() for i in idx], np.log(peaks), 1)[0]
+    return slope, peaks[0], peaks[-1]
+
+
+@pytest.mark.slow
+def test_nonlinear_loop_at_the_worst_case_follows_the_linear_growth():
+    """The 48-bar tower with one stiffness scale (+-50 %), the cheapest physical worst case:
+    the nominal LQR on loop.perturbed(s delta*) in tc.simulate stays bounded at s = 0.95 and
+    diverges at s = 1.01 (1.05 is no structure: its stiffness would fall below the force
+    density), the speed envelope growing at the closed-loop eigenvalue's real part."""
+    s = tc.equilibrium(tc.catalog.prism_tower(16, damping=1.0), gamma_min=10.0).structure
+    model = tc.linearize(s, kind="passive")
+    design = tc.lqr(model)
+    loop = robust.uncertain_loop(model, design, robust.string_stiffness(0.5, grouped=True))
+    r = robust.robust_stability(loop)
+    assert r.worst_structure is not None
+    with pytest.raises(ValueError, match="at or below their force density"):
+        loop.perturbed(1.05 * r.delta)
+    n_e = loop.A.shape[0] // 2
+    for factor, diverges in ((0.95, False), (1.01, True)):
+        lam, V = np.linalg.eig(loop.closed_loop(factor * r.delta))
+        k = int(np.argmax(lam.real))
+        assert (lam[k].real > 0) == diverges
+        # a small velocity along the rightmost mode, mapped from elastic to node coordinates
+        v = np.real(V[n_e:, k] / np.abs(V[n_e:, k]).max())
+        qd = 1e-4 * s.bar_lengths.max() * abs(lam[k]) * (loop.T[:loop.T.shape[0] // 2, :n_e] @ v)
+        t_final = min(4.0 / abs(lam[k].real), 20.0)
+        n_t = int(16 * t_final * abs(lam[k].imag) / (2 * np.pi)) + 1001
+        traj = tc.simulate(loop.perturbed(factor * r.delta), t_final,
+                           controller=design.controller, qd=qd,
+                           t_eval=np.linspace(0.0, t_final, n_t))
+        rate, first, last = envelope_growth(traj)
+        assert rate == pytest.approx(lam[k].real, rel=RATE_RTOL)
+        assert (last > 10 * first) if diverges else (last < first)
+
+
+def test_singular_point_mass_is_no_crossing(tbar):
+    """Along a lighter payload the abscissa jumps from < 0 to > 0 where the payload's mass
+    cancels the bars' share of node 2 (I - D_zw Delta singular) without an eigenvalue on the
+    axis (the jump's right side has a real eigenvalue near 0.8 1/s): no crossing, and no
+    destabilizing perturbation at all."""
+    s, model, design = tbar
+    loop = robust.uncertain_loop(model, design, robust.point_masses(0.5))
+    assert rmu.crossing(loop, [-1.0]) is None
+    with pytest.raises(ValueError, match="no destabilizing perturbation found"):
+        robust.robust_stability(loop)

@@ -37,6 +37,12 @@ POLISH_STEPS = 30
 #: Relative accuracy of the crossing scale (brentq's xtol relative to the scale): far below the
 #: 1e-8 required of Re(lambda) on the axis.
 SCALE_RTOL = 1e-13
+#: An eigenvalue is on the imaginary axis when |Re| <= this times ||A|| of the nominal loop (the
+#: issue's 1e-8; not the perturbed ||A||, which blows up near a singular point, nor |lambda|,
+#: which is 0 at a 0 rad/s crossing): brentq's crossings sit near 1e-15, while the singular
+#: point of a point mass at zero, where the abscissa jumps from < 0 to +inf, leaves the
+#: rightmost finite eigenvalue far off the axis (T-bar: 0.8 1/s; ball: -1.3 1/s).
+AXIS_RTOL = 1e-8
 #: Growth factor of the scan for the first destabilizing scale along a direction: small enough
 #: not to step over a short unstable interval, at most this many steps.
 SCAN_FACTOR, SCAN_STEPS = 1.15, 200
@@ -227,6 +233,10 @@ def crossing(loop, direction, start: float = 0.0) -> Crossing | None:
     A = loop.closed_loop(t * d)
     lam = np.linalg.eigvals(A)
     k = int(np.argmax(lam.real))
+    if abs(lam[k].real) > AXIS_RTOL * np.linalg.norm(loop.A, 2):
+        # the abscissa jumped over 0 instead of crossing it: a singular I - D_zw Delta (a
+        # point mass at zero) sends eigenvalues to infinity there, no eigenvalue is on the axis
+        return None
     return Crossing(t * d, lam[k], abs(lam[k].real) / np.linalg.norm(A, 2))
 
 
