@@ -197,7 +197,25 @@ def floor():
                           "-" if expected is None else f"{expected.amplitude:.2f}", s)
 
 
+def floor_prism4():
+    """The floor table's passive rows on a structure issue 30 does not name: the 4-prism
+    (doublet on top node 4 along x, outputs the top nodes), without and with the doublet's
+    amplitude as the expected load, no delay."""
+    s = tc.equilibrium(tc.catalog.prism(4, damping=1.0), gamma_min=10.0).structure
+    where = tc.Selection(4, "x")
+    model = tc.linearize(s, kind="passive", outputs=tc.Selection(nodes=[4, 5, 6, 7]))
+    amplitude = 2 * critical(s, model, where)
+    t = np.linspace(0.0, T_FINAL, int(round(T_FINAL / PERIOD)) * DENSE + 1)
+    for expected in (None, tc.ExpectedLoad(amplitude, 1.0)):
+        m = tc.mpc(model, PERIOD, horizon=10, gamma_min=FLOOR, effort=1e-2,
+                   expected_load=expected).controller
+        run = tc.simulate(s, T_FINAL, loads=tc.doublet(s, where, amplitude), controller=m,
+                          t_eval=t, max_step=5e-3)
+        floor_row("4-prism", "passive", amplitude, 0.0, run,
+                  "-" if expected is None else f"{expected.amplitude:.2f}", s)
+
+
 if __name__ == "__main__":
     parts = sys.argv[1:] or ["tbar", "ball", "floor"]
     for part in parts:
-        {"tbar": tbar, "ball": ball, "floor": floor}[part]()
+        {"tbar": tbar, "ball": ball, "floor": floor, "floor-4prism": floor_prism4}[part]()
